@@ -1,0 +1,364 @@
+// Compile: document → plan. Every descriptor becomes a closure tree once; pointers are parsed
+// here, keywords are resolved to their stage operations here, and extension names are bound here.
+// Host errors a document carries (a bad pointer, an invalid pattern) are deferred to the moment
+// evaluation reaches them, exactly where the language raises them.
+import { Context } from './context.js'
+import { MESSAGES, errorObject, provenanceOf } from './diagnostics.js'
+import { compileSwitch } from './keywords/dispatch.js'
+import { compileFinalize } from './keywords/finalize.js'
+import { compileLocate, type Locate } from './keywords/locate.js'
+import { compilePlugins } from './keywords/plugins.js'
+import { compileShape } from './keywords/shape.js'
+import { compileValidate } from './keywords/validate.js'
+import type { Pairing, Pairings, Plan, PlanKind, Slot, Step } from './plan.js'
+import {
+  compileReader,
+  compileWriter,
+  hasDotDotSegment,
+  parsePointer,
+  resolvePath,
+  type Reader,
+  type Writer,
+} from './pointer.js'
+import { dispatch, firstDefined, readEach, runLevel } from './procedures.js'
+import type { Descriptor, EngineOptions, Initializer, Plugin, ScopeOverrides, Transformer } from './types.js'
+import { isObject, isThenable, truthy } from './values.js'
+
+export interface ResolvedExtensions {
+  readonly initializers: Readonly<Record<string, Initializer>>
+  readonly transformers: Readonly<Record<string, Transformer>>
+  readonly plugins: Readonly<Record<string, Plugin>>
+}
+
+export interface CompilerOptions {
+  readonly unknownNames: 'skip' | 'error'
+}
+
+const EMPTY_PAIRINGS: Pairings = Object.freeze({ list: Object.freeze([]) })
+
+function thrower(error: unknown): () => never {
+  return () => {
+    throw error
+  }
+}
+
+/** Run pipeline steps from `start`; continue asynchronously only when an awaiting step yields a promise. */
+function runSteps(steps: readonly Step[], start: number, value: unknown, context: Context): unknown {
+  let current = value
+  for (let i = start; i < steps.length; i++) {
+    const step = steps[i]!
+    current = step.run(current, context)
+    if (step.awaits && isThenable(current)) {
+      return Promise.resolve(current).then((settled) => runSteps(steps, i + 1, settled, context))
+    }
+  }
+  return current
+}
+
+function pipeline(locate: Locate, steps: readonly Step[]): (context: Context) => unknown {
+  if (steps.length === 0) return locate
+  return (context) => {
+    const located = locate(context)
+    if (located instanceof Promise) return located.then((settled) => runSteps(steps, 0, settled, context))
+    return runSteps(steps, 0, located, context)
+  }
+}
+
+const LOCATE_POINTERS = ['source', 'target', 'input', 'output'] as const
+
+/** True when the value pipeline of a descriptor can see its context's paths. */
+function observesPaths(descriptor: Record<string, unknown>, hasPlugins: boolean): boolean {
+  return (
+    hasPlugins ||
+    ['init', 'transform', 'first', 'last', 'all', 'switch', 'template', 'mapping', 'each'].some((k) =>
+      truthy(descriptor[k]),
+    )
+  )
+}
+
+export class Compiler {
+  private readonly objectPlans = new WeakMap<object, Plan>()
+  private readonly stringPlans = new Map<string, Plan>()
+  private readonly pairingMaps = new WeakMap<object, Pairings>()
+  private readonly readers = new Map<string, Reader>()
+  private readonly emptyPlan: Plan
+
+  constructor(
+    readonly extensions: ResolvedExtensions,
+    readonly options: CompilerOptions & Pick<EngineOptions, 'stdout'>,
+  ) {
+    this.emptyPlan = this.plan({})
+  }
+
+  /** A compiled reader for a keyword pointer; an unparseable pointer throws when it is read. */
+  reader(pointer: unknown): Reader {
+    if (typeof pointer === 'string') {
+      let reader = this.readers.get(pointer)
+      if (reader === undefined) {
+        try {
+          reader = compileReader(parsePointer(pointer))
+        } catch (error) {
+          reader = thrower(error)
+        }
+        this.readers.set(pointer, reader)
+      }
+      return reader
+    }
+    try {
+      return compileReader(parsePointer(pointer))
+    } catch (error) {
+      return thrower(error)
+    }
+  }
+
+  /** Compile a descriptor for GET, without dereferencing it. */
+  plan(descriptor: unknown): Plan {
+    if (typeof descriptor === 'string') {
+      let plan = this.stringPlans.get(descriptor)
+      if (plan === undefined) {
+        plan = this.stringPlan(descriptor)
+        this.stringPlans.set(descriptor, plan)
+      }
+      return plan
+    }
+    if (descriptor !== null && typeof descriptor === 'object') {
+      let plan = this.objectPlans.get(descriptor)
+      if (plan === undefined) {
+        plan = Array.isArray(descriptor) ? this.variantPlan(descriptor) : this.objectPlan(descriptor as Record<string, unknown>)
+        this.objectPlans.set(descriptor, plan)
+      }
+      return plan
+    }
+    const error = new TypeError(`a descriptor must be a string, an object or an array, not ${JSON.stringify(descriptor) ?? String(descriptor)}`)
+    return this.basicPlan('invalid', descriptor, thrower(error))
+  }
+
+  /** Compile a descriptor in a dereferencing position: name strings and `$ref` resolve at run time. */
+  slot(descriptor: unknown): Slot {
+    if (typeof descriptor === 'string') {
+      const fallback = this.plan(descriptor)
+      return (context) => context.run.registry.lookup(descriptor) ?? fallback
+    }
+    if (isObject(descriptor) && truthy(descriptor.$ref)) {
+      const id = descriptor.$ref
+      const provenance = provenanceOf(descriptor)
+      const empty = this.emptyPlan
+      return (context) => {
+        const found = typeof id === 'string' ? context.run.registry.lookup(id) : undefined
+        if (found !== undefined) return found
+        context.run.errors.push(errorObject(provenance, [['$ref', id]], MESSAGES.unknownReference))
+        return empty
+      }
+    }
+    const plan = this.plan(descriptor)
+    return () => plan
+  }
+
+  /** The dereferenced pairing map of a `mapping` / `each` value (§4.2 step 8). */
+  pairingSlot(value: unknown): (context: Context) => Pairings {
+    if (typeof value === 'string') {
+      return (context) => {
+        const found = context.run.registry.lookup(value)
+        if (found === undefined) throw new Error(`Unknown mapping "${value}"`)
+        return found.asPairingMap()
+      }
+    }
+    if (isObject(value) && truthy(value.$ref)) {
+      const id = value.$ref
+      const provenance = provenanceOf(value)
+      return (context) => {
+        const found = typeof id === 'string' ? context.run.registry.lookup(id) : undefined
+        if (found !== undefined) return found.asPairingMap()
+        context.run.errors.push(errorObject(provenance, [['$ref', id]], MESSAGES.unknownReference))
+        return EMPTY_PAIRINGS
+      }
+    }
+    try {
+      const pairings = this.pairingMapOf(value)
+      return () => pairings
+    } catch (error) {
+      return thrower(error)
+    }
+  }
+
+  /** The pairings a value supplies: its own truthy `mapping` member, else the value itself. */
+  pairingMapOf(value: unknown): Pairings {
+    const map = isObject(value) && truthy(value.mapping) ? value.mapping : value
+    if (!isObject(map)) throw new TypeError('mapping must be an object of pairings or a mapping reference')
+    let pairings = this.pairingMaps.get(map)
+    if (pairings === undefined) {
+      pairings = Object.freeze({ list: Object.freeze(Object.keys(map).map((left) => this.pairing(left, map[left]))) })
+      this.pairingMaps.set(map, pairings)
+    }
+    return pairings
+  }
+
+  /** Re-entrant evaluation for extensions (EXT-4): a derived context, the run's roots and errors. */
+  reenter(context: Context, descriptor: Descriptor, overrides: ScopeOverrides | undefined, asMapping: boolean): unknown {
+    const plan = this.slot(descriptor)(context)
+    const source = overrides?.source !== undefined ? overrides.source : context.source
+    const target = overrides?.target ?? (asMapping ? {} : context.target)
+    const derived = new Context(context.run, source, target, context, -1, plan.sourcePath, plan.targetPath)
+    if (!asMapping) return plan.get(derived)
+    return runLevel(plan, plan.pairings === null ? null : plan.pairings(derived), derived)
+  }
+
+  private basicPlan(kind: PlanKind, descriptor: unknown, get: (context: Context) => unknown, observes = false): Plan {
+    return Object.freeze({
+      kind,
+      descriptor,
+      get,
+      structural: false,
+      hasSwitch: false,
+      sourcePath: undefined,
+      targetPath: undefined,
+      stdout: undefined,
+      observesPaths: observes,
+      pairings: null,
+      asPairingMap: thrower(new TypeError('mapping must be an object of pairings or a mapping reference')),
+    })
+  }
+
+  private diagnostic(error: Record<string, unknown>): (context: Context) => undefined {
+    return (context) => {
+      context.run.errors.push({ ...error } as never)
+      return undefined
+    }
+  }
+
+  /** §2.4 rules 2–4 (the registry lookup of rule 1 belongs to the slot). */
+  private stringPlan(text: string): Plan {
+    if (text.startsWith('/')) {
+      if (hasDotDotSegment(text)) {
+        return this.basicPlan('invalid', text, this.diagnostic({ descriptor: text, message: MESSAGES.dotDot }))
+      }
+      const readSource = this.reader(text)
+      return this.basicPlan('pointer', text, (context) => readSource(context.source))
+    }
+    if (text.includes('../')) {
+      // Extended tier (§3.6): combine with the current source path, read from the root input.
+      return this.basicPlan(
+        'relative',
+        text,
+        (context) => compileReader(parsePointer(resolvePath(context.paths.source, text)))(context.run.input),
+        true,
+      )
+    }
+    return this.basicPlan('invalid', text, this.diagnostic({ descriptor: text, message: MESSAGES.unrecognized }))
+  }
+
+  private variantPlan(list: unknown[]): Plan {
+    const error = new TypeError('a variant list is a valid descriptor only as the right side of a pairing')
+    return this.basicPlan('variant', list, thrower(error))
+  }
+
+  private objectPlan(descriptor: Record<string, unknown>): Plan {
+    const provenance = provenanceOf(descriptor)
+    const structural = truthy(descriptor.mapping) || truthy(descriptor.each)
+    const pluginSteps = compilePlugins(descriptor, this)
+    let get: (context: Context) => unknown
+    const badPointer = LOCATE_POINTERS.some((key) => {
+      const pointer = descriptor[key]
+      return typeof pointer === 'string' && pointer.startsWith('/') && hasDotDotSegment(pointer)
+    })
+    if (badPointer) {
+      // Stage 0: a `..` pointer skips the whole pipeline, default included.
+      const error = errorObject(provenance, [], MESSAGES.dotDot)
+      get = (context) => {
+        context.run.errors.push({ ...error })
+        return undefined
+      }
+    } else {
+      const steps: Step[] = []
+      const switchStep = compileSwitch(descriptor, this)
+      if (switchStep !== null) steps.push(switchStep)
+      steps.push(...pluginSteps, ...compileShape(descriptor, this, provenance))
+      const validate = compileValidate(descriptor, provenance)
+      if (validate !== null) steps.push(validate)
+      steps.push(...compileFinalize(descriptor))
+      get = pipeline(compileLocate(descriptor, this), steps)
+    }
+    const pairingValue = truthy(descriptor.mapping) ? descriptor.mapping : descriptor.each
+    let ownPairings: Pairings | undefined
+    return Object.freeze({
+      kind: 'object' as const,
+      descriptor,
+      get,
+      structural,
+      hasSwitch: truthy(descriptor.switch),
+      sourcePath: truthy(descriptor.source) && typeof descriptor.source === 'string' ? descriptor.source : undefined,
+      targetPath: truthy(descriptor.target) && typeof descriptor.target === 'string' ? descriptor.target : undefined,
+      stdout: descriptor.stdout,
+      observesPaths: observesPaths(descriptor, pluginSteps.length > 0),
+      pairings: structural ? this.pairingSlot(pairingValue) : null,
+      asPairingMap: () => (ownPairings ??= this.pairingMapOf(descriptor)),
+    })
+  }
+
+  /** One pairing: evaluate the right side (§7.1 step 4) and write it at the left pointer. */
+  private pairing(left: string, right: unknown): Pairing {
+    let write: Writer
+    try {
+      write = compileWriter(parsePointer(left))
+    } catch (error) {
+      // SET parses its pointer only when there is something to write.
+      write = (_target, value) => {
+        if (value !== undefined) throw error
+        return undefined
+      }
+    }
+    const put = (context: Context, value: unknown, fresh: boolean): void => {
+      if (value === undefined) return
+      const run = context.run
+      if (!fresh && value !== null && typeof value === 'object') run.markForeign(value)
+      const refused = write(context.target, value, run)
+      if (refused !== undefined) run.errors.push({ target: left, message: refused })
+    }
+
+    if (Array.isArray(right)) {
+      // A variant list: every element is evaluated; the earliest defined result is written.
+      const slots = right.map((element) => this.slot(element))
+      return {
+        pointer: left,
+        write,
+        run(context) {
+          const values = readEach(slots, context)
+          if (values instanceof Promise) return values.then((settled) => put(context, firstDefined(settled), false))
+          put(context, firstDefined(values), false)
+          return undefined
+        },
+      }
+    }
+
+    const slot = this.slot(right)
+    const putDispatched = (context: Context, value: unknown, pairings: Pairings | null): Promise<void> | undefined => {
+      const out = dispatch(value, pairings, context)
+      if (out instanceof Promise) return out.then((settled) => put(context, settled, pairings !== null))
+      put(context, out, pairings !== null)
+      return undefined
+    }
+    return {
+      pointer: left,
+      write,
+      run(context) {
+        const plan = slot(context)
+        if (plan.structural || plan.hasSwitch) {
+          const shifted = new Context(context.run, context.source, context.target, context, -1, plan.sourcePath, plan.targetPath)
+          const pairings = plan.pairings === null ? null : plan.pairings(shifted)
+          const value = plan.get(shifted)
+          if (value instanceof Promise) return value.then((settled) => putDispatched(shifted, settled, pairings))
+          return putDispatched(shifted, value, pairings)
+        }
+        const scoped =
+          plan.observesPaths && (plan.sourcePath !== undefined || plan.targetPath !== undefined)
+            ? new Context(context.run, context.source, context.target, context, -1, plan.sourcePath, plan.targetPath)
+            : context
+        const value = plan.get(scoped)
+        if (value instanceof Promise) return value.then((settled) => put(context, settled, false))
+        put(context, value, false)
+        return undefined
+      },
+    }
+  }
+}
+

@@ -1,0 +1,23 @@
+// mapper-service/engine: the Mapper mapping language. Pure TypeScript, no I/O.
+export { Mapper, CompiledMapping, MAX_DOCUMENT_DEPTH, type MapperDocuments } from './mapper.js'
+export { evaluate, evaluateMapping, extend } from './evaluate.js'
+export { KEYWORDS, isKeyword, type KeywordRecord, type Stage, type Tier } from './keywords/catalogue.js'
+export type {
+  CompoundDocument,
+  Descriptor,
+  DescriptorObject,
+  Document,
+  EngineOptions,
+  Environment,
+  Envelope,
+  ErrorObject,
+  EvaluationContext,
+  Extensions,
+  Initializer,
+  JsonValue,
+  MappingDocument,
+  PairingMap,
+  Plugin,
+  ScopeOverrides,
+  Transformer,
+} from './types.js'

@@ -1,0 +1,55 @@
+// Stage 1, locate (engine.md §8.3): the first truthy of source, target, input, output, first,
+// last, all decides where the pipeline value comes from; with none, the scope passes through.
+import type { Compiler } from '../compile.js'
+import type { Context } from '../context.js'
+import type { Maybe } from '../plan.js'
+import { firstDefined, readEach } from '../procedures.js'
+import { copyValue, truthy } from '../values.js'
+
+export type Locate = (context: Context) => Maybe<unknown>
+
+const passThrough: Locate = (context) => context.source
+
+function lastDefined(values: readonly unknown[]): unknown {
+  for (let i = values.length - 1; i >= 0; i--) if (values[i] !== undefined) return values[i]
+  return undefined
+}
+
+function allDefined(values: readonly unknown[]): unknown[] {
+  return values.filter((value) => value !== undefined)
+}
+
+export function compileLocate(descriptor: Record<string, unknown>, compiler: Compiler): Locate {
+  if (truthy(descriptor.source)) {
+    const read = compiler.reader(descriptor.source)
+    return (context) => read(context.source)
+  }
+  if (truthy(descriptor.target)) {
+    // A snapshot: the level's target keeps changing, and a value read from it must never make
+    // the output contain itself.
+    const read = compiler.reader(descriptor.target)
+    return (context) => copyValue(read(context.target))
+  }
+  if (truthy(descriptor.input)) {
+    const read = compiler.reader(descriptor.input)
+    return (context) => read(context.run.input)
+  }
+  if (truthy(descriptor.output)) {
+    const read = compiler.reader(descriptor.output)
+    return (context) => copyValue(read(context.run.output))
+  }
+  for (const [keyword, choose] of [
+    ['first', firstDefined],
+    ['last', lastDefined],
+    ['all', allDefined],
+  ] as const) {
+    const operand = descriptor[keyword]
+    if (!Array.isArray(operand)) continue
+    const slots = operand.map((element) => compiler.slot(element))
+    return (context) => {
+      const values = readEach(slots, context)
+      return values instanceof Promise ? values.then(choose) : choose(values)
+    }
+  }
+  return passThrough
+}

@@ -1,0 +1,26 @@
+// Stage 3, plugins (engine.md §8.5): every descriptor key that names a registered plugin fires in
+// written order, each fed the previous result; its options' `pointer` narrows what it returns.
+import type { Compiler } from '../compile.js'
+import type { Step } from '../plan.js'
+import { isThenable, truthy } from '../values.js'
+
+export function compilePlugins(descriptor: Record<string, unknown>, compiler: Compiler): Step[] {
+  const plugins = compiler.extensions.plugins
+  const steps: Step[] = []
+  for (const key of Object.keys(descriptor)) {
+    if (!Object.hasOwn(plugins, key)) continue
+    const plugin = plugins[key]!
+    const options = descriptor[key]
+    const pointer = options !== null && typeof options === 'object' ? (options as Record<string, unknown>).pointer : undefined
+    const narrow = truthy(pointer) ? compiler.reader(pointer) : null
+    steps.push({
+      awaits: true,
+      run(value, context) {
+        const result = plugin(options, value, context)
+        if (isThenable(result)) return Promise.resolve(result).then(narrow ?? undefined)
+        return narrow === null ? result : narrow(result)
+      },
+    })
+  }
+  return steps
+}

@@ -1,0 +1,194 @@
+// The engine instance (engine.md §6 and Part 2 "API"): a registry of compiled mappings, the
+// extension registries, and top-level invocation with array wrapping and the envelope.
+import { Compiler, type ResolvedExtensions } from './compile.js'
+import { Context, Run } from './context.js'
+import { isKeyword } from './keywords/catalogue.js'
+import type { Plan, Slot } from './plan.js'
+import { mapPlan } from './procedures.js'
+import { flattenBatch, LayeredRegistry, MappingRegistry, type RegisteredMapping, type RegistryView } from './registry.js'
+import type { EngineOptions, Envelope, ErrorObject, Extensions, MappingDocument } from './types.js'
+import { copyValue, isObject, nestingDepth, truthy } from './values.js'
+
+/** The deepest document the engine accepts (the same bound as validation rule DOC-6). */
+export const MAX_DOCUMENT_DEPTH = 100
+
+const defaultStdout = (text: string): void => {
+  console.log(text)
+}
+
+export function resolveExtensions(extensions: Extensions | undefined): ResolvedExtensions {
+  const pick = <T>(kind: string, registry: Record<string, T> | undefined): Readonly<Record<string, T>> => {
+    const out: Record<string, T> = {}
+    if (registry === undefined || registry === null) return Object.freeze(out)
+    if (typeof registry !== 'object') throw new TypeError(`${kind} must be an object of named functions`)
+    for (const [name, fn] of Object.entries(registry)) {
+      if (typeof fn !== 'function') throw new TypeError(`${kind} "${name}" must be a function`)
+      Object.defineProperty(out, name, { value: fn, enumerable: true })
+    }
+    return Object.freeze(out)
+  }
+  const plugins = pick('plugins', extensions?.plugins)
+  for (const name of Object.keys(plugins)) {
+    if (isKeyword(name)) {
+      // A plugin named like a keyword could never be told apart from it (EXT-1, decision 6).
+      throw new Error(`Plugin "${name}" cannot be registered: "${name}" is a keyword of the mapping language`)
+    }
+  }
+  return {
+    initializers: pick('initializers', extensions?.initializers),
+    transformers: pick('transformers', extensions?.transformers),
+    plugins,
+  }
+}
+
+/** A frozen private copy of a caller's document, refused when nested deeper than the engine allows. */
+export function admitDocument<T>(document: T): T {
+  if (nestingDepth(document, MAX_DOCUMENT_DEPTH) > MAX_DOCUMENT_DEPTH) {
+    throw new RangeError(`mapping nesting exceeds the maximum depth of ${MAX_DOCUMENT_DEPTH}`)
+  }
+  return copyValue(document, true)
+}
+
+/** Build the envelope (§6.2 step 5); a short-circuited output counts as empty. */
+function envelope(result: object | null, output: object, errors: ErrorObject[]): Envelope {
+  const valid = errors.length === 0
+  if (result === null) return { valid, errors }
+  if (Object.hasOwn(output, 'valid') || Object.hasOwn(output, 'errors')) return { ...output, valid, errors }
+  const out = output as Envelope
+  out.valid = valid
+  out.errors = errors
+  return out
+}
+
+/** A document compiled for repeated evaluation: `run` is synchronous when nothing is asynchronous. */
+export class CompiledMapping {
+  private wrapped: Slot | undefined
+
+  constructor(
+    private readonly compiler: Compiler,
+    private readonly registry: RegistryView,
+    private readonly entry: string | Record<string, unknown>,
+    private readonly stdout: (text: string) => void,
+  ) {}
+
+  private entrySlot(arrayInput: boolean): Slot {
+    if (!arrayInput) return this.compiler.slot(this.entry)
+    // Array input is mapped element by element under `items` (§6.2 step 2).
+    return (this.wrapped ??= this.compiler.slot(
+      Object.freeze({ mapping: Object.freeze({ '/items': Object.freeze({ source: '/items', each: this.entry }) }) }),
+    ))
+  }
+
+  /** Evaluate against an input: the envelope, or a promise of it when a plugin was reached. */
+  run(input: unknown, extra?: Readonly<Record<string, unknown>>): Envelope | Promise<Envelope> {
+    const arrayInput = Array.isArray(input)
+    const rootInput = arrayInput ? { items: input } : input
+    const output = {}
+    const errors: ErrorObject[] = []
+    const run = new Run(rootInput, output, errors, this.registry, this.compiler, this.stdout, extra)
+    const root = new Context(run, rootInput, output, null, -1, undefined, undefined)
+    const plan: Plan = this.entrySlot(arrayInput)(root)
+    const result = mapPlan(plan, root)
+    if (result instanceof Promise) return result.then((settled) => envelope(settled, output, errors))
+    return envelope(result, output, errors)
+  }
+}
+
+export interface MapperDocuments {
+  /** Mapping documents to register, keyed by anything (only `$id` counts). */
+  mappings?: Record<string, unknown> | readonly unknown[]
+}
+
+export class Mapper {
+  private readonly compiler: Compiler
+  private readonly registry: MappingRegistry
+  private readonly stdout: (text: string) => void
+  private readonly byId = new Map<string, CompiledMapping>()
+  private readonly byDocument = new WeakMap<object, { version: number; compiled: CompiledMapping }>()
+  readonly extensions: ResolvedExtensions
+
+  constructor(documents: MapperDocuments = {}, extensions: Extensions = {}, options: EngineOptions = {}) {
+    this.extensions = resolveExtensions(extensions)
+    this.stdout = options.stdout ?? defaultStdout
+    this.compiler = new Compiler(this.extensions, { unknownNames: options.unknownNames ?? 'skip', stdout: this.stdout })
+    this.registry = new MappingRegistry(this.compiler)
+    const initial = documents.mappings
+    if (initial !== undefined) {
+      const members = Array.isArray(initial) ? initial : Object.values(initial)
+      this.registry.register(members.map((member) => this.admitMember(member)))
+    }
+  }
+
+  /** The registered, flattened documents by `$id` (read-only). */
+  get mappings(): Readonly<Record<string, Readonly<MappingDocument>>> {
+    return this.registry.view()
+  }
+
+  /** The registry this instance resolves names against (for validation and the service). */
+  get registryView(): RegistryView {
+    return this.registry
+  }
+
+  /** Register a document by its `$id` (replacing), or every member of a compound document. */
+  register(document: unknown): string[] {
+    const admitted = this.admitMember(document)
+    const members = isObject(admitted.mappings) ? Object.values(admitted.mappings).map((m) => this.admitMember(m)) : [admitted]
+    if (!isObject(admitted.mappings) && !(typeof admitted.$id === 'string' && admitted.$id !== '')) {
+      throw new TypeError('a registered mapping document needs a non-empty string $id')
+    }
+    this.byId.clear()
+    return this.registry.register(members)
+  }
+
+  /**
+   * Compile a document (or a registered id) for repeated evaluation. A compound document's members
+   * are visible to it, shadowing registered ids, and nothing is registered.
+   */
+  compile(documentOrId: unknown): CompiledMapping {
+    if (typeof documentOrId === 'string') {
+      let compiled = this.byId.get(documentOrId)
+      if (compiled === undefined) {
+        compiled = new CompiledMapping(this.compiler, this.registry, documentOrId, this.stdout)
+        this.byId.set(documentOrId, compiled)
+      }
+      return compiled
+    }
+    if (!isObject(documentOrId)) {
+      throw new TypeError('a mapping document must be an object, or a string naming a registered mapping')
+    }
+    const cached = this.byDocument.get(documentOrId)
+    if (cached !== undefined && cached.version === this.registry.version) return cached.compiled
+    const compiled = this.compileDocument(admitDocument(documentOrId))
+    this.byDocument.set(documentOrId, { version: this.registry.version, compiled })
+    return compiled
+  }
+
+  /** Evaluate a registered id or a document against an input (§6.2). */
+  async map(documentOrId: unknown, input: unknown, extra?: Readonly<Record<string, unknown>>): Promise<Envelope> {
+    return this.compile(documentOrId).run(input, extra)
+  }
+
+  private admitMember(member: unknown): Record<string, unknown> {
+    if (!isObject(member)) throw new TypeError('a mapping document must be an object')
+    return Object.isFrozen(member) ? member : admitDocument(member)
+  }
+
+  private compileDocument(document: Record<string, unknown>): CompiledMapping {
+    if (truthy(document.mappings)) {
+      if (!isObject(document.mappings)) throw new TypeError('the mappings of a compound document must be an object')
+      const members = Object.values(document.mappings).map((member) => this.admitMember(member))
+      const flattened = flattenBatch(members, (id) => this.registry.document(id))
+      const local = new Map<string, RegisteredMapping>()
+      for (const [id, flat] of flattened) {
+        const frozen = Object.freeze(flat) as MappingDocument
+        local.set(id, { document: frozen, plan: this.compiler.plan(frozen) })
+      }
+      const last = members[members.length - 1]
+      const entry = last === undefined ? Object.freeze({ mapping: Object.freeze({}) }) : typeof last.$id === 'string' && last.$id !== '' ? last.$id : last
+      return new CompiledMapping(this.compiler, new LayeredRegistry(local, this.registry), entry, this.stdout)
+    }
+    // A bare pairing map is the pairings of an implicit wrapper (§6.2 step 1).
+    const entry = truthy(document.mapping) ? document : Object.freeze({ mapping: document })
+    return new CompiledMapping(this.compiler, this.registry, entry, this.stdout)
+  }
+}

@@ -1,0 +1,53 @@
+// The shapes a compiled document takes. A plan is built once and never changes; everything an
+// evaluation varies lives in the Context / Run it is given.
+import type { Context } from './context.js'
+import type { Writer } from './pointer.js'
+
+/** A value or the promise of one: pure documents never pay for promises. */
+export type Maybe<T> = T | Promise<T>
+
+/** One pipeline stage operation. `awaits`: a promise it returns is settled before the next step. */
+export interface Step {
+  readonly run: (value: unknown, context: Context) => unknown
+  readonly awaits: boolean
+}
+
+/** A descriptor position that dereferences (`$ref`, name strings) when evaluation reaches it. */
+export type Slot = (context: Context) => Plan
+
+/** The pairings of one mapping level, compiled. */
+export interface Pairings {
+  readonly list: readonly Pairing[]
+}
+
+/** One `left ← right` pairing: `run` evaluates the right side and writes it; a promise when async. */
+export interface Pairing {
+  readonly pointer: string
+  readonly write: Writer
+  readonly run: (pairingContext: Context) => Promise<void> | undefined
+}
+
+/** How a plan came about: a keyword object, one of the string forms, or a variant list. */
+export type PlanKind = 'object' | 'pointer' | 'relative' | 'invalid' | 'variant'
+
+/** A compiled descriptor. */
+export interface Plan {
+  readonly kind: PlanKind
+  readonly descriptor: unknown
+  /** GET (engine.md §8): the descriptor's value in a context. */
+  readonly get: (context: Context) => unknown
+  /** Truthy `mapping` or `each`: the descriptor maps instead of returning a read value. */
+  readonly structural: boolean
+  readonly hasSwitch: boolean
+  /** Truthy `source` / `target` pointers, which extend the context's paths. */
+  readonly sourcePath: string | undefined
+  readonly targetPath: string | undefined
+  /** The `stdout` operand, printed when MAP receives this descriptor directly. */
+  readonly stdout: unknown
+  /** True when its evaluation can observe the context's paths (so it needs its own context). */
+  readonly observesPaths: boolean
+  /** The dereferenced pairing map of `mapping` / `each` (null when not structural). */
+  readonly pairings: ((context: Context) => Pairings) | null
+  /** Its pairings when it is named as the value of another descriptor's `mapping` / `each`. */
+  asPairingMap(): Pairings
+}

@@ -1,0 +1,126 @@
+// The evaluation procedures of engine.md §7: MAP over a level, the value dispatch of structural
+// right sides, NEST and READ. They run synchronously until something returns a promise, and only
+// then continue asynchronously, so a document that reaches no plugin never allocates one.
+import { Context } from './context.js'
+import type { Maybe, Pairings, Plan, Slot } from './plan.js'
+
+/** MAP (§7.1) of a plan in its parent context: SHIFT, then the level. */
+export function mapPlan(plan: Plan, parent: Context): Maybe<object | null> {
+  const context = new Context(parent.run, parent.source, parent.target, parent, -1, plan.sourcePath, plan.targetPath)
+  return runLevel(plan, plan.pairings === null ? null : plan.pairings(context), context)
+}
+
+/** Steps 3–6 of MAP in an already shifted context: the level's own GET gives the pairings' scope. */
+export function runLevel(plan: Plan, pairings: Pairings | null, context: Context): Maybe<object | null> {
+  const scope = plan.get(context)
+  if (scope instanceof Promise) return scope.then((settled) => runPairings(pairings, context, settled, plan.stdout))
+  return runPairings(pairings, context, scope, plan.stdout)
+}
+
+/** Run a level's pairings in order against `scope`; null as soon as the shared error list is non-empty. */
+export function runPairings(pairings: Pairings | null, context: Context, scope: unknown, stdout: unknown): Maybe<object | null> {
+  if (pairings !== null) {
+    const pairingContext = scope === undefined || scope === context.source ? context : context.withSource(scope)
+    const list = pairings.list
+    const errors = context.run.errors
+    for (let i = 0; i < list.length; i++) {
+      const pending = list[i]!.run(pairingContext)
+      if (pending !== undefined) return finishAsync(pairings, context, pairingContext, i, pending, stdout)
+      if (errors.length > 0) return null
+    }
+  }
+  if (stdout) printStdout(stdout, context)
+  return context.target
+}
+
+async function finishAsync(
+  pairings: Pairings,
+  context: Context,
+  pairingContext: Context,
+  index: number,
+  pending: Promise<void>,
+  stdout: unknown,
+): Promise<object | null> {
+  const list = pairings.list
+  const errors = context.run.errors
+  await pending
+  if (errors.length > 0) return null
+  for (let i = index + 1; i < list.length; i++) {
+    const next = list[i]!.run(pairingContext)
+    if (next !== undefined) await next
+    if (errors.length > 0) return null
+  }
+  if (stdout) printStdout(stdout, context)
+  return context.target
+}
+
+/** The `stdout` keyword (§14): print the level's target, or the part of it a pointer names. */
+function printStdout(stdout: unknown, context: Context): void {
+  const target = context.target
+  if (typeof stdout === 'string') {
+    const value = context.run.compiler.reader(stdout)(target)
+    context.run.stdout(value === undefined ? 'undefined' : JSON.stringify(value, null, 2))
+  } else {
+    context.run.stdout(JSON.stringify(target))
+  }
+}
+
+/**
+ * The value dispatch of §7.2 for structural and switching right sides. Returns the value to write
+ * and whether it is the engine's own fresh object (`fresh`), or a promise of that pair.
+ */
+export function dispatch(value: unknown, pairings: Pairings | null, context: Context): Maybe<unknown> {
+  if (value === null || typeof value !== 'object') return value
+  if (Array.isArray(value)) {
+    if (pairings === null) return value.slice()
+    const results: unknown[] = new Array(value.length)
+    let pending = false
+    for (let i = 0; i < value.length; i++) {
+      const result = nest(pairings, context, value[i], i)
+      if (result instanceof Promise) pending = true
+      results[i] = result
+    }
+    return pending ? Promise.all(results) : results
+  }
+  if (pairings === null) return value
+  return nest(pairings, context, value, -1)
+}
+
+/** NEST (§7.5): map one object or array element into a fresh target. */
+export function nest(pairings: Pairings, context: Context, element: unknown, index: number): Maybe<object | null> {
+  const source = element === undefined ? context.source : element
+  const nested = new Context(context.run, source, {}, context, index, index >= 0 ? '/' : undefined, undefined)
+  return runPairings(pairings, nested, source, undefined)
+}
+
+/**
+ * READ (§7.6): a structural descriptor is mapped (once, never fanned out) into a fresh target with
+ * the optional source override; any other descriptor is evaluated in the caller's own context.
+ */
+export function read(slot: Slot, context: Context, override: unknown): Maybe<unknown> {
+  const plan = slot(context)
+  if (plan.structural) {
+    const source = override === undefined ? context.source : override
+    const shifted = new Context(context.run, source, {}, context, -1, plan.sourcePath, plan.targetPath)
+    return runLevel(plan, plan.pairings!(shifted), shifted)
+  }
+  return plan.get(context)
+}
+
+/** READ every element; a promise of the list when any element is asynchronous. */
+export function readEach(slots: readonly Slot[], context: Context): Maybe<unknown[]> {
+  const values: unknown[] = new Array(slots.length)
+  let pending = false
+  for (let i = 0; i < slots.length; i++) {
+    const value = read(slots[i]!, context, undefined)
+    if (value instanceof Promise) pending = true
+    values[i] = value
+  }
+  return pending ? Promise.all(values) : values
+}
+
+/** The first value of a list that is not undefined (variant lists, `first`). */
+export function firstDefined(values: readonly unknown[]): unknown {
+  for (const value of values) if (value !== undefined) return value
+  return undefined
+}

@@ -1,0 +1,151 @@
+// Public types of the engine: what a library user imports alongside `Mapper`.
+
+/** A JSON value as the engine reads and writes it. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue }
+
+/** A descriptor: a pointer, relative reference or name string; a keyword object; or a variant list. */
+export type Descriptor = string | DescriptorObject | Descriptor[]
+
+/** The pairings of a mapping: target pointer → descriptor, in written order. */
+export interface PairingMap {
+  [targetPointer: string]: Descriptor
+}
+
+/** A keyword object. Keys outside the catalogue are inert unless they name a registered plugin. */
+export interface DescriptorObject {
+  $id?: string
+  $ref?: string
+  $extend?: string | string[]
+  description?: string
+  source?: string
+  target?: string
+  input?: string
+  output?: string
+  mapping?: PairingMap | string | { $ref: string }
+  each?: PairingMap | string | { $ref: string }
+  first?: Descriptor[]
+  last?: Descriptor[]
+  all?: Descriptor[]
+  concat?: boolean
+  switch?: { source?: string; input?: string; output?: string; cases: Record<string, Descriptor> }
+  find?: { eq: Record<string, unknown>; pointer?: string }
+  init?: string
+  constant?: unknown
+  random?: number
+  unique?: boolean
+  template?: string
+  transform?: string | Array<string | Record<string, unknown>>
+  type?: string
+  maximum?: number
+  minimum?: number
+  multipleOf?: number
+  minLength?: number
+  maxLength?: number
+  enum?: unknown[]
+  pattern?: string
+  required?: boolean
+  default?: unknown
+  regexp_i?: boolean
+  as?: 'string' | 'number' | 'boolean' | 'json'
+  stdout?: boolean | string
+  [pluginOrOther: string]: unknown
+}
+
+/** A descriptor object with pairings: the usual registered or explicit mapping document. */
+export interface MappingDocument extends DescriptorObject {}
+
+/** Several named mappings travelling together; the last member is the entry. */
+export interface CompoundDocument {
+  $id?: string
+  description?: string
+  mappings: Record<string, MappingDocument>
+}
+
+/** Anything `mapper.map` accepts as a document. */
+export type Document = MappingDocument | CompoundDocument | PairingMap
+
+/** An entry of the error list: provenance, keyword fields, then `message`. */
+export interface ErrorObject {
+  message: string
+  [field: string]: unknown
+}
+
+/** The result of a top-level invocation: the output's keys plus `valid` and `errors`. */
+export interface Envelope {
+  valid: boolean
+  errors: ErrorObject[]
+  [outputKey: string]: unknown
+}
+
+/** Scopes a re-entrant evaluation may rebind (engine.md §4.2). */
+export interface ScopeOverrides {
+  source?: unknown
+  target?: object
+}
+
+/** The live evaluation context handed to every extension (engine.md §12.5). */
+export interface EvaluationContext {
+  /** The whole input of the invocation (after array wrapping). */
+  readonly input: unknown
+  /** The whole output under construction. */
+  readonly output: object
+  /** The shared error list; push an error object to refuse a value (it short-circuits). */
+  readonly errors: ErrorObject[]
+  /** The mappings visible to this evaluation, keyed by `$id` (read-only). */
+  readonly mappings: Readonly<Record<string, Readonly<MappingDocument>>>
+  readonly initializers: Readonly<Record<string, Initializer>>
+  readonly transformers: Readonly<Record<string, Transformer>>
+  readonly plugins: Readonly<Record<string, Plugin>>
+  /** Where reads go at this depth. */
+  readonly source: unknown
+  /** Where writes go at this depth. */
+  readonly target: object
+  /** Absolute pointers of the current read and write scopes. */
+  readonly paths: { readonly source: string; readonly target: string }
+  /** Caller identity, when the host supplies one (the HTTP service passes the verified claims). */
+  readonly identity?: unknown
+  /** Aborted when the host gives up on the evaluation (request closed, health timeout). */
+  readonly signal?: AbortSignal
+  /** Run one descriptor through the value pipeline (GET) in a context derived from this one. */
+  evaluate(descriptor: Descriptor, overrides?: ScopeOverrides): unknown
+  /** Map a structural descriptor (MAP) into a fresh target; `null` when it short-circuits. */
+  evaluateMapping(descriptor: Descriptor, overrides?: ScopeOverrides): object | null | Promise<object | null>
+  readonly [extra: string]: unknown
+}
+
+/** `initializer(value, context) → value`; MUST be synchronous (EXT-2). */
+export type Initializer = (value: unknown, context: EvaluationContext) => unknown
+
+/** `transformer(value, context, options?) → value`; MUST be synchronous (EXT-6). */
+export type Transformer = (value: unknown, context: EvaluationContext, options?: Record<string, unknown>) => unknown
+
+/** `async plugin(options, value, context) → value`: the effect boundary of the language. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- options are whatever the document writes
+export type Plugin = (options: any, value: unknown, context: EvaluationContext) => unknown
+
+/** The three extension registries of an engine instance. */
+export interface Extensions {
+  initializers?: Record<string, Initializer>
+  transformers?: Record<string, Transformer>
+  plugins?: Record<string, Plugin>
+}
+
+/** Engine behaviour switches beyond the language. */
+export interface EngineOptions {
+  /**
+   * `'skip'` (default, the reference behaviour, GET-5): unknown `init` and `transform` names are
+   * silently skipped. `'error'`: each one appends an error object naming it.
+   */
+  unknownNames?: 'skip' | 'error'
+  /** Where the `stdout` keyword prints; defaults to `console.log`. */
+  stdout?: (text: string) => void
+}
+
+/** The environment of the one-shot evaluation functions `evaluate` and `evaluateMapping`. */
+export interface Environment extends Extensions, EngineOptions {
+  input?: unknown
+  /** The error accumulator the caller inspects afterwards. */
+  errors?: ErrorObject[]
+  /** Named mappings keyed by `$id`, used as given (not flattened). */
+  mappings?: Record<string, unknown>
+}

@@ -1,0 +1,128 @@
+// Value helpers the language needs in several stages: truthiness, text conversion (the host's
+// string conversion, made safe for any JSON value), copies that never recurse on the host stack.
+
+/** The language's truthiness: undefined, null, false, 0, NaN and "" are falsy. */
+export function truthy(value: unknown): boolean {
+  return !!value
+}
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+}
+
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === 'object' || typeof value === 'function') &&
+    typeof (value as { then?: unknown }).then === 'function'
+  )
+}
+
+/**
+ * JavaScript string conversion of a value, without calling anything the value carries: arrays
+ * join their members with commas (null and undefined members empty, nested arrays flattened),
+ * other objects are `[object Object]`. `null` is `"null"` (decision 10).
+ */
+export function toText(value: unknown): string {
+  if (typeof value === 'string') return value
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return joinMembers(value)
+  if (typeof value === 'object') return isThenable(value) ? '[object Promise]' : '[object Object]'
+  return String(value)
+}
+
+function joinMembers(list: unknown[]): string {
+  // Iterative, so deeply nested arrays cannot exhaust the stack.
+  const out: string[] = []
+  const stack: Array<{ list: unknown[]; index: number }> = [{ list, index: 0 }]
+  const parts: string[][] = [[]]
+  while (stack.length > 0) {
+    const frame = stack[stack.length - 1]!
+    if (frame.index >= frame.list.length) {
+      stack.pop()
+      const joined = parts.pop()!.join(',')
+      if (parts.length === 0) out.push(joined)
+      else parts[parts.length - 1]!.push(joined)
+      continue
+    }
+    const member = frame.list[frame.index++]
+    if (Array.isArray(member)) {
+      stack.push({ list: member, index: 0 })
+      parts.push([])
+    } else {
+      parts[parts.length - 1]!.push(member === null || member === undefined ? '' : toText(member))
+    }
+  }
+  return out[0] ?? ''
+}
+
+/** Text of a value used as a property name (switch branch keys). */
+export function toKey(value: unknown): string {
+  return toText(value)
+}
+
+function defineOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') {
+    Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true })
+  } else {
+    target[key] = value
+  }
+}
+
+/**
+ * A deep copy of a JSON-like value (own enumerable keys; `__proto__` kept as data). Iterative, so
+ * a deeply nested value cannot exhaust the stack. With `freeze`, every copied container is frozen.
+ */
+export function copyValue<T>(value: T, freeze = false): T {
+  if (value === null || typeof value !== 'object') return value
+  const root: object = Array.isArray(value) ? new Array(value.length) : {}
+  const work: Array<[object, object]> = [[value as object, root]]
+  const done: object[] = []
+  while (work.length > 0) {
+    const [from, to] = work.pop()!
+    done.push(to)
+    if (Array.isArray(from)) {
+      const list = to as unknown[]
+      for (let i = 0; i < from.length; i++) {
+        const member: unknown = from[i]
+        if (member !== null && typeof member === 'object') {
+          const child: object = Array.isArray(member) ? new Array(member.length) : {}
+          list[i] = child
+          work.push([member, child])
+        } else {
+          list[i] = member
+        }
+      }
+    } else {
+      for (const key of Object.keys(from)) {
+        const member = (from as Record<string, unknown>)[key]
+        if (member !== null && typeof member === 'object') {
+          const child: object = Array.isArray(member) ? new Array(member.length) : {}
+          defineOwn(to as Record<string, unknown>, key, child)
+          work.push([member, child])
+        } else {
+          defineOwn(to as Record<string, unknown>, key, member)
+        }
+      }
+    }
+  }
+  if (freeze) for (const container of done) Object.freeze(container)
+  return root as T
+}
+
+/** Nesting depth of a value (objects and arrays; a scalar root is depth 1), computed iteratively. */
+export function nestingDepth(value: unknown, stopAbove = Infinity): number {
+  let deepest = 0
+  const work: Array<[unknown, number]> = [[value, 1]]
+  while (work.length > 0) {
+    const [current, depth] = work.pop()!
+    if (depth > deepest) deepest = depth
+    if (deepest > stopAbove) return deepest
+    if (current !== null && typeof current === 'object') {
+      for (const member of Object.values(current)) {
+        if (member !== null && typeof member === 'object') work.push([member, depth + 1])
+      }
+    }
+  }
+  return deepest
+}
