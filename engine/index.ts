@@ -21,3 +21,5 @@ export type {
   ScopeOverrides,
   Transformer,
 } from './types.js'
+export { screenPattern, PATTERN_QUANTIFIER_LIMIT, type PatternVerdict } from './validation/pattern-screen.js'
+export { parsePointer, readPointer, escapeToken } from './pointer.js'
