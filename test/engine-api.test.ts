@@ -1,0 +1,89 @@
+// The engine's public API (engine.md Part 2 "API"): registration, compound documents evaluated
+// without registering, the read-only registry view, compiled plans, array input, the envelope.
+import t from 'tap'
+import { Mapper, evaluate, evaluateMapping, extend } from '../engine/index.js'
+
+const parent = { $id: 'mapping:Parent', description: 'parent', mapping: { '/a': '/a' } }
+const child = { $id: 'mapping:Child', $extend: 'mapping:Parent', mapping: { '/b': '/b' } }
+
+t.test('construction registers and flattens; the view is read-only', async (t) => {
+  const mapper = new Mapper({ mappings: { p: parent, c: child } })
+  t.same(mapper.mappings['mapping:Child'], { $id: 'mapping:Child', description: 'parent', mapping: { '/a': '/a', '/b': '/b' } })
+  t.ok(Object.isFrozen(mapper.mappings))
+  t.throws(() => {
+    ;(mapper.mappings as Record<string, unknown>).x = 1
+  })
+  t.same(await mapper.map('mapping:Child', { a: 1, b: 2 }), { a: 1, b: 2, valid: true, errors: [] })
+})
+
+t.test('registration errors name what is wrong', async (t) => {
+  t.throws(() => new Mapper({ mappings: { c: child } }), { message: 'Unknown mapping "mapping:Parent"' })
+  t.throws(() => new Mapper({ mappings: [{ $id: 'a', $extend: 'b', mapping: {} }, { $id: 'b', $extend: 'a', mapping: {} }] }), {
+    message: /\$extend cycle: a → b → a/,
+  })
+  t.throws(() => new Mapper({ mappings: [{ $id: 'a', $extend: [], mapping: {} }] }), { message: /non-empty list/ })
+  t.throws(() => new Mapper({ mappings: [{ $id: 'base', each: {} }, { $id: 'a', $extend: 'base', mapping: {} }] }), {
+    message: 'Mapping "base", an ancestor of "a", has no pairings',
+  })
+  t.throws(() => new Mapper().register({ mapping: {} }), { message: /needs a non-empty string \$id/ })
+})
+
+t.test('register replaces by $id and registers compound members', async (t) => {
+  const mapper = new Mapper({ mappings: [parent] })
+  mapper.register({ $id: 'mapping:Parent', mapping: { '/z': '/a' } })
+  t.same(await mapper.map('mapping:Parent', { a: 1 }), { z: 1, valid: true, errors: [] })
+  t.same(mapper.register({ mappings: { one: { $id: 'one', mapping: { '/o': { constant: 1 } } }, two: { $id: 'two', $extend: 'one', mapping: {} } } }), ['one', 'two'])
+  t.same(await mapper.map('two', {}), { o: 1, valid: true, errors: [] })
+})
+
+t.test('a compound document given to map is evaluated, shadowing, and never registered', async (t) => {
+  const mapper = new Mapper({ mappings: [{ $id: 'shared', mapping: { '/who': { constant: 'installed' } } }] })
+  const compound = {
+    mappings: {
+      shared: { $id: 'shared', mapping: { '/who': { constant: 'submitted' } } },
+      entry: { $id: 'entry', mapping: { '/x': { $ref: 'shared' } } },
+    },
+  }
+  t.same(await mapper.map(compound, {}), { x: { who: 'submitted' }, valid: true, errors: [] })
+  t.same(Object.keys(mapper.mappings), ['shared'], 'nothing was registered')
+  t.same(await mapper.map({ mapping: { '/x': { $ref: 'shared' } } }, {}), { x: { who: 'installed' }, valid: true, errors: [] })
+  t.same(await mapper.map({ mapping: { '/x': { $ref: 'entry' } } }, {}), { valid: false, errors: [{ $ref: 'entry', message: 'unknown mapping reference' }] })
+})
+
+t.test('a compiled document is cached and follows registry changes', async (t) => {
+  const mapper = new Mapper({ mappings: [{ $id: 'base', mapping: { '/v': { constant: 1 } } }] })
+  const document = { mappings: { d: { $id: 'd', $extend: 'base', mapping: {} } } }
+  t.equal(mapper.compile(document), mapper.compile(document), 'the same plan for the same document')
+  t.same(await mapper.map(document, {}), { v: 1, valid: true, errors: [] })
+  mapper.register({ $id: 'base', mapping: { '/v': { constant: 2 } } })
+  t.same(await mapper.map(document, {}), { v: 2, valid: true, errors: [] }, 'recompiled after registration')
+})
+
+t.test('array input is wrapped as items; envelope keys win over output keys', async (t) => {
+  const mapper = new Mapper()
+  t.same(await mapper.map({ mapping: { '/d': '/e' } }, [{ e: 1 }, { e: 2 }]), { items: [{ d: 1 }, { d: 2 }], valid: true, errors: [] })
+  t.same(await mapper.map({ mapping: { '/d': '/e' } }, []), { items: [], valid: true, errors: [] })
+  t.same(await mapper.map({ '/valid': { constant: 'mine' }, '/n': { constant: 1 } }, {}), { valid: true, n: 1, errors: [] })
+})
+
+t.test('bad documents and ids are refused with clear errors', async (t) => {
+  const mapper = new Mapper()
+  await t.rejects(mapper.map(42, {}), { message: /mapping document must be an object/ })
+  t.same(await mapper.map('nope', {}), { valid: false, errors: [{ descriptor: 'nope', message: 'unrecognized string descriptor' }] })
+  await t.rejects(mapper.map({ mapping: { '/a': { mapping: 'nowhere' } } }, {}), { message: 'Unknown mapping "nowhere"' })
+  await t.rejects(mapper.map({ mapping: { '/a': null } }, {}), { message: /a descriptor must be a string, an object or an array/ })
+  await t.rejects(mapper.map({ mapping: { '/a': { first: [['/x']] } } }, {}), { message: /variant list/ })
+})
+
+t.test('one-shot evaluate, evaluateMapping and extend', async (t) => {
+  t.equal(await evaluate({ source: '/a', as: 'string' }, { input: { a: 1 } }), '1')
+  const errors: unknown[] = []
+  t.equal(await evaluateMapping({ mapping: { '/a': { source: '/m', required: true } } }, { input: {}, errors: errors as never }), null)
+  t.equal(errors.length, 1)
+  t.same(extend(child, { mappings: { 'mapping:Parent': parent } }), {
+    $id: 'mapping:Child',
+    description: 'parent',
+    mapping: { '/a': '/a', '/b': '/b' },
+  })
+  t.same(extend({ mapping: { '/x': '/x' } }), { mapping: { '/x': '/x' } }, 'nothing to extend')
+})
