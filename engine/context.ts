@@ -60,9 +60,17 @@ export class Run implements WriteOwnership {
 
 const ROOT_PATHS = Object.freeze({ source: '/', target: '/' })
 
+/**
+ * How many contexts deep one evaluation may go. A mapping that references itself recurses as long
+ * as its input does; one whose scope never shrinks would recurse forever, so it is stopped here
+ * with an error instead of exhausting the stack (or, when asynchronous, the memory).
+ */
+export const MAX_EVALUATION_DEPTH = 500
+
 /** One depth of evaluation: the run's shared fields plus this depth's source, target and paths. */
 export class Context implements EvaluationContext {
-  private cachedPaths: { readonly source: string; readonly target: string } | undefined;
+  private cachedPaths: { readonly source: string; readonly target: string } | undefined
+  private readonly depth: number;
   readonly [extra: string]: unknown
 
   constructor(
@@ -77,6 +85,10 @@ export class Context implements EvaluationContext {
     /** The descriptor's truthy `target`, appended to `paths.target`. */
     private readonly targetPath: string | undefined,
   ) {
+    this.depth = parent === null ? 0 : parent.depth + 1
+    if (this.depth > MAX_EVALUATION_DEPTH) {
+      throw new RangeError(`evaluation nesting exceeds ${MAX_EVALUATION_DEPTH} levels: does a mapping reference itself without running out of input?`)
+    }
     const keys = run.extraKeys
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i]!

@@ -1,7 +1,8 @@
 // mapper-service/engine: the Mapper mapping language. Pure TypeScript, no I/O.
 export { Mapper, CompiledMapping, MAX_DOCUMENT_DEPTH, type MapperDocuments } from './mapper.js'
 export { evaluate, evaluateMapping, extend } from './evaluate.js'
-export { KEYWORDS, isKeyword, type KeywordRecord, type Stage, type Tier } from './keywords/catalogue.js'
+export { validate, MAX_NESTING, type ValidationReport, type Diagnostic } from './validation/validate.js'
+export { KEYWORDS, isKeyword, type KeywordRecord, type OperandIssue, type Stage, type Tier } from './keywords/catalogue.js'
 export type {
   CompoundDocument,
   Descriptor,

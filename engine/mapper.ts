@@ -2,11 +2,13 @@
 // extension registries, and top-level invocation with array wrapping and the envelope.
 import { Compiler, type ResolvedExtensions } from './compile.js'
 import { Context, Run } from './context.js'
+import { documentForm } from './document.js'
 import { isKeyword } from './keywords/catalogue.js'
 import type { Plan, Slot } from './plan.js'
 import { mapPlan } from './procedures.js'
 import { flattenBatch, LayeredRegistry, MappingRegistry, type RegisteredMapping, type RegistryView } from './registry.js'
 import type { EngineOptions, Envelope, ErrorObject, Extensions, MappingDocument } from './types.js'
+import { validateDocument, withMembers, type Reachability, type ValidationReport } from './validation/validate.js'
 import { copyValue, isObject, nestingDepth, truthy } from './values.js'
 
 /** The deepest document the engine accepts (the same bound as validation rule DOC-6). */
@@ -163,6 +165,32 @@ export class Mapper {
     return compiled
   }
 
+  /**
+   * Instance-level validation (validation.md): well-formedness plus reachability against this
+   * engine's mappings and extensions. A string is validated as its registered, flattened document.
+   */
+  validate(documentOrId: unknown): ValidationReport {
+    const { initializers, transformers, plugins } = this.extensions
+    const reach: Reachability = {
+      mapping: (id) => this.registry.document(id),
+      initializer: (name) => Object.hasOwn(initializers, name),
+      transformer: (name) => Object.hasOwn(transformers, name),
+      plugin: (name) => Object.hasOwn(plugins, name),
+    }
+    if (typeof documentOrId === 'string') {
+      const registered = this.registry.document(documentOrId)
+      if (registered === undefined) {
+        return {
+          valid: false,
+          errors: [{ rule: 'REG-1', message: `${documentOrId} matches no registered mapping`, pointer: '', descriptor: documentOrId }],
+          warnings: [],
+        }
+      }
+      return validateDocument(registered, reach)
+    }
+    return validateDocument(documentOrId, withMembers(documentOrId, reach))
+  }
+
   /** Evaluate a registered id or a document against an input (§6.2). */
   async map(documentOrId: unknown, input: unknown, extra?: Readonly<Record<string, unknown>>): Promise<Envelope> {
     return this.compile(documentOrId).run(input, extra)
@@ -174,7 +202,8 @@ export class Mapper {
   }
 
   private compileDocument(document: Record<string, unknown>): CompiledMapping {
-    if (truthy(document.mappings)) {
+    const form = documentForm(document)
+    if (form === 'compound') {
       if (!isObject(document.mappings)) throw new TypeError('the mappings of a compound document must be an object')
       const members = Object.values(document.mappings).map((member) => this.admitMember(member))
       const flattened = flattenBatch(members, (id) => this.registry.document(id))
@@ -188,7 +217,7 @@ export class Mapper {
       return new CompiledMapping(this.compiler, new LayeredRegistry(local, this.registry), entry, this.stdout)
     }
     // A bare pairing map is the pairings of an implicit wrapper (§6.2 step 1).
-    const entry = truthy(document.mapping) ? document : Object.freeze({ mapping: document })
+    const entry = form === 'descriptor' ? document : Object.freeze({ mapping: document })
     return new CompiledMapping(this.compiler, this.registry, entry, this.stdout)
   }
 }

@@ -107,6 +107,24 @@ t.test('deep documents: depth 100 evaluates, deeper is refused with a clear erro
   t.equal(copy.valid, true, 'a deep input is copied without exhausting the stack')
 })
 
+t.test('self-reference: recursive data maps as deep as it goes; a scope that never shrinks is stopped', async (t) => {
+  const mapper = new Mapper({
+    mappings: [
+      { $id: 'node', mapping: { '/v': '/v', '/c': { source: '/c', mapping: 'node' } } },
+      { $id: 'loop', mapping: { '/a': { $ref: 'loop' } } },
+      { $id: 'loop-read', mapping: { '/a': ['/none', { first: [{ $ref: 'loop-read' }] }] } },
+    ],
+  })
+  let input: Record<string, unknown> = { v: 0 }
+  for (let i = 1; i <= 200; i++) input = { v: i, c: input }
+  const envelope = await mapper.map('node', input)
+  t.same(envelope.valid, true)
+  t.same(JSON.parse(JSON.stringify(envelope)).v, 200)
+  for (const id of ['loop', 'loop-read']) {
+    await t.rejects(mapper.map(id, {}), { name: 'RangeError', message: /^evaluation nesting exceeds 500 levels/ }, id)
+  }
+})
+
 t.test('outputs never contain NaN, Infinity or undefined', async (t) => {
   for (const s of ['abc', 'Infinity', '-Infinity', '1e400', 'NaN']) {
     t.equal(await evaluate({ source: '/s', as: 'number' }, { input: { s } }), null, `as number of ${s}`)

@@ -1,0 +1,19 @@
+// The three shapes of a mapping document (engine.md §2.5, §6.2; validation.md §1), decided in one
+// place for evaluation and validation alike.
+import { isKeyword } from './keywords/catalogue.js'
+import { isObject, truthy } from './values.js'
+
+export type DocumentForm = 'compound' | 'descriptor' | 'pairings' | 'invalid'
+
+/**
+ * `compound`: a truthy `mappings` member. `descriptor`: a truthy `mapping`, or any keyword at the
+ * top. `pairings`: an object with no keyword at its top, whose every key is a target pointer.
+ * (The reference also treats a keyword object without `mapping` as pairings and then fails on its
+ * keyword keys as pointers; we evaluate such an object as the descriptor it plainly is.)
+ */
+export function documentForm(document: unknown): DocumentForm {
+  if (!isObject(document)) return 'invalid'
+  if (truthy(document.mappings)) return 'compound'
+  if (truthy(document.mapping)) return 'descriptor'
+  return Object.keys(document).some(isKeyword) ? 'descriptor' : 'pairings'
+}

@@ -1,0 +1,320 @@
+// Mapping validation (validation.md): judge a document as a mapping before anything runs. The
+// document level checks well-formedness only; the instance level adds reachability against an
+// engine's registries. Synchronous, never throwing, never evaluating, never changing anything.
+import { documentForm } from '../document.js'
+import { keyword, isKeyword } from '../keywords/catalogue.js'
+import { escapeToken, hasDotDotSegment, parsePointer } from '../pointer.js'
+import { flattenBatch } from '../registry.js'
+import { isObject, truthy } from '../values.js'
+
+export const MAX_NESTING = 100
+
+export interface Diagnostic {
+  rule: string
+  message: string
+  pointer: string
+  descriptor: unknown
+}
+
+export interface ValidationReport {
+  valid: boolean
+  errors: Diagnostic[]
+  warnings: Diagnostic[]
+}
+
+/** What the instance level can see: the names a document may use on this engine. */
+export interface Reachability {
+  mapping(id: string): unknown
+  initializer(name: string): boolean
+  transformer(name: string): boolean
+  plugin(name: string): boolean
+}
+
+const WARNINGS = new Set(['CTX-3', 'KW-2'])
+const ENVELOPE_KEYS = new Set(['valid', 'errors'])
+
+class Reporter {
+  readonly errors: Diagnostic[] = []
+  readonly warnings: Diagnostic[] = []
+
+  add(rule: string, message: string, pointer: string, descriptor: unknown): void {
+    ;(WARNINGS.has(rule) ? this.warnings : this.errors).push({ rule, message, pointer, descriptor })
+  }
+
+  report(): ValidationReport {
+    return { valid: this.errors.length === 0, errors: this.errors, warnings: this.warnings }
+  }
+}
+
+const at = (pointer: string, ...tokens: string[]): string => pointer + tokens.map((t) => `/${escapeToken(t)}`).join('')
+
+/** The PTR-9 / PTR-10 finding for a pointer operand, if any. */
+function pointerIssue(text: string): { rule: string; message: string } | undefined {
+  let body = text
+  if (text.startsWith('#')) {
+    try {
+      body = decodeURIComponent(text.slice(1))
+    } catch {
+      return { rule: 'PTR-10', message: `${text} is not a valid JSON Pointer` }
+    }
+  }
+  if ((body !== '' && !body.startsWith('/')) || /~(?![01])/.test(body)) {
+    return { rule: 'PTR-10', message: `${text} is not a valid JSON Pointer` }
+  }
+  if (hasDotDotSegment(body)) return { rule: 'PTR-9', message: `${text} must not contain .. segments` }
+  return undefined
+}
+
+/** The first container nested deeper than the limit, found in document order, as a pointer. */
+function tooDeep(document: unknown, limit: number): string | undefined {
+  const work: Array<[unknown, string, number]> = [[document, '', 1]]
+  while (work.length > 0) {
+    const [value, pointer, depth] = work.pop()!
+    if (value === null || typeof value !== 'object') continue
+    if (depth > limit) return pointer
+    const entries = Object.entries(value)
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, member] = entries[i]!
+      if (member !== null && typeof member === 'object') work.push([member, at(pointer, key), depth + 1])
+    }
+  }
+  return undefined
+}
+
+type Position = 'pairing' | 'read'
+
+class Traversal {
+  constructor(
+    private readonly out: Reporter,
+    private readonly reach: Reachability | null,
+  ) {}
+
+  /** A mapping document at `pointer` in one of its forms (validation.md §1). */
+  document(document: unknown, pointer: string): void {
+    switch (documentForm(document)) {
+      case 'invalid':
+        this.out.add('DOC-3', 'a mapping document must be an object', pointer, document)
+        return
+      case 'pairings':
+        this.pairings(document as Record<string, unknown>, pointer, true)
+        return
+      case 'descriptor':
+        this.descriptorObject(document as Record<string, unknown>, pointer, true)
+        return
+      case 'compound':
+        this.compound(document as Record<string, unknown>, pointer)
+    }
+  }
+
+  private compound(document: Record<string, unknown>, pointer: string): void {
+    for (const key of Object.keys(document)) {
+      if (key === '$id' || key === 'description') this.keywordOperand(key, document[key], at(pointer, key))
+    }
+    const members = document.mappings
+    if (!isObject(members)) {
+      this.out.add('DOC-3', 'a mapping document must be an object', at(pointer, 'mappings'), members)
+      return
+    }
+    for (const [key, member] of Object.entries(members)) {
+      if (!isObject(member)) this.out.add('DOC-3', 'a mapping document must be an object', at(pointer, 'mappings', key), member)
+      else this.descriptorObject(member, at(pointer, 'mappings', key), true)
+    }
+  }
+
+  private keywordOperand(name: string, value: unknown, pointer: string): void {
+    for (const found of keyword(name)?.operand?.(value) ?? []) {
+      this.out.add(found.rule, found.message, found.at === undefined ? pointer : at(pointer, ...found.at), 'descriptor' in found ? found.descriptor : value)
+    }
+  }
+
+  private pointerOperand(value: unknown, pointer: string): void {
+    if (typeof value !== 'string') return
+    const found = pointerIssue(value)
+    if (found !== undefined) this.out.add(found.rule, found.message, pointer, value)
+  }
+
+  /** The pairings of a level: target pointers, then each right side. */
+  private pairings(map: Record<string, unknown>, pointer: string, top: boolean): void {
+    for (const [left, right] of Object.entries(map)) {
+      const here = at(pointer, left)
+      const found = pointerIssue(left)
+      if (found !== undefined) this.out.add(found.rule, found.message, here, left)
+      else if (top && /^\/[^/]*$/.test(left) && ENVELOPE_KEYS.has(parsePointer(left)[0]!)) {
+        this.out.add('CTX-3', 'a top level pairing writes an envelope key', here, left)
+      }
+      this.descriptor(right, here, 'pairing')
+    }
+  }
+
+  /** Any descriptor: a string form, a keyword object, or (as a pairing's right side) a variant list. */
+  descriptor(value: unknown, pointer: string, position: Position): void {
+    if (typeof value === 'string') return this.stringDescriptor(value, pointer)
+    if (Array.isArray(value)) {
+      if (position !== 'pairing') {
+        this.out.add('DOC-5', 'a variant list is a descriptor only as the right side of a pairing', pointer, value)
+        return
+      }
+      value.forEach((element, i) => this.descriptor(element, at(pointer, String(i)), 'read'))
+      return
+    }
+    if (isObject(value)) return this.descriptorObject(value, pointer, false)
+    this.out.add('DOC-5', 'a descriptor must be a string, an object or an array', pointer, value)
+  }
+
+  private stringDescriptor(text: string, pointer: string): void {
+    if (text.startsWith('#')) {
+      this.out.add('DOC-2', 'fragment pointers are not valid mapping grammar; use the plain pointer form', pointer, text)
+      return
+    }
+    if (text.startsWith('/')) return this.pointerOperand(text, pointer)
+    if (text.includes('../')) return
+    if (this.reach !== null && this.reach.mapping(text) === undefined) {
+      this.out.add('REG-1', `${text} matches no registered mapping`, pointer, text)
+    }
+  }
+
+  private reference(id: unknown, pointer: string): void {
+    if (this.reach !== null && typeof id === 'string' && this.reach.mapping(id) === undefined) {
+      this.out.add('REG-1', `${id} matches no registered mapping`, pointer, id)
+    }
+  }
+
+  private descriptorObject(descriptor: Record<string, unknown>, pointer: string, top: boolean): void {
+    if (truthy(descriptor.$ref)) {
+      // `$ref` stands for the whole descriptor; the keys beside it are never read.
+      this.keywordOperand('$ref', descriptor.$ref, at(pointer, '$ref'))
+      this.reference(descriptor.$ref, at(pointer, '$ref'))
+      return
+    }
+    for (const [key, value] of Object.entries(descriptor)) {
+      const here = at(pointer, key)
+      if (!isKeyword(key)) {
+        this.extensionKey(key, value, here)
+        continue
+      }
+      this.keywordOperand(key, value, here)
+      this.keywordContents(key, value, here, descriptor, top)
+    }
+  }
+
+  /** What lies inside a well-typed operand: nested descriptors, pointers, names. */
+  private keywordContents(key: string, value: unknown, here: string, descriptor: Record<string, unknown>, top: boolean): void {
+    switch (key) {
+      case 'source':
+      case 'target':
+      case 'input':
+      case 'output':
+        return this.pointerOperand(value, here)
+      case 'stdout':
+        return typeof value === 'string' ? this.pointerOperand(value, here) : undefined
+      case 'mapping':
+      case 'each':
+        if (key === 'each' && truthy(descriptor.mapping)) return
+        if (typeof value === 'string') return this.reference(value, here)
+        if (!isObject(value)) return
+        if (truthy(value.$ref)) {
+          this.keywordOperand('$ref', value.$ref, at(here, '$ref'))
+          return this.reference(value.$ref, at(here, '$ref'))
+        }
+        if (truthy(value.mapping)) return this.descriptorObject(value, here, false)
+        return this.pairings(value, here, top)
+      case 'first':
+      case 'last':
+      case 'all':
+        if (Array.isArray(value)) value.forEach((element, i) => this.descriptor(element, at(here, String(i)), 'read'))
+        return
+      case 'switch':
+        if (!isObject(value)) return
+        for (const scope of ['source', 'input', 'output']) this.pointerOperand(value[scope], at(here, scope))
+        if (isObject(value.cases)) {
+          for (const [name, c] of Object.entries(value.cases)) this.descriptor(c, at(here, 'cases', name), 'read')
+        }
+        return
+      case 'find':
+        if (isObject(value)) this.pointerOperand(value.pointer, at(here, 'pointer'))
+        return
+      case 'init':
+        if (this.reach !== null && typeof value === 'string' && !this.reach.initializer(value)) {
+          this.out.add('KW-init-1', `${value} matches no registered initializer`, here, value)
+        }
+        return
+      case 'transform':
+        return this.transformNames(value, here)
+      case '$extend':
+        return this.ancestry(descriptor, here)
+      default:
+        return
+    }
+  }
+
+  private transformNames(value: unknown, here: string): void {
+    if (this.reach === null) return
+    const check = (name: string, pointer: string): void => {
+      if (!this.reach!.transformer(name)) this.out.add('KW-transform-1', `${name} matches no registered transformer`, pointer, name)
+    }
+    if (typeof value === 'string') return check(value, here)
+    if (!Array.isArray(value)) return
+    value.forEach((step, i) => {
+      if (typeof step === 'string') check(step, at(here, String(i)))
+      else if (isObject(step)) for (const name of Object.keys(step)) check(name, at(here, String(i), name))
+    })
+  }
+
+  /** Instance level: every ancestor must exist, and the ancestry must flatten (REG-3). */
+  private ancestry(descriptor: Record<string, unknown>, here: string): void {
+    if (this.reach === null) return
+    const ids = typeof descriptor.$extend === 'string' ? [descriptor.$extend] : descriptor.$extend
+    if (!Array.isArray(ids)) return
+    let unknown = false
+    ids.forEach((id, i) => {
+      if (typeof id !== 'string' || this.reach!.mapping(id) !== undefined) return
+      unknown = true
+      this.out.add('REG-3', `${id} matches no registered mapping`, typeof descriptor.$extend === 'string' ? here : at(here, String(i)), id)
+    })
+    if (unknown) return
+    try {
+      flattenBatch([{ ...descriptor, $id: '(validated document)' }], (id) => this.reach!.mapping(id))
+    } catch (error) {
+      this.out.add('REG-3', (error as Error).message, here, descriptor.$extend)
+    }
+  }
+
+  /** A key that is no keyword: a plugin (whose `pointer` must parse), or inert (KW-2). */
+  private extensionKey(key: string, value: unknown, here: string): void {
+    if (this.reach === null) return
+    if (!this.reach.plugin(key)) {
+      this.out.add('KW-2', `${key} matches no keyword or registered extension`, here, value)
+      return
+    }
+    if (isObject(value) && truthy(value.pointer)) {
+      if (typeof value.pointer !== 'string') this.out.add('PTR-10', `${String(value.pointer)} is not a valid JSON Pointer`, at(here, 'pointer'), value.pointer)
+      else this.pointerOperand(value.pointer, at(here, 'pointer'))
+    }
+  }
+}
+
+/** Validate a document; with `reach`, at the instance level. */
+export function validateDocument(document: unknown, reach: Reachability | null): ValidationReport {
+  const out = new Reporter()
+  const deep = tooDeep(document, MAX_NESTING)
+  if (deep !== undefined) {
+    out.add('DOC-6', `mapping nesting exceeds the maximum depth of ${MAX_NESTING}`, deep, null)
+    return out.report()
+  }
+  new Traversal(out, reach).document(document, '')
+  return out.report()
+}
+
+/** A compound document's members shadow the instance's mappings, exactly as in evaluation. */
+export function withMembers(document: unknown, reach: Reachability): Reachability {
+  if (documentForm(document) !== 'compound' || !isObject((document as Record<string, unknown>).mappings)) return reach
+  const members = Object.values((document as { mappings: Record<string, unknown> }).mappings).filter(isObject)
+  const local = new Map<string, unknown>()
+  for (const member of members) if (typeof member.$id === 'string' && member.$id !== '') local.set(member.$id, member)
+  return { ...reach, mapping: (id) => (local.has(id) ? local.get(id) : reach.mapping(id)) }
+}
+
+/** Document level: well-formedness only, never a reachability rule (validation.md §1). */
+export function validate(document: unknown): ValidationReport {
+  return validateDocument(document, null)
+}

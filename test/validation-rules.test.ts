@@ -1,0 +1,153 @@
+// Every rule of validation.md §2, table-driven: a document that draws it (exact rule, message,
+// pointer, descriptor) and a near miss that does not. The examples of §2 appear verbatim.
+import t from 'tap'
+import { Mapper, validate, type Diagnostic, type ValidationReport } from '../engine/index.js'
+
+const instance = new Mapper(
+  { mappings: [{ $id: 'mapping:Known', mapping: { '/k': '/k' } }] },
+  {
+    initializers: { uuid: () => 'id' },
+    transformers: { slugify: (v) => v, trim: (v) => v },
+    plugins: { request: async (_o, v) => v },
+  },
+)
+
+interface Row {
+  rule: string
+  level: 'document' | 'instance'
+  draws: unknown
+  expect: Omit<Diagnostic, 'rule'>
+  nearMiss: unknown
+}
+
+const deep = (levels: number): unknown => {
+  let value: unknown = { '/leaf': { constant: 1 } }
+  for (let i = 1; i < levels; i++) value = [value]
+  return { mapping: { '/x': { constant: value } } }
+}
+
+const rows: Row[] = [
+  { rule: 'DOC-3', level: 'document', draws: 'mapping:Known', expect: { message: 'a mapping document must be an object', pointer: '', descriptor: 'mapping:Known' }, nearMiss: { mapping: {} } },
+  { rule: 'DOC-3', level: 'document', draws: { mappings: { a: 7 } }, expect: { message: 'a mapping document must be an object', pointer: '/mappings/a', descriptor: 7 }, nearMiss: { mappings: { a: { $id: 'a', mapping: {} } } } },
+  { rule: 'DOC-3', level: 'document', draws: { mappings: [1] }, expect: { message: 'a mapping document must be an object', pointer: '/mappings', descriptor: [1] }, nearMiss: { mappings: {} } },
+  { rule: 'DOC-2', level: 'document', draws: { mapping: { '/v': '#/a' } }, expect: { message: 'fragment pointers are not valid mapping grammar; use the plain pointer form', pointer: '/mapping/~1v', descriptor: '#/a' }, nearMiss: { mapping: { '/v': { source: '#/a' } } } },
+  { rule: 'DOC-5', level: 'document', draws: { mapping: { '/v': 5 } }, expect: { message: 'a descriptor must be a string, an object or an array', pointer: '/mapping/~1v', descriptor: 5 }, nearMiss: { mapping: { '/v': { constant: 5 } } } },
+  { rule: 'DOC-5', level: 'document', draws: { mapping: { '/v': { first: [['/a']] } } }, expect: { message: 'a variant list is a descriptor only as the right side of a pairing', pointer: '/mapping/~1v/first/0', descriptor: ['/a'] }, nearMiss: { mapping: { '/v': ['/a'] } } },
+  { rule: 'DOC-6', level: 'document', draws: deep(99), expect: { message: 'mapping nesting exceeds the maximum depth of 100', pointer: '/mapping/~1x/constant' + '/0'.repeat(97), descriptor: null }, nearMiss: deep(96) },
+  { rule: 'PTR-9', level: 'document', draws: { mapping: { '/v': { source: '/a/../b' } } }, expect: { message: '/a/../b must not contain .. segments', pointer: '/mapping/~1v/source', descriptor: '/a/../b' }, nearMiss: { mapping: { '/v': '../b' } } },
+  { rule: 'PTR-9', level: 'document', draws: { mapping: { '/v': '/a/../b' } }, expect: { message: '/a/../b must not contain .. segments', pointer: '/mapping/~1v', descriptor: '/a/../b' }, nearMiss: { mapping: { '/v': '/a/..b' } } },
+  { rule: 'PTR-10', level: 'document', draws: { mapping: { each: '/a' } }, expect: { message: 'each is not a valid JSON Pointer', pointer: '/mapping/each', descriptor: 'each' }, nearMiss: { mapping: { '/each': '/a' } } },
+  { rule: 'PTR-10', level: 'document', draws: { mapping: { '/v': { source: 'a' } } }, expect: { message: 'a is not a valid JSON Pointer', pointer: '/mapping/~1v/source', descriptor: 'a' }, nearMiss: { mapping: { '/v': { source: '/a' } } } },
+  { rule: 'PTR-10', level: 'document', draws: { mapping: { '/a~2': '/a' } }, expect: { message: '/a~2 is not a valid JSON Pointer', pointer: '/mapping/~1a~02', descriptor: '/a~2' }, nearMiss: { mapping: { '/a~1': '/a' } } },
+  { rule: 'REG-5', level: 'document', draws: { $id: '', mapping: {} }, expect: { message: '$id must be a non-empty string', pointer: '/$id', descriptor: '' }, nearMiss: { $id: 'x', mapping: {} } },
+  { rule: 'REG-5', level: 'document', draws: { mapping: { '/v': { $ref: 5 } } }, expect: { message: '$ref must be a mapping id string', pointer: '/mapping/~1v/$ref', descriptor: 5 }, nearMiss: { mapping: { '/v': { $ref: 'x' } } } },
+  { rule: 'REG-5', level: 'document', draws: { $id: 'x', $extend: [], mapping: {} }, expect: { message: '$extend must be a mapping id or a non-empty list of mapping ids', pointer: '/$extend', descriptor: [] }, nearMiss: { $id: 'x', $extend: ['y'], mapping: {} } },
+  { rule: 'REG-6', level: 'document', draws: { mappings: { p: { $id: '__proto__', mapping: {} } } }, expect: { message: '"__proto__" is not allowed as a mapping $id', pointer: '/mappings/p/$id', descriptor: '__proto__' }, nearMiss: { mappings: { p: { $id: 'proto', mapping: {} } } } },
+  { rule: 'KW-locate-1', level: 'document', draws: { mapping: { '/v': { input: 3 } } }, expect: { message: 'input must be a JSON Pointer string', pointer: '/mapping/~1v/input', descriptor: 3 }, nearMiss: { mapping: { '/v': { input: '/3' } } } },
+  { rule: 'KW-mapping-1', level: 'document', draws: { mapping: { '/v': { each: 3 } } }, expect: { message: 'each must be an object of pairings or a mapping reference', pointer: '/mapping/~1v/each', descriptor: 3 }, nearMiss: { mapping: { '/v': { each: { '/n': '/n' } } } } },
+  { rule: 'KW-combinator-1', level: 'document', draws: { mapping: { '/v': { all: '/a' } } }, expect: { message: 'all must be an array of descriptors', pointer: '/mapping/~1v/all', descriptor: '/a' }, nearMiss: { mapping: { '/v': { all: ['/a'] } } } },
+  { rule: 'KW-switch-1', level: 'document', draws: { mapping: { '/v': { switch: { target: '/k', cases: {} } } } }, expect: { message: 'switch must name source, input or output and give cases', pointer: '/mapping/~1v/switch', descriptor: { target: '/k', cases: {} } }, nearMiss: { mapping: { '/v': { switch: { output: '/k', cases: {} } } } } },
+  { rule: 'KW-find-1', level: 'document', draws: { mapping: { '/v': { source: '/ids', find: { pointer: '/v' } } } }, expect: { message: 'find must be an object with an eq object', pointer: '/mapping/~1v/find', descriptor: { pointer: '/v' } }, nearMiss: { mapping: { '/v': { source: '/ids', find: { eq: {}, pointer: '/v' } } } } },
+  { rule: 'KW-pipeline-1', level: 'document', draws: { mapping: { '/v': { source: '/a', transform: ['trim', { split: ',', slice: 1 }] } } }, expect: { message: 'a transform step object must have exactly one key', pointer: '/mapping/~1v/transform/1', descriptor: { split: ',', slice: 1 } }, nearMiss: { mapping: { '/v': { source: '/a', transform: ['trim', { split: ',' }, { slice: 1 }] } } } },
+  { rule: 'KW-pipeline-1', level: 'document', draws: { mapping: { '/v': { init: ['uuid'] } } }, expect: { message: 'init must be an initializer name', pointer: '/mapping/~1v/init', descriptor: ['uuid'] }, nearMiss: { mapping: { '/v': { init: 'uuid' } } } },
+  { rule: 'KW-pipeline-1', level: 'document', draws: { mapping: { '/v': { source: '/a', concat: 'yes' } } }, expect: { message: 'concat must be true or false', pointer: '/mapping/~1v/concat', descriptor: 'yes' }, nearMiss: { mapping: { '/v': { source: '/a', concat: true } } } },
+  { rule: 'KW-pipeline-1', level: 'document', draws: { mapping: { '/v': { source: '/a', template: 5, mapping: {} } } }, expect: { message: 'template must be a string', pointer: '/mapping/~1v/template', descriptor: 5 }, nearMiss: { mapping: { '/v': { source: '/a', template: '{{x}}', mapping: {} } } } },
+  { rule: 'KW-validate-1', level: 'document', draws: { mapping: { '/v': { source: '/a', type: 'float' } } }, expect: { message: 'type must be one of array, boolean, integer, null, number, object, string', pointer: '/mapping/~1v/type', descriptor: 'float' }, nearMiss: { mapping: { '/v': { source: '/a', type: 'number' } } } },
+  { rule: 'KW-validate-1', level: 'document', draws: { mapping: { '/v': { source: '/a', multipleOf: 0 } } }, expect: { message: 'multipleOf must be a positive number', pointer: '/mapping/~1v/multipleOf', descriptor: 0 }, nearMiss: { mapping: { '/v': { source: '/a', multipleOf: 0.5 } } } },
+  { rule: 'KW-validate-1', level: 'document', draws: { mapping: { '/v': { source: '/a', minLength: 1.5 } } }, expect: { message: 'minLength must be a non-negative integer', pointer: '/mapping/~1v/minLength', descriptor: 1.5 }, nearMiss: { mapping: { '/v': { source: '/a', minLength: 0 } } } },
+  { rule: 'KW-validate-1', level: 'document', draws: { mapping: { '/v': { source: '/a', required: 'yes' } } }, expect: { message: 'required must be true or false', pointer: '/mapping/~1v/required', descriptor: 'yes' }, nearMiss: { mapping: { '/v': { source: '/a', required: false } } } },
+  { rule: 'KW-validate-1', level: 'document', draws: { mapping: { '/v': { source: '/a', enum: 'a' } } }, expect: { message: 'enum must be an array', pointer: '/mapping/~1v/enum', descriptor: 'a' }, nearMiss: { mapping: { '/v': { source: '/a', enum: ['a'] } } } },
+  { rule: 'KW-validate-1', level: 'document', draws: { mapping: { '/v': { source: '/a', minimum: '1' } } }, expect: { message: 'minimum must be a number', pointer: '/mapping/~1v/minimum', descriptor: '1' }, nearMiss: { mapping: { '/v': { source: '/a', minimum: 1 } } } },
+  { rule: 'KW-pattern-1', level: 'document', draws: { mapping: { '/v': { source: '/a', pattern: '([a-z' } } }, expect: { message: 'pattern must be a valid regular expression', pointer: '/mapping/~1v/pattern', descriptor: '([a-z' }, nearMiss: { mapping: { '/v': { source: '/a', pattern: '([a-z])' } } } },
+  { rule: 'KW-pattern-2', level: 'document', draws: { mapping: { '/code': { source: '/a', pattern: '(a+)+$' } } }, expect: { message: 'pattern must not quantify a group that contains a quantifier', pointer: '/mapping/~1code/pattern', descriptor: '(a+)+$' }, nearMiss: { mapping: { '/code': { source: '/a', pattern: '(a)+$' } } } },
+  { rule: 'KW-pattern-3', level: 'document', draws: { mapping: { '/v': { source: '/a', pattern: 'a?'.repeat(26) } } }, expect: { message: 'pattern must not contain more than 25 quantifiers', pointer: '/mapping/~1v/pattern', descriptor: 'a?'.repeat(26) }, nearMiss: { mapping: { '/v': { source: '/a', pattern: 'a?'.repeat(25) } } } },
+  { rule: 'KW-random-1', level: 'document', draws: { mapping: { '/v': { source: '/a', random: 1.5 } } }, expect: { message: 'random must be a positive integer', pointer: '/mapping/~1v/random', descriptor: 1.5 }, nearMiss: { mapping: { '/v': { source: '/a', random: 2, unique: true } } } },
+  { rule: 'CTX-3', level: 'document', draws: { mapping: { '/errors': { constant: [] } } }, expect: { message: 'a top level pairing writes an envelope key', pointer: '/mapping/~1errors', descriptor: '/errors' }, nearMiss: { mapping: { '/out': { source: '/', mapping: { '/errors': { constant: [] } } } } } },
+  { rule: 'KW-transform-1', level: 'instance', draws: { mapping: { '/slug': { source: '/title', transform: ['trim', { sluggify: {} }] } } }, expect: { message: 'sluggify matches no registered transformer', pointer: '/mapping/~1slug/transform/1/sluggify', descriptor: 'sluggify' }, nearMiss: { mapping: { '/slug': { source: '/title', transform: ['trim', { slugify: {} }] } } } },
+  { rule: 'KW-init-1', level: 'instance', draws: { mapping: { '/id': { init: 'uuid4' } } }, expect: { message: 'uuid4 matches no registered initializer', pointer: '/mapping/~1id/init', descriptor: 'uuid4' }, nearMiss: { mapping: { '/id': { init: 'uuid' } } } },
+  { rule: 'REG-1', level: 'instance', draws: { mapping: { '/x': { $ref: 'mapping:Nope' } } }, expect: { message: 'mapping:Nope matches no registered mapping', pointer: '/mapping/~1x/$ref', descriptor: 'mapping:Nope' }, nearMiss: { mapping: { '/x': { $ref: 'mapping:Known' } } } },
+  { rule: 'REG-1', level: 'instance', draws: { mappings: { a: { $id: 'a', mapping: { '/inner': 'missing' } } } }, expect: { message: 'missing matches no registered mapping', pointer: '/mappings/a/mapping/~1inner', descriptor: 'missing' }, nearMiss: { mappings: { b: { $id: 'b', mapping: {} }, a: { $id: 'a', mapping: { '/inner': 'b' } } } } },
+  { rule: 'REG-3', level: 'instance', draws: { $id: 'c', $extend: ['mapping:Known', 'mapping:Gone'], mapping: {} }, expect: { message: 'mapping:Gone matches no registered mapping', pointer: '/$extend/1', descriptor: 'mapping:Gone' }, nearMiss: { $id: 'c', $extend: ['mapping:Known'], mapping: {} } },
+  { rule: 'KW-2', level: 'instance', draws: { mapping: { '/v': { source: '/a', requst: {} } } }, expect: { message: 'requst matches no keyword or registered extension', pointer: '/mapping/~1v/requst', descriptor: {} }, nearMiss: { mapping: { '/v': { source: '/a', request: {} } } } },
+]
+
+const WARNING_RULES = new Set(['CTX-3', 'KW-2'])
+const check = (level: Row['level'], document: unknown): ValidationReport => (level === 'document' ? validate(document) : instance.validate(document))
+
+for (const row of rows) {
+  t.test(`${row.rule}: ${row.expect.pointer || '(root)'}`, async (t) => {
+    const report = check(row.level, row.draws)
+    const list = WARNING_RULES.has(row.rule) ? report.warnings : report.errors
+    t.same(list.filter((d) => d.rule === row.rule), [{ rule: row.rule, ...row.expect }], 'drawn exactly')
+    t.same(Object.keys(list.find((d) => d.rule === row.rule) ?? {}), ['rule', 'message', 'pointer', 'descriptor'], 'key order')
+    t.equal(report.valid, report.errors.length === 0)
+    const near = check(row.level, row.nearMiss)
+    t.same([...near.errors, ...near.warnings].filter((d) => d.rule === row.rule), [], 'the near miss does not draw it')
+    if (row.level === 'instance') {
+      t.same(validate(row.draws).errors.filter((d) => d.rule === row.rule), [], 'the document level never reports reachability')
+    }
+  })
+}
+
+t.test('every rule of the table has a row', async (t) => {
+  const covered = new Set(rows.map((r) => r.rule))
+  for (const rule of ['DOC-3', 'DOC-2', 'DOC-5', 'DOC-6', 'PTR-9', 'PTR-10', 'REG-5', 'REG-6', 'KW-locate-1', 'KW-mapping-1', 'KW-combinator-1', 'KW-switch-1', 'KW-find-1', 'KW-pipeline-1', 'KW-validate-1', 'KW-pattern-1', 'KW-pattern-2', 'KW-pattern-3', 'KW-random-1', 'CTX-3', 'KW-transform-1', 'KW-init-1', 'REG-1', 'REG-3', 'KW-2']) {
+    t.ok(covered.has(rule), rule)
+  }
+})
+
+t.test('validation.md §2 examples, verbatim', async (t) => {
+  const slugs = new Mapper({}, { transformers: { slugify: (v) => v } })
+  t.same(validate({ mapping: { '/year': { source: '/published', as: 'integer' } } }), {
+    valid: false,
+    errors: [{ rule: 'KW-pipeline-1', message: 'as must be string, number, boolean, or json', pointer: '/mapping/~1year/as', descriptor: 'integer' }],
+    warnings: [],
+  })
+  t.same(slugs.validate({ mapping: { '/slug': { source: '/title', transform: 'sluggify' } } }), {
+    valid: false,
+    errors: [{ rule: 'KW-transform-1', message: 'sluggify matches no registered transformer', pointer: '/mapping/~1slug/transform', descriptor: 'sluggify' }],
+    warnings: [],
+  })
+  t.same(slugs.validate({ mapping: { '/v': { source: '/a', wibble: { k: 1 } } } }), {
+    valid: true,
+    errors: [],
+    warnings: [{ rule: 'KW-2', message: 'wibble matches no keyword or registered extension', pointer: '/mapping/~1v/wibble', descriptor: { k: 1 } }],
+  })
+  t.same(validate({ mapping: { '/slug': { source: '/title', transform: 'sluggify' } } }), { valid: true, errors: [], warnings: [] }, 'sluggify passes at the document level')
+})
+
+t.test('document forms: bare pairing maps, compound members, registered ids', async (t) => {
+  t.same(validate({ '/year': { source: '/published', as: 'integer' } }).errors.map((d) => d.pointer), ['/~1year/as'])
+  const compound = { mappings: { base: { $id: 'base', mapping: { '/a': { transform: 'nope' } } }, entry: { $id: 'entry', $extend: 'base', mapping: { '/b': { $ref: 'base' } } } } }
+  t.same(instance.validate(compound), {
+    valid: false,
+    errors: [{ rule: 'KW-transform-1', message: 'nope matches no registered transformer', pointer: '/mappings/base/mapping/~1a/transform', descriptor: 'nope' }],
+    warnings: [],
+  }, 'members see each other: $extend and $ref resolve to the submitted member')
+  t.same(instance.validate('mapping:Known'), { valid: true, errors: [], warnings: [] })
+  t.same(instance.validate('mapping:Unknown').errors, [{ rule: 'REG-1', message: 'mapping:Unknown matches no registered mapping', pointer: '', descriptor: 'mapping:Unknown' }])
+  t.same(instance.validate({ $id: 'x', $extend: 'x', mapping: {} }).errors.map((d) => d.rule), ['REG-3'], 'a cycle is reported, not thrown')
+})
+
+t.test('a report lists every violation in document order', async (t) => {
+  const report = validate({ mapping: { '/a': { source: 3, as: 'int' }, '/b': ['#/x', 7], c: { pattern: '(x*)*' } } })
+  t.same(report.errors.map((d) => `${d.rule} ${d.pointer}`), [
+    'KW-locate-1 /mapping/~1a/source',
+    'KW-pipeline-1 /mapping/~1a/as',
+    'DOC-2 /mapping/~1b/0',
+    'DOC-5 /mapping/~1b/1',
+    'PTR-10 /mapping/c',
+    'KW-pattern-2 /mapping/c/pattern',
+  ])
+})
+
+t.test('validation changes nothing and evaluates nothing', async (t) => {
+  let called = 0
+  const mapper = new Mapper({}, { plugins: { spy: async (_o, v) => { called++; return v } } })
+  const document = { mapping: { '/a': { source: '/a', spy: {} } } }
+  const snapshot = structuredClone(document)
+  t.same(mapper.validate(document), { valid: true, errors: [], warnings: [] })
+  t.same(document, snapshot)
+  t.equal(called, 0)
+  t.same(Object.keys(mapper.mappings), [])
+})
