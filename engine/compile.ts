@@ -55,8 +55,18 @@ function runSteps(steps: readonly Step[], start: number, value: unknown, context
   return current
 }
 
-function pipeline(locate: Locate, steps: readonly Step[]): (context: Context) => unknown {
+function pipeline(locate: Locate, locateIsSync: boolean, steps: readonly Step[]): (context: Context) => unknown {
   if (steps.length === 0) return locate
+  if (locateIsSync && steps.every((step) => !step.awaits)) {
+    // A synchronous pipeline composes into direct calls: no loop, no promise checks.
+    let composed: (context: Context) => unknown = locate
+    for (const step of steps) {
+      const previous = composed
+      const run = step.run
+      composed = (context) => run(previous(context), context)
+    }
+    return composed
+  }
   return (context) => {
     const located = locate(context)
     if (located instanceof Promise) return located.then((settled) => runSteps(steps, 0, settled, context))
@@ -276,7 +286,8 @@ export class Compiler {
       const validate = compileValidate(descriptor, provenance)
       if (validate !== null) steps.push(validate)
       steps.push(...compileFinalize(descriptor))
-      get = pipeline(compileLocate(descriptor, this), steps)
+      const located = compileLocate(descriptor, this)
+      get = pipeline(located.locate, located.sync, steps)
     }
     const pairingValue = truthy(descriptor.mapping) ? descriptor.mapping : descriptor.each
     let ownPairings: Pairings | undefined
@@ -330,35 +341,65 @@ export class Compiler {
       }
     }
 
-    const slot = this.slot(right)
     const putDispatched = (context: Context, value: unknown, pairings: Pairings | null): Promise<void> | undefined => {
       const out = dispatch(value, pairings, context)
       if (out instanceof Promise) return out.then((settled) => put(context, settled, pairings !== null))
       put(context, out, pairings !== null)
       return undefined
     }
-    return {
-      pointer: left,
-      write,
-      run(context) {
-        const plan = slot(context)
-        if (plan.structural || plan.hasSwitch) {
-          const shifted = new Context(context.run, context.source, context.target, context, -1, plan.sourcePath, plan.targetPath)
-          const pairings = plan.pairings === null ? null : plan.pairings(shifted)
-          const value = plan.get(shifted)
-          if (value instanceof Promise) return value.then((settled) => putDispatched(shifted, settled, pairings))
-          return putDispatched(shifted, value, pairings)
-        }
-        const scoped =
-          plan.observesPaths && (plan.sourcePath !== undefined || plan.targetPath !== undefined)
-            ? new Context(context.run, context.source, context.target, context, -1, plan.sourcePath, plan.targetPath)
-            : context
-        const value = plan.get(scoped)
-        if (value instanceof Promise) return value.then((settled) => put(context, settled, false))
-        put(context, value, false)
-        return undefined
-      },
+    const evaluate = (plan: Plan, context: Context): Promise<void> | undefined => {
+      if (plan.structural || plan.hasSwitch) {
+        const shifted = new Context(context.run, context.source, context.target, context, -1, plan.sourcePath, plan.targetPath)
+        const pairings = plan.pairings === null ? null : plan.pairings(shifted)
+        const value = plan.get(shifted)
+        if (value instanceof Promise) return value.then((settled) => putDispatched(shifted, settled, pairings))
+        return putDispatched(shifted, value, pairings)
+      }
+      const scoped =
+        plan.observesPaths && (plan.sourcePath !== undefined || plan.targetPath !== undefined)
+          ? new Context(context.run, context.source, context.target, context, -1, plan.sourcePath, plan.targetPath)
+          : context
+      const value = plan.get(scoped)
+      if (value instanceof Promise) return value.then((settled) => put(context, settled, false))
+      put(context, value, false)
+      return undefined
     }
+    const slot = this.slot(right)
+    const general = (context: Context): Promise<void> | undefined => evaluate(slot(context), context)
+
+    // Specialized forms of the two commonest right sides; both fall back to the general path
+    // whenever it could behave differently.
+    if (typeof right === 'string' && right.startsWith('/') && !hasDotDotSegment(right)) {
+      const readSource = this.reader(right)
+      return {
+        pointer: left,
+        write,
+        run(context) {
+          if (context.run.registry.shadowsPointers) return general(context)
+          const value = readSource(context.source)
+          if (value !== undefined) put(context, value, false)
+          return undefined
+        },
+      }
+    }
+    if (isObject(right) && !truthy(right.$ref)) {
+      const plan = this.plan(right)
+      if (!plan.structural && !plan.hasSwitch && !(plan.observesPaths && (plan.sourcePath !== undefined || plan.targetPath !== undefined))) {
+        const get = plan.get
+        return {
+          pointer: left,
+          write,
+          run(context) {
+            const value = get(context)
+            if (value instanceof Promise) return value.then((settled) => put(context, settled, false))
+            put(context, value, false)
+            return undefined
+          },
+        }
+      }
+      return { pointer: left, write, run: (context) => evaluate(plan, context) }
+    }
+    return { pointer: left, write, run: general }
   }
 }
 

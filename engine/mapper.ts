@@ -65,16 +65,19 @@ function envelope(result: object | null, output: object, errors: ErrorObject[]):
 /** A document compiled for repeated evaluation: `run` is synchronous when nothing is asynchronous. */
 export class CompiledMapping {
   private wrapped: Slot | undefined
+  private readonly direct: Slot
 
   constructor(
     private readonly compiler: Compiler,
     private readonly registry: RegistryView,
     private readonly entry: string | Record<string, unknown>,
     private readonly stdout: (text: string) => void,
-  ) {}
+  ) {
+    this.direct = compiler.slot(entry)
+  }
 
   private entrySlot(arrayInput: boolean): Slot {
-    if (!arrayInput) return this.compiler.slot(this.entry)
+    if (!arrayInput) return this.direct
     // Array input is mapped element by element under `items` (§6.2 step 2).
     return (this.wrapped ??= this.compiler.slot(
       Object.freeze({ mapping: Object.freeze({ '/items': Object.freeze({ source: '/items', each: this.entry }) }) }),

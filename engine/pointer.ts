@@ -184,7 +184,7 @@ export function compileWriter(tokens: Tokens): Writer {
     }
   }
 
-  return (target, value, ownership) => {
+  const generic: Writer = (target, value, ownership) => {
     if (value === undefined) return undefined
     let current: object = target
     for (let i = 0; i < intermediate.length; i++) {
@@ -219,5 +219,34 @@ export function compileWriter(tokens: Tokens): Writer {
     }
     return writeLast(current, value)
   }
+
+  if (tokens.length === 2) {
+    const [a, b] = tokens as [string, string]
+    if (!INHERITED.has(a) && b !== '__proto__' && b !== '-' && !isArrayIndex(b)) {
+      // Two object tokens (`/citation/title`): straight into an owned object, else the general path.
+      return (target, value, ownership) => {
+        if (value === undefined) return undefined
+        if (Array.isArray(target)) return generic(target, value, ownership)
+        const existing = (target as Record<string, unknown>)[a]
+        if (existing === undefined) {
+          const created: Record<string, unknown> = {}
+          created[b] = value
+          ;(target as Record<string, unknown>)[a] = created
+          return undefined
+        }
+        if (
+          existing !== null &&
+          typeof existing === 'object' &&
+          !Array.isArray(existing) &&
+          (ownership === null || !ownership.isForeign(existing))
+        ) {
+          ;(existing as Record<string, unknown>)[b] = value
+          return undefined
+        }
+        return generic(target, value, ownership)
+      }
+    }
+  }
+  return generic
 }
 

@@ -66,19 +66,19 @@ function printStdout(stdout: unknown, context: Context): void {
 }
 
 /**
- * The value dispatch of §7.2 for structural and switching right sides. Returns the value to write
- * and whether it is the engine's own fresh object (`fresh`), or a promise of that pair.
+ * The value dispatch of §7.2 for structural and switching right sides: the value to write (a fresh
+ * object or array when there are pairings), or a promise of it.
  */
 export function dispatch(value: unknown, pairings: Pairings | null, context: Context): Maybe<unknown> {
   if (value === null || typeof value !== 'object') return value
   if (Array.isArray(value)) {
     if (pairings === null) return value.slice()
-    const results: unknown[] = new Array(value.length)
+    const results: unknown[] = []
     let pending = false
     for (let i = 0; i < value.length; i++) {
       const result = nest(pairings, context, value[i], i)
       if (result instanceof Promise) pending = true
-      results[i] = result
+      results.push(result)
     }
     return pending ? Promise.all(results) : results
   }
@@ -109,12 +109,12 @@ export function read(slot: Slot, context: Context, override: unknown): Maybe<unk
 
 /** READ every element; a promise of the list when any element is asynchronous. */
 export function readEach(slots: readonly Slot[], context: Context): Maybe<unknown[]> {
-  const values: unknown[] = new Array(slots.length)
+  const values: unknown[] = []
   let pending = false
   for (let i = 0; i < slots.length; i++) {
     const value = read(slots[i]!, context, undefined)
     if (value instanceof Promise) pending = true
-    values[i] = value
+    values.push(value)
   }
   return pending ? Promise.all(values) : values
 }

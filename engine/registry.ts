@@ -9,6 +9,8 @@ import { isObject, truthy } from './values.js'
 /** What an evaluation resolves names against. */
 export interface RegistryView {
   lookup(id: string): Plan | undefined
+  /** True when some id starts with `/`, so a pointer string could name a mapping (§2.4 rule 1). */
+  readonly shadowsPointers: boolean
   /** The visible documents keyed by `$id` (read-only). */
   view(): Readonly<Record<string, Readonly<MappingDocument>>>
 }
@@ -104,6 +106,7 @@ export class MappingRegistry implements RegistryView {
   private cachedView: Readonly<Record<string, Readonly<MappingDocument>>> | undefined
   /** Bumped on every registration, so plans that captured ancestors can tell they are stale. */
   version = 0
+  shadowsPointers = false
 
   constructor(private readonly compiler: Compiler) {}
 
@@ -132,6 +135,7 @@ export class MappingRegistry implements RegistryView {
     }
     this.version++
     this.cachedView = undefined
+    this.shadowsPointers = [...this.entries.keys()].some((id) => id.startsWith('/'))
     return [...flattened.keys()]
   }
 
@@ -144,10 +148,18 @@ export class MappingRegistry implements RegistryView {
 export class LayeredRegistry implements RegistryView {
   private cachedView: Readonly<Record<string, Readonly<MappingDocument>>> | undefined
 
+  private readonly localShadows: boolean
+
   constructor(
     private readonly local: ReadonlyMap<string, RegisteredMapping>,
     private readonly base: RegistryView,
-  ) {}
+  ) {
+    this.localShadows = [...local.keys()].some((id) => id.startsWith('/'))
+  }
+
+  get shadowsPointers(): boolean {
+    return this.localShadows || this.base.shadowsPointers
+  }
 
   lookup(id: string): Plan | undefined {
     return this.local.get(id)?.plan ?? this.base.lookup(id)
@@ -163,10 +175,14 @@ export class LayeredRegistry implements RegistryView {
 
 /** Named mappings used as given (the `map` and `get` conformance levels), compiled on first use. */
 export class DocumentRegistry implements RegistryView {
+  readonly shadowsPointers: boolean
+
   constructor(
     private readonly mappings: Readonly<Record<string, unknown>>,
     private readonly compiler: Compiler,
-  ) {}
+  ) {
+    this.shadowsPointers = Object.keys(mappings).some((id) => id.startsWith('/'))
+  }
 
   lookup(id: string): Plan | undefined {
     if (!Object.hasOwn(this.mappings, id)) return undefined
@@ -180,5 +196,6 @@ export class DocumentRegistry implements RegistryView {
 
 export const EMPTY_REGISTRY: RegistryView = {
   lookup: () => undefined,
+  shadowsPointers: false,
   view: () => Object.freeze({}),
 }

@@ -19,24 +19,31 @@ function allDefined(values: readonly unknown[]): unknown[] {
   return values.filter((value) => value !== undefined)
 }
 
-export function compileLocate(descriptor: Record<string, unknown>, compiler: Compiler): Locate {
+/** The locate operation, and whether it always returns a plain value (never a promise). */
+export interface CompiledLocate {
+  readonly locate: Locate
+  readonly sync: boolean
+}
+
+export function compileLocate(descriptor: Record<string, unknown>, compiler: Compiler): CompiledLocate {
+  const sync = (locate: Locate): CompiledLocate => ({ locate, sync: true })
   if (truthy(descriptor.source)) {
     const read = compiler.reader(descriptor.source)
-    return (context) => read(context.source)
+    return sync((context) => read(context.source))
   }
   if (truthy(descriptor.target)) {
     // A snapshot: the level's target keeps changing, and a value read from it must never make
     // the output contain itself.
     const read = compiler.reader(descriptor.target)
-    return (context) => copyValue(read(context.target))
+    return sync((context) => copyValue(read(context.target)))
   }
   if (truthy(descriptor.input)) {
     const read = compiler.reader(descriptor.input)
-    return (context) => read(context.run.input)
+    return sync((context) => read(context.run.input))
   }
   if (truthy(descriptor.output)) {
     const read = compiler.reader(descriptor.output)
-    return (context) => copyValue(read(context.run.output))
+    return sync((context) => copyValue(read(context.run.output)))
   }
   for (const [keyword, choose] of [
     ['first', firstDefined],
@@ -46,10 +53,13 @@ export function compileLocate(descriptor: Record<string, unknown>, compiler: Com
     const operand = descriptor[keyword]
     if (!Array.isArray(operand)) continue
     const slots = operand.map((element) => compiler.slot(element))
-    return (context) => {
-      const values = readEach(slots, context)
-      return values instanceof Promise ? values.then(choose) : choose(values)
+    return {
+      sync: false,
+      locate: (context) => {
+        const values = readEach(slots, context)
+        return values instanceof Promise ? values.then(choose) : choose(values)
+      },
     }
   }
-  return passThrough
+  return sync(passThrough)
 }

@@ -30,22 +30,27 @@ function compileFind(descriptor: Record<string, unknown>, compiler: Compiler): S
   const operand = descriptor.find
   if (!truthy(operand)) return null
   const spec = isObject(operand) ? operand : {}
-  const eq = isObject(spec.eq) ? Object.entries(spec.eq) : []
+  const eq = isObject(spec.eq) ? spec.eq : {}
+  // The operands are document values (JSON), so a plain property read can never equal one through
+  // an inherited member: no own-property test is needed.
+  const keys = Object.keys(eq)
+  const expected = keys.map((key) => eq[key])
   const narrow = truthy(spec.pointer) ? compiler.reader(spec.pointer) : null
   const matches = (member: unknown): boolean => {
     if (member === null || typeof member !== 'object') return false
-    for (const [key, expected] of eq) {
-      if (!Object.hasOwn(member, key) || (member as Record<string, unknown>)[key] !== expected) return false
+    for (let i = 0; i < keys.length; i++) {
+      if ((member as Record<string, unknown>)[keys[i]!] !== expected[i]) return false
     }
     return true
   }
+  const found = (member: unknown): unknown => (narrow === null ? member : narrow(member))
   return {
     awaits: false,
     run(value) {
       if (value === null || typeof value !== 'object') return value
-      const members = Array.isArray(value) ? value : [value]
-      for (const member of members) {
-        if (matches(member)) return narrow === null ? member : narrow(member)
+      if (!Array.isArray(value)) return matches(value) ? found(value) : undefined
+      for (let i = 0; i < value.length; i++) {
+        if (matches(value[i])) return found(value[i])
       }
       return undefined
     },
