@@ -1,0 +1,48 @@
+// Outgoing headers (request-plugin.md §1 `headers`, §2 `allowHeaders`, §3 last point). The only
+// headers the plugin can send are the literal ones a mapping writes, filtered by the instance's
+// allowlist; the headers of whatever HTTP request reached the host never get here.
+import { HEADER_NAME } from './config.js'
+
+// Framing and connection management belong to the HTTP client; a mapping that could set them
+// could smuggle a second request or confuse the connection pool.
+const RESERVED = new Set([
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'expect',
+  'te',
+  'trailer',
+  'proxy-connection',
+])
+
+const FIELD_VALUE = /^[^\0\r\n]*$/
+
+/** Check a mapping's literal `headers` object: names are tokens, values single-line strings. */
+export function readHeaders(headers: unknown): ReadonlyMap<string, string> {
+  const checked = new Map<string, string>()
+  if (headers === undefined) return checked
+  if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) {
+    throw new TypeError('request option headers must be an object of header names to string values')
+  }
+  for (const [name, value] of Object.entries(headers)) {
+    if (!HEADER_NAME.test(name)) throw new TypeError(`request header name ${JSON.stringify(name)} is not a valid HTTP field name`)
+    if (RESERVED.has(name.toLowerCase())) throw new TypeError(`request header ${name} is controlled by the HTTP client and cannot be set`)
+    if (typeof value !== 'string' || !FIELD_VALUE.test(value)) {
+      throw new TypeError(`request header ${name} must be a string without line breaks`)
+    }
+    checked.set(name.toLowerCase(), value)
+  }
+  return checked
+}
+
+/** The headers the allowlist lets through (`null` = every one), names lowercased. */
+export function forwardedHeaders(headers: ReadonlyMap<string, string>, allow: ReadonlySet<string> | null): Map<string, string> {
+  const forwarded = new Map<string, string>()
+  for (const [name, value] of headers) {
+    if (allow === null || allow.has(name)) forwarded.set(name, value)
+  }
+  return forwarded
+}

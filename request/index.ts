@@ -1,0 +1,71 @@
+// mapper-service/request: the request plugin (request-plugin.md), an extension like any other a
+// deployment could write, built only on the engine's public extension interface.
+//
+//   const request = createRequest({ redirect: 'follow', allowHeaders: [] })
+//   const mapper = new Mapper({ mappings }, { plugins: { request } })
+import type { EvaluationContext, Plugin } from '../engine/index.js'
+import { sharedAgent } from './agent.js'
+import { readBody, ResponseTooLargeError } from './body.js'
+import { resolvePolicy, type RequestConfig, type RequestPolicy } from './config.js'
+import { Deadline } from './deadline.js'
+import { exchange } from './exchange.js'
+import { forwardedHeaders } from './headers.js'
+import { readOptions } from './options.js'
+import { parseEnvelope } from './parse.js'
+import { compileScraper } from './scraper.js'
+import { locateUrl } from './url.js'
+
+export { DEFAULTS, type RedirectMode, type RequestConfig, type RequestPolicy } from './config.js'
+export { RedirectRefusedError } from './redirect.js'
+export { PrivateNetworkRefusedError, isPrivateAddress } from './private-network.js'
+export { ResponseTooLargeError } from './body.js'
+
+function refuseProtocol(url: URL, policy: RequestPolicy): void {
+  if (!policy.allowedProtocols.includes(url.protocol)) {
+    throw new Error(`Refused protocol ${url.protocol} for ${url.href}: allowed protocols are ${policy.allowedProtocols.join(', ')}`)
+  }
+}
+
+/**
+ * Build a request plugin. The config is checked here, once; a wrong value throws naming its key.
+ * The plugin returns the parse envelope; the engine applies `options.pointer` to it afterwards.
+ */
+export function createRequest(config: RequestConfig = {}): Plugin {
+  const policy = resolvePolicy(config)
+  const dispatcher = policy.dispatcher ?? sharedAgent(policy.denyPrivateNetworks)
+
+  return async function request(options: unknown, value: unknown, context: EvaluationContext): Promise<unknown> {
+    const call = readOptions(options)
+    const scraper = call.scraper === undefined ? undefined : compileScraper(call.scraper)
+    const url = await locateUrl(call, value, context)
+    // A `search` mapping that short-circuited has recorded its errors; nothing is sent.
+    if (url === null) return undefined
+    refuseProtocol(url, policy)
+    const headers = forwardedHeaders(call.headers, policy.allowHeaders)
+
+    const deadline = new Deadline(policy.timeoutMs, url.href, context.signal)
+    try {
+      if (policy.checkUrl !== undefined) await deadline.race(policy.checkUrl(url.href))
+      let body: string | undefined
+      if (call.body !== undefined) {
+        const mapped = await deadline.race(context.evaluateMapping(call.body, { source: value }))
+        if (mapped === null) return undefined
+        body = JSON.stringify(mapped)
+      }
+      const incoming = await exchange({ url, method: call.method, headers, body }, policy, dispatcher, deadline)
+      let bytes: Buffer
+      try {
+        // A HEAD response declares the length of a body it does not carry.
+        const declared = call.method === 'HEAD' ? undefined : incoming.headers['content-length']
+        bytes = await readBody(incoming.body, declared, policy.maxResponseBytes)
+      } catch (error) {
+        deadline.check()
+        if (error instanceof ResponseTooLargeError) throw error
+        throw new Error(`Reading the response of ${incoming.url.href} failed: ${(error as Error).message}`, { cause: error })
+      }
+      return parseEnvelope(incoming.status, incoming.headers['content-type'], bytes, scraper, incoming.url.href)
+    } finally {
+      deadline.dispose()
+    }
+  }
+}

@@ -1,0 +1,38 @@
+// The redirect policy (request-plugin.md §3). undici is never asked to follow; the plugin sees
+// every 3xx and either refuses it (the default) or follows it within strict bounds.
+import type { RequestPolicy } from './config.js'
+
+export const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308])
+
+/**
+ * A redirect the policy does not follow. The service answers 422 for it (recognized by `code`);
+ * every other failure of the plugin is an ordinary error.
+ */
+export class RedirectRefusedError extends Error {
+  override readonly name = 'RedirectRefusedError'
+  readonly code = 'E_REDIRECT_REFUSED'
+  /** The 3xx status of the refused response. */
+  readonly status: number
+  /** The refused target; absent (not even an own key) when the response carried no `Location`. */
+  declare readonly location?: string
+
+  constructor(url: string, status: number, location?: string) {
+    super(`Redirect refused: ${url} responded ${status}${location === undefined ? '' : ` to ${location}`}`)
+    this.status = status
+    if (location !== undefined) Object.defineProperty(this, 'location', { value: location, enumerable: true })
+  }
+}
+
+/** The one hop `'follow'` may take from `current`: same origin, or the https upgrade on default ports. */
+export function isAllowedHop(target: URL, current: URL, policy: RequestPolicy): boolean {
+  if (!policy.allowedProtocols.includes(target.protocol)) return false
+  if (target.origin === current.origin) return true
+  return (
+    policy.redirectHttpsUpgrade &&
+    current.protocol === 'http:' &&
+    target.protocol === 'https:' &&
+    target.hostname === current.hostname &&
+    current.port === '' &&
+    target.port === ''
+  )
+}

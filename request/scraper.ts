@@ -1,0 +1,165 @@
+// The HTML scraper (request-plugin.md §4): `scraper: { <key>: spec }`, each spec a CSS selector
+// plus value steps. A spec is compiled once per frozen options object (the engine freezes every
+// document it admits) and before anything is sent: a bad selector or an unsafe pattern fails
+// the call without a request. Every regex operand passes the engine's pattern safety screen.
+import { load, type Cheerio, type CheerioAPI } from 'cheerio'
+import type { AnyNode } from 'domhandler'
+import { screenPattern } from '../engine/index.js'
+import { setMember } from './record.js'
+
+const SPEC_KEYS = ['selector', 'index', 'text', 'attr', 'match', 'split', 'replace', 'trim', 'int', 'list', 'each'] as const
+const VALUE_STEPS = ['text', 'attr', 'match', 'split', 'replace', 'trim', 'int', 'list'] as const
+
+interface Field {
+  readonly key: string
+  readonly selector: string | undefined
+  readonly index: number | undefined
+  readonly attr: string | undefined
+  readonly match: RegExp | undefined
+  readonly split: string | undefined
+  readonly replace: ReadonlyArray<readonly [RegExp, string]>
+  readonly trim: boolean
+  readonly int: boolean
+  readonly list: boolean
+  readonly each: CompiledScraper | undefined
+}
+
+/** A checked scraper: its fields in written order. */
+export type CompiledScraper = readonly Field[]
+
+const compiledSpecs = new WeakMap<object, CompiledScraper>()
+
+// An empty document to try selectors on: css-select compiles a selector before it matches anything.
+const probe = load('<html></html>')
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+}
+
+function pattern(source: unknown, flags: string, where: string): RegExp {
+  const verdict = screenPattern(source)
+  if (verdict !== undefined) {
+    throw new TypeError(`scraper ${where} refused: ${verdict.message} (${verdict.rule})`)
+  }
+  return new RegExp(source as string, flags)
+}
+
+function compileField(key: string, spec: unknown, path: string): Field {
+  if (!isPlainObject(spec)) throw new TypeError(`scraper ${path} must be an object`)
+  for (const name of Object.keys(spec)) {
+    if (!(SPEC_KEYS as readonly string[]).includes(name)) {
+      throw new TypeError(`scraper ${path}: ${name} is not a scraper key (known keys: ${SPEC_KEYS.join(', ')})`)
+    }
+  }
+  const flag = (name: 'trim' | 'int' | 'list'): boolean => {
+    const given = spec[name]
+    if (given !== undefined && typeof given !== 'boolean') throw new TypeError(`scraper ${path}.${name} must be a boolean`)
+    return given === true
+  }
+
+  const { selector, index, text, attr, match, split, replace, each } = spec
+  if (selector !== undefined) {
+    if (typeof selector !== 'string' || selector.trim() === '') throw new TypeError(`scraper ${path}.selector must be a CSS selector`)
+    try {
+      probe.root().find(selector)
+    } catch (error) {
+      throw new TypeError(`scraper ${path}.selector ${JSON.stringify(selector)} is not a valid CSS selector: ${(error as Error).message}`)
+    }
+  }
+  if (index !== undefined && (typeof index !== 'number' || !Number.isInteger(index))) {
+    throw new TypeError(`scraper ${path}.index must be an integer`)
+  }
+  if (text !== undefined && text !== true) throw new TypeError(`scraper ${path}.text must be true (text is the default value)`)
+  if (attr !== undefined && (typeof attr !== 'string' || attr === '')) throw new TypeError(`scraper ${path}.attr must be an attribute name`)
+  if (text !== undefined && attr !== undefined) throw new TypeError(`scraper ${path}: use text or attr, not both`)
+  if (split !== undefined && (typeof split !== 'string' || split === '')) throw new TypeError(`scraper ${path}.split must be a non-empty string`)
+  let pairs: Array<readonly [RegExp, string]> = []
+  if (replace !== undefined) {
+    if (!Array.isArray(replace)) throw new TypeError(`scraper ${path}.replace must be a list of [pattern, replacement] pairs`)
+    pairs = replace.map((pair: unknown, i) => {
+      if (!Array.isArray(pair) || pair.length !== 2 || typeof pair[0] !== 'string' || typeof pair[1] !== 'string') {
+        throw new TypeError(`scraper ${path}.replace[${i}] must be a [pattern, replacement] pair of strings`)
+      }
+      return [pattern(pair[0], 'g', `${path}.replace[${i}]`), pair[1]] as const
+    })
+  }
+  let nested: CompiledScraper | undefined
+  if (each !== undefined) {
+    const steps = VALUE_STEPS.filter((name) => spec[name] !== undefined)
+    if (steps.length > 0) throw new TypeError(`scraper ${path}: each cannot be combined with ${steps.join(', ')}`)
+    nested = compileFields(each, `${path}.each`)
+  }
+
+  return {
+    key,
+    selector: selector as string | undefined,
+    index: index as number | undefined,
+    attr: attr as string | undefined,
+    match: match === undefined ? undefined : pattern(match, '', `${path}.match`),
+    split: split as string | undefined,
+    replace: pairs,
+    trim: flag('trim'),
+    int: flag('int'),
+    list: flag('list'),
+    each: nested,
+  }
+}
+
+function compileFields(spec: unknown, path: string): CompiledScraper {
+  if (!isPlainObject(spec)) throw new TypeError(`${path} must be an object of named fields`)
+  return Object.entries(spec).map(([key, field]) => compileField(key, field, path === 'scraper' ? key : `${path}.${key}`))
+}
+
+/** Check and compile a `scraper` option (cached per options object). */
+export function compileScraper(spec: unknown): CompiledScraper {
+  const cached = isPlainObject(spec) ? compiledSpecs.get(spec) : undefined
+  if (cached !== undefined) return cached
+  if (!isPlainObject(spec)) throw new TypeError('request option scraper must be an object of named fields')
+  const compiled = compileFields(spec, 'scraper')
+  // Only a frozen spec (as every admitted document is) is known not to change under the cache.
+  if (Object.isFrozen(spec)) compiledSpecs.set(spec, compiled)
+  return compiled
+}
+
+/** The value steps in their fixed order: match, split, replace, trim, int. */
+function refine(field: Field, raw: string | undefined): unknown {
+  if (raw === undefined) return undefined
+  let value: string | undefined = raw
+  if (field.match !== undefined) value = field.match.exec(value)?.[0]
+  if (value === undefined) return undefined
+  const parts: Array<string | undefined> = field.split === undefined ? [value] : value.split(field.split)
+  const refined = parts.map((part) => {
+    let text = part!
+    for (const [search, replacement] of field.replace) text = text.replace(search, replacement)
+    if (field.trim) text = text.trim()
+    if (!field.int) return text
+    const number = Number.parseInt(text, 10)
+    return Number.isNaN(number) ? null : number
+  })
+  return field.split === undefined ? (refined[0] ?? undefined) : refined
+}
+
+function extract(field: Field, selection: Cheerio<AnyNode>): string | undefined {
+  if (selection.length === 0) return undefined
+  return field.attr === undefined ? selection.text() : selection.attr(field.attr)
+}
+
+/** Apply a compiled scraper below `node`; a field that matched nothing is left out. */
+export function runScraper(scraper: CompiledScraper, $: CheerioAPI, node: Cheerio<AnyNode>): Record<string, unknown> {
+  const result: Record<string, unknown> = {}
+  for (const field of scraper) {
+    let selection: Cheerio<AnyNode> = field.selector === undefined ? node : node.find(field.selector)
+    if (field.index !== undefined) selection = selection.eq(field.index)
+    let value: unknown
+    if (field.each !== undefined) {
+      const nested = field.each
+      value = selection.toArray().map((element) => runScraper(nested, $, $(element)))
+    } else if (field.list) {
+      value = selection.toArray().map((element) => refine(field, extract(field, $(element))) ?? null)
+    } else {
+      value = refine(field, extract(field, selection))
+    }
+    if (value !== undefined) setMember(result, field.key, value)
+  }
+  return result
+}

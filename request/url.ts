@@ -1,0 +1,129 @@
+// Where a call goes (request-plugin.md §1): `origin + pathname + ?search` built from the pipeline
+// value, or a `url` read through a pointer from one of the evaluation's scopes.
+import { readPointer, type EvaluationContext } from '../engine/index.js'
+import { isMappingForm, type RequestOptions } from './options.js'
+
+const PLACEHOLDER = /\{\{([^}]+)\}\}/g
+
+export const INVALID_URL_SCOPE = 'Invalid url: exactly one of source, target, input, or output'
+
+const SCOPES = ['source', 'target', 'input', 'output'] as const
+type Scope = (typeof SCOPES)[number]
+
+/** The pipeline value's own field, or undefined (never something inherited). */
+function field(value: unknown, name: string): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined
+  return Object.hasOwn(value, name) ? (value as Record<string, unknown>)[name] : undefined
+}
+
+/**
+ * Fill the `{{name}}` placeholders of a pathname template, each value percent-encoded as one path
+ * segment. `.` and `..` would survive encoding and be normalized away by the URL parser, moving
+ * the request up the path, so they are refused.
+ */
+export function fillPathname(template: string, value: unknown): string {
+  return template.replace(PLACEHOLDER, (_, name: string) => {
+    const given = field(value, name)
+    if (given === undefined || given === null) {
+      throw new TypeError(`pathname placeholder {{${name}}} has no value: the pipeline value has no ${name}`)
+    }
+    if (!(typeof given === 'string' || typeof given === 'boolean' || (typeof given === 'number' && Number.isFinite(given)))) {
+      throw new TypeError(`pathname placeholder {{${name}}} must be a string, number or boolean`)
+    }
+    const segment = String(given)
+    if (segment === '.' || segment === '..') {
+      throw new TypeError(`pathname placeholder {{${name}}} refused: the value ${JSON.stringify(segment)} is a dot segment`)
+    }
+    return encodeURIComponent(segment)
+  })
+}
+
+/** Append one query entry: primitives as text, a list as repeated keys; absent values are left out. */
+function appendParameter(params: URLSearchParams, key: string, given: unknown): void {
+  if (given === undefined || given === null) return
+  if (Array.isArray(given)) {
+    for (const item of given) appendParameter(params, key, item)
+    return
+  }
+  if (typeof given === 'string' || typeof given === 'number' || typeof given === 'boolean') {
+    params.append(key, String(given))
+    return
+  }
+  throw new TypeError(`search parameter ${key} must be a string, number, boolean or a list of them`)
+}
+
+/**
+ * The query string of `search`. The literal form `{ key: field }` sends the pipeline value's
+ * `field`, or the literal itself when that field is absent; the `{ mapping: … }` form is evaluated
+ * against the pipeline value into a fresh target. `null` when that mapping short-circuited.
+ */
+export async function buildSearch(
+  search: Readonly<Record<string, unknown>>,
+  value: unknown,
+  context: EvaluationContext,
+): Promise<string | null> {
+  const params = new URLSearchParams()
+  if (isMappingForm(search)) {
+    const mapped = await context.evaluateMapping(search, { source: value })
+    if (mapped === null) return null
+    for (const [key, given] of Object.entries(mapped)) appendParameter(params, key, given)
+  } else {
+    for (const [key, literal] of Object.entries(search)) {
+      if (typeof literal !== 'string' && typeof literal !== 'number' && typeof literal !== 'boolean') {
+        throw new TypeError(`search parameter ${key} must name a field of the pipeline value, or be a literal string, number or boolean`)
+      }
+      const fromValue = field(value, String(literal))
+      appendParameter(params, key, fromValue === undefined || fromValue === null ? literal : fromValue)
+    }
+  }
+  return params.toString()
+}
+
+/** Read `url`: a bare pointer into the root output, or `{ <scope>: pointer }` for exactly one scope. */
+export function readUrlOption(url: unknown, value: unknown, context: EvaluationContext): unknown {
+  let scope: Scope
+  let pointer: string
+  if (typeof url === 'string') {
+    scope = 'output'
+    pointer = url
+  } else {
+    if (url === null || typeof url !== 'object' || Array.isArray(url)) throw new TypeError(INVALID_URL_SCOPE)
+    const keys = Object.keys(url)
+    const only = keys[0]
+    if (keys.length !== 1 || !(SCOPES as readonly string[]).includes(only!)) throw new TypeError(INVALID_URL_SCOPE)
+    const given = (url as Record<string, unknown>)[only!]
+    if (typeof given !== 'string') throw new TypeError(INVALID_URL_SCOPE)
+    scope = only as Scope
+    pointer = given
+  }
+  const document = scope === 'source' ? value : context[scope]
+  try {
+    return readPointer(document, pointer)
+  } catch (error) {
+    throw new TypeError(`Invalid url pointer ${JSON.stringify(pointer)} (${scope}): ${(error as Error).message}`, { cause: error })
+  }
+}
+
+/** Parse what was built or read into an absolute URL, or fail naming it. */
+function parseUrl(text: unknown, origin: string): URL {
+  if (typeof text !== 'string') {
+    throw new TypeError(`request url from ${origin} must be a string, got ${text === null ? 'null' : typeof text}`)
+  }
+  try {
+    return new URL(text)
+  } catch {
+    throw new TypeError(`Invalid URL: ${text}`)
+  }
+}
+
+/** The URL of a call, or `null` when a `search` mapping short-circuited (its errors are recorded). */
+export async function locateUrl(options: RequestOptions, value: unknown, context: EvaluationContext): Promise<URL | null> {
+  if (options.url !== undefined) return parseUrl(readUrlOption(options.url, value, context), 'the url option')
+  let text = options.origin! + fillPathname(options.pathname ?? '', value)
+  if (options.search !== undefined) {
+    const query = await buildSearch(options.search, value, context)
+    if (query === null) return null
+    if (query !== '') text += (text.includes('?') ? '&' : '?') + query
+  }
+  return parseUrl(text, 'origin and pathname')
+}

@@ -1,0 +1,90 @@
+// Construction (request-plugin.md §2): every config key is checked by createRequest itself, and a
+// wrong value throws at once with a message naming the key and what it must be.
+import t from 'tap'
+import { Agent } from 'undici'
+import { createRequest, DEFAULTS } from '../request/index.js'
+import { resolvePolicy } from '../request/config.js'
+
+const INVALID: Array<[string, Record<string, unknown>, string]> = [
+  ['timeoutMs zero', { timeoutMs: 0 }, 'timeoutMs must be an integer from 1 to 2147483647'],
+  ['timeoutMs fractional', { timeoutMs: 1.5 }, 'timeoutMs must be an integer from 1 to 2147483647'],
+  ['timeoutMs null', { timeoutMs: null }, 'timeoutMs must be an integer from 1 to 2147483647'],
+  ['timeoutMs too large', { timeoutMs: 2 ** 31 }, 'timeoutMs must be an integer from 1 to 2147483647'],
+  ['redirect always', { redirect: 'always' }, 'Unsupported redirect mode always: only "refuse" and "follow" are implemented'],
+  ['redirect manual', { redirect: 'manual' }, 'Unsupported redirect mode manual: only "refuse" and "follow" are implemented'],
+  ['redirect boolean', { redirect: true }, 'Unsupported redirect mode true: only "refuse" and "follow" are implemented'],
+  ['maxRedirects negative', { maxRedirects: -1 }, 'maxRedirects must be an integer from 0 to 20'],
+  ['maxRedirects 21', { maxRedirects: 21 }, 'maxRedirects must be an integer from 0 to 20'],
+  ['maxRedirects NaN', { maxRedirects: Number.NaN }, 'maxRedirects must be an integer from 0 to 20'],
+  ['maxRedirects string', { maxRedirects: '2' }, 'maxRedirects must be an integer from 0 to 20'],
+  ['redirectHttpsUpgrade string', { redirectHttpsUpgrade: 'yes' }, 'redirectHttpsUpgrade must be a boolean'],
+  ['allowHeaders false', { allowHeaders: false }, 'allowHeaders must be true or a list of header names'],
+  ['allowHeaders string', { allowHeaders: 'x-api-key' }, 'allowHeaders must be true or a list of header names'],
+  ['allowHeaders bad name', { allowHeaders: ['x api key'] }, 'allowHeaders must be true or a list of header names'],
+  ['checkUrl string', { checkUrl: 'refuse-private' }, 'checkUrl must be a function'],
+  ['denyPrivateNetworks string', { denyPrivateNetworks: 'true' }, 'denyPrivateNetworks must be a boolean'],
+  ['allowedProtocols empty', { allowedProtocols: [] }, 'allowedProtocols must be a non-empty list drawn from "http:" and "https:"'],
+  ['allowedProtocols file:', { allowedProtocols: ['http:', 'file:'] }, 'allowedProtocols must be a non-empty list drawn from "http:" and "https:"'],
+  ['allowedProtocols without colon', { allowedProtocols: ['https'] }, 'allowedProtocols must be a non-empty list drawn from "http:" and "https:"'],
+  ['maxResponseBytes zero', { maxResponseBytes: 0 }, 'maxResponseBytes must be a positive integer'],
+  ['maxResponseBytes Infinity', { maxResponseBytes: Number.POSITIVE_INFINITY }, 'maxResponseBytes must be a positive integer'],
+  ['dispatcher object', { dispatcher: {} }, 'dispatcher must be an undici Dispatcher (an object with dispatch and request methods)'],
+  ['unknown key', { redirectSameOrigin: true }, 'redirectSameOrigin is not a request config key (known keys: timeoutMs, redirect, maxRedirects, redirectHttpsUpgrade, allowHeaders, checkUrl, denyPrivateNetworks, allowedProtocols, maxResponseBytes, dispatcher)'],
+  ['typo', { maxRedirect: 3 }, /^maxRedirect is not a request config key/ as unknown as string],
+]
+
+t.test('a wrong config value throws at construction, naming the key', async (t) => {
+  for (const [name, config, message] of INVALID) {
+    t.throws(() => createRequest(config as never), { message }, name)
+  }
+  t.throws(() => createRequest(null as never), { message: 'request config must be an object' })
+  t.throws(() => createRequest([] as never), { message: 'request config must be an object' })
+})
+
+t.test('denyPrivateNetworks cannot be promised on a foreign dispatcher', async (t) => {
+  const dispatcher = new Agent()
+  t.teardown(() => dispatcher.close())
+  t.throws(() => createRequest({ denyPrivateNetworks: true, dispatcher }), {
+    message: "denyPrivateNetworks cannot be combined with a custom dispatcher: the check runs in the connector of the plugin's own Agent",
+  })
+  t.type(createRequest({ dispatcher }), 'function', 'a custom dispatcher alone is fine')
+})
+
+t.test('defaults: no config, an empty config and explicit undefined values give the documented policy', async (t) => {
+  const expected = {
+    timeoutMs: 10000,
+    redirect: 'refuse',
+    maxRedirects: 2,
+    redirectHttpsUpgrade: true,
+    allowHeaders: null,
+    checkUrl: undefined,
+    denyPrivateNetworks: false,
+    allowedProtocols: ['http:', 'https:'],
+    maxResponseBytes: 10485760,
+    dispatcher: undefined,
+  }
+  t.same(resolvePolicy(undefined), expected)
+  t.same(resolvePolicy({}), expected)
+  t.same(resolvePolicy({ timeoutMs: undefined, redirect: undefined }), expected)
+  t.equal(DEFAULTS.maxResponseBytes, 10485760)
+  t.type(createRequest(), 'function')
+})
+
+t.test('valid values are accepted and normalized', async (t) => {
+  const policy = resolvePolicy({
+    timeoutMs: 1,
+    redirect: 'follow',
+    maxRedirects: 20,
+    redirectHttpsUpgrade: false,
+    allowHeaders: ['X-Api-Key', 'Accept'],
+    checkUrl: () => {},
+    denyPrivateNetworks: true,
+    allowedProtocols: ['HTTPS:'],
+    maxResponseBytes: 1,
+  })
+  t.same([...policy.allowHeaders!], ['x-api-key', 'accept'])
+  t.same(policy.allowedProtocols, ['https:'])
+  t.equal(policy.maxRedirects, 20)
+  t.same([...resolvePolicy({ allowHeaders: [] }).allowHeaders!], [], '[] forwards none')
+  t.ok(Object.isFrozen(policy), 'the policy cannot be changed after construction')
+})

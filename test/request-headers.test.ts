@@ -1,0 +1,85 @@
+// Outgoing headers (request-plugin.md §1 `headers`, §2 `allowHeaders`): only the literal headers a
+// mapping writes, filtered by the instance's allowlist — checked on what a real upstream receives.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import t from 'tap'
+import { Mapper } from '../engine/index.js'
+import { createRequest, type RequestConfig } from '../request/index.js'
+
+interface Upstream {
+  origin: string
+  hits: string[]
+}
+
+/** A local upstream on 127.0.0.1 that records `METHOD path` per request; closed at teardown. */
+async function upstream(
+  t: { teardown(fn: () => unknown): void },
+  handle: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<Upstream> {
+  const hits: string[] = []
+  const server = createServer((req, res) => {
+    hits.push(`${req.method} ${req.url}`)
+    handle(req, res)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => {
+    server.closeAllConnections()
+    return new Promise((resolve) => server.close(resolve))
+  })
+  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits }
+}/** Reflects the request headers as JSON. */
+const reflect = (req: IncomingMessage, res: ServerResponse): void => {
+  res.setHeader('content-type', 'application/json')
+  res.end(JSON.stringify({ headers: req.headers }))
+}
+
+const SENT = { authorization: 'Bearer t', cookie: 'sid=1', 'X-Api-Key': 'k123' }
+
+async function receivedHeaders(origin: string, config: RequestConfig, headers: Record<string, string> = SENT): Promise<Record<string, string>> {
+  const mapper = new Mapper({}, { plugins: { request: createRequest(config) } })
+  const result = await mapper.map({ mapping: { '/h': { request: { origin, pathname: '/echo', headers, pointer: '/json/headers' } } } }, {})
+  return result.h as Record<string, string>
+}
+
+t.test('allowHeaders true (the default) forwards every literal header', async (t) => {
+  const up = await upstream(t, reflect)
+  const received = await receivedHeaders(up.origin, {})
+  t.match(received, { authorization: 'Bearer t', cookie: 'sid=1', 'x-api-key': 'k123' })
+  t.same(await receivedHeaders(up.origin, { allowHeaders: true }), received)
+})
+
+t.test('allowHeaders as a list forwards only those names, case-insensitively', async (t) => {
+  const up = await upstream(t, reflect)
+  const received = await receivedHeaders(up.origin, { allowHeaders: ['x-API-key'] })
+  t.equal(received['x-api-key'], 'k123')
+  t.notOk('authorization' in received)
+  t.notOk('cookie' in received)
+})
+
+t.test('allowHeaders [] forwards none', async (t) => {
+  const up = await upstream(t, reflect)
+  const received = await receivedHeaders(up.origin, { allowHeaders: [] })
+  for (const name of ['authorization', 'cookie', 'x-api-key']) t.notOk(name in received, name)
+})
+
+t.test('the plugin adds no headers of its own to a GET beyond what HTTP needs', async (t) => {
+  const up = await upstream(t, reflect)
+  const received = await receivedHeaders(up.origin, {}, {})
+  t.same(Object.keys(received).filter((name) => !['host', 'connection'].includes(name)), [])
+})
+
+t.test('headers the HTTP client controls, and malformed headers, are refused before sending', async (t) => {
+  const up = await upstream(t, reflect)
+  await t.rejects(receivedHeaders(up.origin, {}, { Host: 'elsewhere.test' }), {
+    message: 'request header Host is controlled by the HTTP client and cannot be set',
+  })
+  await t.rejects(receivedHeaders(up.origin, {}, { 'transfer-encoding': 'chunked' }), { message: /controlled by the HTTP client/ })
+  await t.rejects(receivedHeaders(up.origin, {}, { 'x-a': 'one\r\nx-b: two' }), {
+    message: 'request header x-a must be a string without line breaks',
+  })
+  await t.rejects(receivedHeaders(up.origin, {}, { 'bad name': 'v' }), { message: /is not a valid HTTP field name/ })
+  await t.rejects(receivedHeaders(up.origin, {}, { 'x-n': 1 } as unknown as Record<string, string>), {
+    message: 'request header x-n must be a string without line breaks',
+  })
+  t.same(up.hits, [])
+})

@@ -1,0 +1,152 @@
+// Limits (request-plugin.md §2, §3): one timeoutMs deadline over connection, hops and body; the
+// host's abort signal; maxResponseBytes enforced while streaming. Real upstream on 127.0.0.1 that
+// stalls or over-delivers on purpose; no assertion depends on how long anything took.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import t from 'tap'
+import { Mapper } from '../engine/index.js'
+import { createRequest, type RequestConfig } from '../request/index.js'
+
+interface Upstream {
+  origin: string
+  hits: string[]
+}
+
+/** A local upstream on 127.0.0.1 that records `METHOD path` per request; closed at teardown. */
+async function upstream(
+  t: { teardown(fn: () => unknown): void },
+  handle: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<Upstream> {
+  const hits: string[] = []
+  const server = createServer((req, res) => {
+    hits.push(`${req.method} ${req.url}`)
+    handle(req, res)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => {
+    server.closeAllConnections()
+    return new Promise((resolve) => server.close(resolve))
+  })
+  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits }
+}function fetchEnvelope(config: RequestConfig, request: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
+  const mapper = new Mapper({}, { plugins: { request: createRequest(config) } })
+  const extra = signal === undefined ? undefined : { signal }
+  return mapper.map({ mapping: { '/r': { request } } }, {}, extra).then((result) => result.r)
+}
+
+t.test('timeout before the response headers', async (t) => {
+  const up = await upstream(t, () => {
+    // never answers
+  })
+  await t.rejects(fetchEnvelope({ timeoutMs: 200 }, { origin: up.origin, pathname: '/slow' }), {
+    message: `Request timed out after 200 ms: ${up.origin}/slow`,
+  })
+  t.same(up.hits, ['GET /slow'])
+})
+
+t.test('timeout while the body is being read', async (t) => {
+  const up = await upstream(t, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' })
+    res.write('{"partial":')
+    // and stalls
+  })
+  await t.rejects(fetchEnvelope({ timeoutMs: 200 }, { origin: up.origin, pathname: '/partial' }), {
+    message: `Request timed out after 200 ms: ${up.origin}/partial`,
+  })
+})
+
+t.test('one deadline covers the whole redirect chain and names the hop in flight', async (t) => {
+  const up = await upstream(t, (req, res) => {
+    if (req.url === '/a') {
+      res.writeHead(301, { location: '/b' })
+      res.end()
+    }
+    // /b stalls
+  })
+  await t.rejects(fetchEnvelope({ timeoutMs: 200, redirect: 'follow' }, { origin: up.origin, pathname: '/a' }), {
+    message: `Request timed out after 200 ms: ${up.origin}/b`,
+  })
+  t.same(up.hits, ['GET /a', 'GET /b'])
+})
+
+t.test('the deadline covers a checkUrl that never settles', async (t) => {
+  const up = await upstream(t, () => {})
+  await t.rejects(fetchEnvelope({ timeoutMs: 200, checkUrl: () => new Promise<void>(() => {}) }, { origin: up.origin, pathname: '/x' }), {
+    message: `Request timed out after 200 ms: ${up.origin}/x`,
+  })
+  t.same(up.hits, [])
+})
+
+t.test('the evaluation\'s abort signal (context.signal) aborts the request', async (t) => {
+  const controller = new AbortController()
+  const up = await upstream(t, () => controller.abort(new Error('the caller went away')))
+  const error = (await t.rejects(fetchEnvelope({}, { origin: up.origin, pathname: '/held' }, controller.signal), {
+    message: `Request aborted: ${up.origin}/held`,
+  })) as Error
+  t.match(error.cause, { message: 'the caller went away' })
+  t.same(up.hits, ['GET /held'])
+})
+
+t.test('an already aborted signal sends nothing', async (t) => {
+  const up = await upstream(t, () => {})
+  await t.rejects(fetchEnvelope({}, { origin: up.origin, pathname: '/never' }, AbortSignal.abort(new Error('gone'))), {
+    message: `Request aborted: ${up.origin}/never`,
+  })
+  t.same(up.hits, [])
+})
+
+t.test('maxResponseBytes: a declared Content-Length over the cap is refused', async (t) => {
+  const body = JSON.stringify({ padding: 'x'.repeat(10_000) })
+  const up = await upstream(t, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
+    res.end(body)
+  })
+  await t.rejects(fetchEnvelope({ maxResponseBytes: 1024 }, { origin: up.origin }), {
+    name: 'ResponseTooLargeError',
+    code: 'E_RESPONSE_TOO_LARGE',
+    message: 'Response exceeds 1024 bytes',
+  })
+})
+
+t.test('maxResponseBytes: an undeclared (chunked) body is cut off while streaming', async (t) => {
+  let written = 0
+  const up = await upstream(t, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain' })
+    // Keep writing well past the cap; the plugin must stop reading long before the end.
+    const chunk = 'y'.repeat(4096)
+    const pump = (): void => {
+      while (written < 1_048_576) {
+        written += chunk.length
+        if (!res.write(chunk)) {
+          res.once('drain', pump)
+          return
+        }
+      }
+      res.end()
+    }
+    res.on('close', () => (written = Number.POSITIVE_INFINITY))
+    pump()
+  })
+  await t.rejects(fetchEnvelope({ maxResponseBytes: 16_384 }, { origin: up.origin }), { message: 'Response exceeds 16384 bytes' })
+})
+
+t.test('maxResponseBytes: a body of exactly the cap is read', async (t) => {
+  const up = await upstream(t, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain' })
+    res.write('a'.repeat(8))
+    res.end('b'.repeat(8))
+  })
+  t.same(await fetchEnvelope({ maxResponseBytes: 16 }, { origin: up.origin }), { status: 200, 'content-type': 'text/plain', text: 'aaaaaaaabbbbbbbb' })
+})
+
+t.test('a connection failure keeps undici\'s cause', async (t) => {
+  // A port that was just listening and is now closed: connection refused, without the network.
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  const error = (await t.rejects(fetchEnvelope({}, { origin: `http://127.0.0.1:${port}`, pathname: '/x' }), {
+    message: new RegExp(`^Request to http://127.0.0.1:${port}/x failed: `),
+  })) as Error
+  t.match(error.cause, { code: 'ECONNREFUSED' })
+})

@@ -1,0 +1,210 @@
+// The parse envelope (request-plugin.md §1 "Result"): one branch per content type, matched
+// case-insensitively; non-2xx responses are data; the same response always gives the same envelope.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import t from 'tap'
+import { Mapper, type EvaluationContext } from '../engine/index.js'
+import { createRequest } from '../request/index.js'
+
+interface Upstream {
+  origin: string
+  hits: string[]
+}
+
+/** A local upstream on 127.0.0.1 that records `METHOD path` per request; closed at teardown. */
+async function upstream(
+  t: { teardown(fn: () => unknown): void },
+  handle: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<Upstream> {
+  const hits: string[] = []
+  const server = createServer((req, res) => {
+    hits.push(`${req.method} ${req.url}`)
+    handle(req, res)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => {
+    server.closeAllConnections()
+    return new Promise((resolve) => server.close(resolve))
+  })
+  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits }
+}interface Fixture {
+  status?: number
+  type?: string
+  body: string | Buffer
+}
+
+const HTML = `<!doctype html><html><head>
+<title>On Mapping</title>
+<meta name="Description" content="A book">
+<meta property="og:title" content="On Mapping">
+<meta name="keywords" content="maps"><meta name="keywords" content="charts">
+<meta charset="utf-8">
+<script type="Application/LD+JSON">{"@type":"Book","name":"On Mapping"}</script>
+<script type="application/ld+json">{"@type":"Second"}</script>
+</head><body><h1>On Mapping</h1></body></html>`
+
+const XML = `<?xml version="1.0" encoding="UTF-8"?>
+<!-- a feed -->
+<feed xmlns="http://www.w3.org/2005/Atom">
+  <title type="text">Maps &amp; Charts</title>
+  <entry id="1"><title>First</title></entry>
+  <entry id="2"><title><![CDATA[Second <b>bold</b>]]></title></entry>
+  <empty/>
+</feed>`
+
+const FIXTURES: Record<string, Fixture> = {
+  '/json': { type: 'application/json', body: '{"title":"On Mapping","year":1998}' },
+  '/upper': { type: 'Application/JSON; Charset=UTF-8', body: '{"ok":true}' },
+  '/problem': { status: 404, type: 'application/problem+json', body: '{"title":"Not Found"}' },
+  '/empty-json': { type: 'application/json', body: '' },
+  '/bad-json': { type: 'application/json', body: '{"broken":' },
+  '/text': { type: 'text/plain; charset=utf-8', body: 'plain words' },
+  '/csv': { type: 'text/csv', body: 'a,b\n1,2' },
+  '/latin1': { type: 'text/plain; charset=ISO-8859-1', body: Buffer.from([0x63, 0x61, 0x66, 0xe9]) },
+  '/error': { status: 500, type: 'text/plain', body: 'upstream broke' },
+  '/choices': { status: 300, type: 'text/plain', body: 'pick one' },
+  '/none': { body: 'no type at all' },
+  '/binary': { type: 'application/octet-stream', body: 'bytes' },
+  '/garbage-type': { type: 'not a media type', body: 'odd' },
+  '/xml': { type: 'application/xml', body: XML },
+  '/text-xml': { type: 'text/xml', body: '<a><b>1</b><b>2</b></a>' },
+  '/atom': { type: 'application/atom+xml; charset=utf-8', body: '<feed><id>x</id></feed>' },
+  '/html': { type: 'text/html; charset=UTF-8', body: HTML },
+  '/html-plain': { type: 'TEXT/HTML', body: '<p>no head</p><script type="application/ld+json">{not json</script>' },
+}
+
+async function fixtures(t: { teardown(fn: () => unknown): void }): Promise<Upstream> {
+  return upstream(t, (req, res) => {
+    const fixture = FIXTURES[req.url ?? '']
+    if (fixture === undefined) {
+      res.statusCode = 404
+      res.end()
+      return
+    }
+    res.statusCode = fixture.status ?? 200
+    if (fixture.type !== undefined) res.setHeader('content-type', fixture.type)
+    res.end(fixture.body)
+  })
+}
+
+async function envelopes(origin: string, paths: string[]): Promise<Record<string, unknown>> {
+  const mapper = new Mapper({}, { plugins: { request: createRequest() } })
+  const mapping: Record<string, unknown> = {}
+  for (const path of paths) mapping[path] = { request: { origin, pathname: path } }
+  const result = await mapper.map({ mapping }, {})
+  if (!result.valid) throw new Error(`unexpected errors: ${JSON.stringify(result.errors)}`)
+  return result
+}
+
+t.test('JSON: application/json and any +json, matched case-insensitively', async (t) => {
+  const up = await fixtures(t)
+  const out = await envelopes(up.origin, ['/json', '/upper', '/problem', '/empty-json'])
+  t.same(out.json, { status: 200, 'content-type': 'application/json', json: { title: 'On Mapping', year: 1998 } })
+  t.same(out.upper, { status: 200, 'content-type': 'application/json', json: { ok: true } })
+  t.same(out.problem, { status: 404, 'content-type': 'application/problem+json', json: { title: 'Not Found' } }, 'a 404 is data')
+  t.same(out['empty-json'], { status: 200, 'content-type': 'application/json', json: null })
+})
+
+t.test('JSON that does not parse is an error naming the URL', async (t) => {
+  const up = await fixtures(t)
+  await t.rejects(envelopes(up.origin, ['/bad-json']), { name: 'SyntaxError', message: new RegExp(`^Invalid JSON in response from ${up.origin}/bad-json: `) })
+})
+
+t.test('text: text/*, and any missing or unknown type, decoded by charset', async (t) => {
+  const up = await fixtures(t)
+  const out = await envelopes(up.origin, ['/text', '/csv', '/latin1', '/error', '/choices', '/none', '/binary', '/garbage-type'])
+  t.same(out.text, { status: 200, 'content-type': 'text/plain', text: 'plain words' })
+  t.same(out.csv, { status: 200, 'content-type': 'text/csv', text: 'a,b\n1,2' })
+  t.same(out.latin1, { status: 200, 'content-type': 'text/plain', text: 'café' })
+  t.same(out.error, { status: 500, 'content-type': 'text/plain', text: 'upstream broke' }, 'a 500 is data')
+  t.same(out.choices, { status: 300, 'content-type': 'text/plain', text: 'pick one' }, '300 is not a redirect status')
+  t.same(out.none, { status: 200, 'content-type': null, text: 'no type at all' })
+  t.same(out.binary, { status: 200, 'content-type': 'application/octet-stream', text: 'bytes' })
+  t.same(out['garbage-type'], { status: 200, 'content-type': null, text: 'odd' })
+})
+
+t.test('XML: application/xml, text/xml and +xml give the raw xml and its json', async (t) => {
+  const up = await fixtures(t)
+  const out = await envelopes(up.origin, ['/xml', '/text-xml', '/atom'])
+  t.same(out.xml, {
+    status: 200,
+    'content-type': 'application/xml',
+    xml: XML,
+    json: {
+      feed: {
+        '@_xmlns': 'http://www.w3.org/2005/Atom',
+        title: { '@_type': 'text', '#text': 'Maps & Charts' },
+        entry: [
+          { '@_id': '1', title: 'First' },
+          { '@_id': '2', title: 'Second <b>bold</b>' },
+        ],
+        empty: '',
+      },
+    },
+  })
+  t.same(out['text-xml'], { status: 200, 'content-type': 'text/xml', xml: '<a><b>1</b><b>2</b></a>', json: { a: { b: ['1', '2'] } } })
+  t.same(out.atom, { status: 200, 'content-type': 'application/atom+xml', xml: '<feed><id>x</id></feed>', json: { feed: { id: 'x' } } })
+})
+
+t.test('XML element names cannot reach a prototype', async (t) => {
+  const up = await upstream(t, (_req, res) => {
+    res.setHeader('content-type', 'application/xml')
+    res.end('<r><__proto__><polluted>yes</polluted></__proto__><constructor>c</constructor></r>')
+  })
+  const mapper = new Mapper({}, { plugins: { request: createRequest() } })
+  const result = await mapper.map({ mapping: { '/e': { request: { origin: up.origin, pointer: '/json/r' } } } }, {})
+  const envelope = result.e as Record<string, unknown>
+  t.ok(Object.hasOwn(envelope, '__proto__'), '__proto__ is an own member')
+  t.equal(Object.getPrototypeOf(envelope), Object.prototype)
+  t.equal(({} as Record<string, unknown>).polluted, undefined)
+  t.equal(envelope.constructor, 'c')
+})
+
+t.test('HTML: html, the first JSON-LD block, meta tags by name/property/itemprop', async (t) => {
+  const up = await fixtures(t)
+  const out = await envelopes(up.origin, ['/html', '/html-plain'])
+  t.same(out.html, {
+    status: 200,
+    'content-type': 'text/html',
+    html: HTML,
+    ld: { '@type': 'Book', name: 'On Mapping' },
+    meta: { description: ['A book'], 'og:title': ['On Mapping'], keywords: ['maps', 'charts'] },
+  })
+  t.same(Object.keys(out.html as object), ['status', 'content-type', 'html', 'ld', 'meta'], 'no data without a scraper')
+  t.same(out['html-plain'], {
+    status: 200,
+    'content-type': 'text/html',
+    html: '<p>no head</p><script type="application/ld+json">{not json</script>',
+    ld: null,
+    meta: {},
+  })
+})
+
+t.test('the envelope is deterministic: two runs give identical whole-envelope writes', async (t) => {
+  const up = await fixtures(t)
+  const paths = ['/json', '/xml', '/html', '/text', '/none']
+  const first = await envelopes(up.origin, paths)
+  const second = await envelopes(up.origin, paths)
+  t.equal(JSON.stringify(first), JSON.stringify(second))
+  for (const path of paths) {
+    t.notOk(JSON.stringify(first[path.slice(1)]).match(/cached|expires|date/i), `${path}: no time stamps`)
+  }
+})
+
+t.test('the plugin leaves pointer to the engine: a direct call returns the whole envelope', async (t) => {
+  const up = await fixtures(t)
+  const request = createRequest()
+  let direct: unknown
+  const mapper = new Mapper({}, {
+    plugins: {
+      probe: async (_options: unknown, _value: unknown, context: EvaluationContext) => {
+        direct = await request({ origin: up.origin, pathname: '/json', pointer: '/json/title' }, {}, context)
+        return undefined
+      },
+      request,
+    },
+  })
+  const result = await mapper.map({ mapping: { '/x': { probe: {} }, '/title': { request: { origin: up.origin, pathname: '/json', pointer: '/json/title' } } } }, {})
+  t.same(direct, { status: 200, 'content-type': 'application/json', json: { title: 'On Mapping', year: 1998 } })
+  t.equal(result.title, 'On Mapping', 'through the engine, pointer narrows the envelope')
+})
