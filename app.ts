@@ -1,0 +1,57 @@
+// mapper-service as a Fastify plugin: `app.register(mapperService, { mappings, extensions, options,
+// prefix })`. It is encapsulated (not wrapped with fastify-plugin), so its hooks, error handler,
+// body parser and CORS policy stay inside its own context and the host app is left as it was.
+import type { FastifyPluginAsync } from 'fastify'
+import type { Extensions } from './engine/index.js'
+import { authPlugin } from './plugins/auth.js'
+import { bodyPlugin } from './plugins/body.js'
+import { resolveConfig, type ServiceConfig } from './plugins/config.js'
+import { corsPlugin } from './plugins/cors.js'
+import { EngineService, enginePlugin } from './plugins/engine.js'
+import { errorsPlugin } from './plugins/errors.js'
+import { loggingPlugin } from './plugins/logging.js'
+import { requestIdPlugin } from './plugins/request-id.js'
+import { healthRoutes } from './routes/health.js'
+import { mapRoutes } from './routes/map.js'
+import { methodRoutes } from './routes/methods.js'
+import { registryRoutes } from './routes/registry.js'
+import { validateRoutes } from './routes/validate.js'
+import type { Options } from './schemas/options.js'
+import { stockExtensions } from './extensions/stock.js'
+import { mappingEntries, type MappingEntry, type MappingsInput } from './sources/mappings.js'
+
+export interface MapperServiceOptions {
+  /** The mappings to register (documents, entries from `loadMappings`, or `{ mappings }`). */
+  mappings?: MappingsInput
+  /** The extension surface; defaults to the stock one (the `request` plugin). */
+  extensions?: Extensions
+  /** The options object (http.md §8), validated at registration. */
+  options?: Options | Record<string, unknown>
+  /** Resolved configuration, when the caller (buildServer) already resolved `options`. */
+  config?: ServiceConfig
+  /** True when the Fastify instance already generates this service's request ids. */
+  serverIds?: boolean
+}
+
+const mapperService: FastifyPluginAsync<MapperServiceOptions> = async (app, opts) => {
+  const config = opts.config ?? resolveConfig(opts.options)
+  const entries: MappingEntry[] = mappingEntries(opts.mappings)
+  const engine = new EngineService(entries, opts.extensions ?? stockExtensions(), (message) => app.log.warn(message))
+
+  await app.register(requestIdPlugin, { prefix: config.requestIdPrefix, trust: config.trustRequestId, serverIds: opts.serverIds === true })
+  await app.register(errorsPlugin, { maxBodyBytes: config.maxBodyBytes, errorDetail: config.errorDetail })
+  await app.register(loggingPlugin, { slowThreshold: config.logging.slowThreshold })
+  await app.register(bodyPlugin, { maxBodyBytes: config.maxBodyBytes })
+  await app.register(corsPlugin, { cors: config.cors })
+  await app.register(authPlugin, { auth: config.auth })
+  await app.register(enginePlugin, { engine })
+
+  await app.register(healthRoutes, { mapping: config.health.mapping, timeout: config.health.timeout })
+  await app.register(mapRoutes, { map: config.map })
+  await app.register(validateRoutes, { validate: config.validate })
+  await app.register(registryRoutes)
+  await app.register(methodRoutes, { cors: config.cors, openapi: config.openapi })
+}
+
+export default mapperService
+export { mapperService }

@@ -1,0 +1,68 @@
+// The service's error catalogue (http.md §3): one place for every code, status and message. The
+// error handler (plugins/errors.ts) is the only place that turns these into the error body.
+import createError from '@fastify/error'
+import type { ValidationReport } from './engine/index.js'
+
+/** Body code by the code @fastify/error gives its instances (it upper-cases them). */
+export const BODY_CODES = new Map<string, string>()
+
+function define(code: string, status: number, message = '%s') {
+  BODY_CODES.set(code.toUpperCase(), code)
+  return createError(code, message, status)
+}
+
+export const BadRequest = define('BadRequest', 400)
+export const Unauthorized = define('Unauthorized', 401)
+export const Forbidden = define('Forbidden', 403)
+export const NotFound = define('NotFound', 404)
+export const MethodNotAllowed = define('MethodNotAllowed', 405)
+export const PayloadTooLarge = define('PayloadTooLarge', 413, 'Request body exceeds the %s-byte limit')
+export const InternalError = define('InternalError', 500)
+export const Unavailable = define('Unavailable', 503)
+
+export const MESSAGES = {
+  invalidJson: 'Body must be valid JSON',
+  badMapping: '"mapping" must be a string naming a registered mapping, or a mapping document object',
+  explicitDisabled: 'The explicit mapping form is not enabled on this deployment',
+  hidden: 'An unexpected error occurred',
+  invalidDocument: 'The submitted mapping document is invalid',
+  invalidResult: 'Mapping validation failed',
+  missingToken: 'Missing bearer token',
+} as const
+
+export const lacksClaims = (what: string): InstanceType<typeof Forbidden> =>
+  new Forbidden(`Caller lacks the claims required for ${what}`)
+
+export const unknownMapping = (id: string): InstanceType<typeof NotFound> => new NotFound(`No mapping registered as "${id}"`)
+
+/** 422 with the full validation report of a refused explicit document. */
+export class InvalidMappingDocument extends Error {
+  readonly code = 'InvalidMappingDocument'
+  readonly statusCode = 422
+  constructor(readonly report: ValidationReport) {
+    super(MESSAGES.invalidDocument)
+  }
+}
+
+/** A `valid: false` result promoted to `map.invalidStatus`, carrying the evaluation errors. */
+export class ValidationError extends Error {
+  readonly code = 'ValidationError'
+  constructor(
+    readonly statusCode: number,
+    readonly errors: unknown[],
+  ) {
+    super(MESSAGES.invalidResult)
+  }
+}
+
+/** 422 for a redirect the request plugin refused (recognized by the plugin error's `code`). */
+export class RedirectRefused extends Error {
+  readonly code = 'RedirectRefused'
+  readonly statusCode = 422
+  constructor(
+    message: string,
+    readonly location: string | undefined,
+  ) {
+    super(message)
+  }
+}

@@ -1,0 +1,157 @@
+// Configuration (http.md §8): the options object validated against its TypeBox schema, defaults
+// filled in, and the cross-field rules a schema cannot state checked — all at startup, so a
+// mistake fails the start instead of surfacing at the first request.
+import { createPublicKey } from 'node:crypto'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { OptionsSchema, type Claims, type Options } from '../schemas/options.js'
+
+export interface AuthConfig {
+  readonly strategy: 'secret' | 'publicKey' | 'jwksUri'
+  readonly key: string
+  readonly algorithms: readonly string[]
+  readonly issuer: string | string[] | undefined
+  readonly audience: string | string[] | undefined
+  readonly clockSkew: number
+}
+
+export interface CorsConfig {
+  readonly origin: '*' | readonly string[]
+  readonly methods: string
+  readonly headers: string
+}
+
+export interface ServiceConfig {
+  readonly auth: AuthConfig | null
+  readonly cors: CorsConfig | null
+  readonly logging: { readonly format: 'json' | 'pretty'; readonly level: string; readonly slowThreshold: number }
+  readonly errorDetail: 'minimal' | 'full'
+  readonly maxBodyBytes: number
+  readonly requestIdPrefix: string
+  readonly trustRequestId: boolean
+  readonly map: { readonly invalidStatus: number | undefined; readonly claims: Claims | undefined; readonly explicit: false | { readonly claims: Claims | undefined } }
+  readonly validate: { readonly claims: Claims | undefined }
+  readonly health: { readonly mapping: string | undefined; readonly timeout: number }
+  readonly openapi: boolean
+  readonly host: string
+}
+
+/** A startup failure: one clear line naming the setting. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError'
+}
+
+const checkOptions = TypeCompiler.Compile(OptionsSchema)
+
+const HMAC = new Set(['HS256', 'HS384', 'HS512'])
+const ASYMMETRIC = new Set(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'])
+/** The shortest shared secret accepted: HS256 wants at least 256 bits of key. */
+export const MIN_SECRET_LENGTH = 32
+
+function list(value: string | readonly string[]): string[] {
+  return typeof value === 'string' ? value.split(',').map((s) => s.trim()).filter((s) => s !== '') : [...value]
+}
+
+function resolveAuth(auth: NonNullable<Options['auth']>): AuthConfig {
+  const strategies = (['secret', 'publicKey', 'jwksUri'] as const).filter((key) => auth[key] !== undefined)
+  if (strategies.length !== 1) {
+    throw new ConfigError(
+      strategies.length === 0
+        ? 'options.auth must name exactly one key strategy: secret, publicKey or jwksUri'
+        : `options.auth must name exactly one key strategy, not ${strategies.join(' and ')}`,
+    )
+  }
+  const strategy = strategies[0]!
+  const key = auth[strategy]!
+  const algorithms = auth.algorithm === undefined ? (strategy === 'secret' ? ['HS256'] : ['RS256', 'ES256', 'EdDSA']) : list(auth.algorithm)
+  if (algorithms.length === 0) throw new ConfigError('options.auth.algorithm must name at least one algorithm')
+  for (const algorithm of algorithms) {
+    if (!HMAC.has(algorithm) && !ASYMMETRIC.has(algorithm)) {
+      throw new ConfigError(`options.auth.algorithm: unsupported algorithm ${algorithm} (allowed: ${[...HMAC, ...ASYMMETRIC].join(', ')})`)
+    }
+    if (strategy === 'secret' && !HMAC.has(algorithm)) {
+      throw new ConfigError(`options.auth.algorithm: ${algorithm} cannot be verified with a shared secret; use HS256, HS384 or HS512`)
+    }
+    if (strategy !== 'secret' && HMAC.has(algorithm)) {
+      throw new ConfigError(`options.auth.algorithm: ${algorithm} with options.auth.${strategy} would let a public key act as an HMAC secret`)
+    }
+  }
+  if (strategy === 'secret' && key.length < MIN_SECRET_LENGTH) {
+    throw new ConfigError(`options.auth.secret must be at least ${MIN_SECRET_LENGTH} characters`)
+  }
+  if (strategy === 'publicKey') {
+    try {
+      createPublicKey({ key, format: 'pem' })
+    } catch {
+      throw new ConfigError('options.auth.publicKey must be a public key in SPKI PEM form')
+    }
+  }
+  if (strategy === 'jwksUri') {
+    let url: URL | undefined
+    try {
+      url = new URL(key)
+    } catch {
+      url = undefined
+    }
+    if (url === undefined || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+      throw new ConfigError('options.auth.jwksUri must be an http(s) URL')
+    }
+  }
+  return {
+    strategy,
+    key,
+    algorithms,
+    issuer: auth.issuer,
+    audience: auth.audience,
+    clockSkew: auth.clockSkew ?? 0,
+  }
+}
+
+/** Validate and complete the options object; throws ConfigError naming the offending setting. */
+export function resolveConfig(raw: unknown = {}): ServiceConfig {
+  const options = raw ?? {}
+  if (!checkOptions.Check(options)) {
+    const first = [...checkOptions.Errors(options)][0]!
+    const where = first.path === '' ? 'options' : `options${first.path.replace(/\//g, '.')}`
+    throw new ConfigError(`${where}: ${first.message}`)
+  }
+  const auth = options.auth === undefined ? null : resolveAuth(options.auth)
+  const explicit = options.map?.explicit
+  const claimSettings: Array<[string, Claims | undefined]> = [
+    ['options.map.claims', options.map?.claims],
+    ['options.map.explicit.claims', typeof explicit === 'object' ? explicit.claims : undefined],
+    ['options.validate.claims', options.validate?.claims],
+  ]
+  for (const [name, claims] of claimSettings) {
+    if (claims !== undefined && auth === null) throw new ConfigError(`${name} needs options.auth: claims cannot be checked without authentication`)
+  }
+  const cors = options.cors
+  return {
+    auth,
+    cors:
+      cors === undefined
+        ? null
+        : {
+            origin: cors.origin === undefined || cors.origin === '*' ? '*' : list(cors.origin),
+            methods: list(cors.methods ?? 'GET, POST, OPTIONS').join(', '),
+            headers: list(cors.headers ?? 'authorization, content-type').join(', '),
+          },
+    logging: {
+      format: options.logging?.format ?? 'json',
+      level: options.logging?.level ?? 'info',
+      slowThreshold: options.logging?.slowThreshold ?? 1000,
+    },
+    errorDetail: options.errorDetail ?? 'minimal',
+    maxBodyBytes: options.maxBodyBytes ?? 1048576,
+    requestIdPrefix: options.requestIdPrefix ?? 'req_',
+    trustRequestId: options.trustRequestId ?? false,
+    map: {
+      invalidStatus: options.map?.invalidStatus,
+      claims: options.map?.claims,
+      explicit: explicit === undefined || explicit === false ? false : { claims: explicit === true ? undefined : explicit.claims },
+    },
+    validate: { claims: options.validate?.claims },
+    health: { mapping: options.health?.mapping, timeout: options.health?.timeout ?? 5000 },
+    openapi: options.openapi ?? true,
+    host: options.host ?? '0.0.0.0',
+  }
+}

@@ -1,0 +1,25 @@
+// CORS (http.md §6) with @fastify/cors: `*`, or listed origins echoed back (others get no CORS
+// headers); bearer-only, so credentials are never enabled; X-Request-Id is exposed. Preflights are
+// answered by the OPTIONS routes of the known paths (routes/methods.ts), so an unknown path stays
+// 404 even for OPTIONS.
+import fastifyCors from '@fastify/cors'
+import fp from 'fastify-plugin'
+import type { CorsConfig } from './config.js'
+
+export interface CorsPluginOptions {
+  readonly cors: CorsConfig | null
+}
+
+export const corsPlugin = fp<CorsPluginOptions>(
+  async (app, { cors }) => {
+    if (cors === null) return
+    await app.register(fastifyCors, {
+      origin: cors.origin === '*' ? '*' : [...cors.origin],
+      credentials: false,
+      exposedHeaders: ['X-Request-Id'],
+      // Preflight headers are added by the OPTIONS routes themselves.
+      preflight: false,
+    })
+  },
+  { name: 'mapper-cors', fastify: '5.x' },
+)

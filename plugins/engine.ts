@@ -1,0 +1,97 @@
+// The engine behind the routes: one Mapper with the registered mappings and the extension surface,
+// every registered mapping validated at startup, and compiled explicit documents cached by content
+// (an unobservable cache: the same document text always yields the same plan and report).
+import { createHash } from 'node:crypto'
+import fp from 'fastify-plugin'
+import { Mapper, type CompiledMapping, type Extensions, type ValidationReport } from '../engine/index.js'
+import type { MappingEntry } from '../sources/mappings.js'
+
+/** A registered mapping failed validation at startup; the message carries its report. */
+export class RegistrationError extends Error {
+  override readonly name = 'RegistrationError'
+}
+
+export interface ExplicitPlan {
+  readonly report: ValidationReport
+  readonly plan: CompiledMapping | null
+}
+
+/** How many distinct explicit documents stay compiled. */
+const EXPLICIT_CACHE_SIZE = 256
+
+export class EngineService {
+  readonly mapper: Mapper
+  readonly extensionNames: { initializers: string[]; transformers: string[]; plugins: string[] }
+  private readonly registeredPlans = new Map<string, CompiledMapping>()
+  private readonly explicitPlans = new Map<string, ExplicitPlan>()
+
+  constructor(entries: readonly MappingEntry[], extensions: Extensions, warn: (message: string) => void) {
+    this.mapper = new Mapper({}, extensions)
+    try {
+      this.mapper.register({ mappings: Object.fromEntries(entries.map((entry, i) => [String(i), entry.document])) })
+    } catch (error) {
+      throw new RegistrationError(`registering mappings failed: ${(error as Error).message}`)
+    }
+    for (const entry of entries) {
+      const report = this.mapper.validate(entry.id)
+      if (!report.valid) {
+        throw new RegistrationError(`mapping "${entry.id}" from ${entry.source} is invalid: ${JSON.stringify(report)}`)
+      }
+      for (const warning of report.warnings) {
+        warn(`mapping "${entry.id}" from ${entry.source}: ${warning.rule} ${warning.message} at ${warning.pointer || '/'}`)
+      }
+    }
+    const { initializers, transformers, plugins } = this.mapper.extensions
+    this.extensionNames = {
+      initializers: Object.keys(initializers),
+      transformers: Object.keys(transformers),
+      plugins: Object.keys(plugins),
+    }
+  }
+
+  /** The compiled plan of a registered id, or undefined (own ids only: never a prototype member). */
+  registered(id: string): CompiledMapping | undefined {
+    let plan = this.registeredPlans.get(id)
+    if (plan === undefined && Object.hasOwn(this.mapper.mappings, id)) {
+      plan = this.mapper.compile(id)
+      this.registeredPlans.set(id, plan)
+    }
+    return plan
+  }
+
+  /** Validate (instance level, screens included) and, when valid, compile an explicit document. */
+  explicit(document: object): ExplicitPlan {
+    const text = JSON.stringify(document)
+    const key = createHash('sha256').update(text).digest('base64')
+    const cached = this.explicitPlans.get(key)
+    if (cached !== undefined) {
+      // Refresh its place in the least-recently-used order.
+      this.explicitPlans.delete(key)
+      this.explicitPlans.set(key, cached)
+      return cached
+    }
+    const report = this.mapper.validate(document)
+    const entry: ExplicitPlan = { report, plan: report.valid ? this.mapper.compile(document) : null }
+    this.explicitPlans.set(key, entry)
+    if (this.explicitPlans.size > EXPLICIT_CACHE_SIZE) this.explicitPlans.delete(this.explicitPlans.keys().next().value!)
+    return entry
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    engine: EngineService
+  }
+}
+
+export interface EnginePluginOptions {
+  readonly engine: EngineService
+}
+
+/** Decorates the service's context with its engine. */
+export const enginePlugin = fp<EnginePluginOptions>(
+  async (app, { engine }) => {
+    app.decorate('engine', engine)
+  },
+  { name: 'mapper-engine', fastify: '5.x' },
+)

@@ -1,0 +1,78 @@
+// The one place errors become the error body (http.md §3): `{ code, message, <extra>, requestId }`.
+// 5xx detail reaches clients only with `errorDetail: full`; it is always kept for the log line.
+import fp from 'fastify-plugin'
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import { BODY_CODES, InvalidMappingDocument, MESSAGES, NotFound, RedirectRefused, ValidationError } from '../errors.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The error behind a response, for the log line (with its real message). */
+    failure: Error | null
+  }
+}
+
+interface Shaped {
+  readonly status: number
+  readonly code: string
+  readonly message: string
+  readonly extra: Record<string, unknown>
+}
+
+
+/** Classify anything thrown into a status, code, message and the code's extra field. */
+export function shapeError(error: unknown, maxBodyBytes: number): Shaped {
+  const e = error as Partial<FastifyError> & { location?: string }
+  if (error instanceof InvalidMappingDocument) return { status: 422, code: e.code!, message: e.message!, extra: { report: error.report } }
+  if (error instanceof ValidationError) return { status: error.statusCode, code: e.code!, message: e.message!, extra: { errors: error.errors } }
+  if (error instanceof RedirectRefused) {
+    return { status: 422, code: 'RedirectRefused', message: error.message, extra: error.location === undefined ? {} : { location: error.location } }
+  }
+  if (e.code === 'E_REDIRECT_REFUSED') {
+    return { status: 422, code: 'RedirectRefused', message: String(e.message), extra: typeof e.location === 'string' && e.location !== '' ? { location: e.location } : {} }
+  }
+  const catalogued = typeof e.code === 'string' ? BODY_CODES.get(e.code) : undefined
+  if (catalogued !== undefined && typeof e.statusCode === 'number') {
+    return { status: e.statusCode, code: catalogued, message: String(e.message), extra: {} }
+  }
+  if (e.validation !== undefined) return { status: 400, code: 'BadRequest', message: MESSAGES.badMapping, extra: {} }
+  switch (e.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { status: 413, code: 'PayloadTooLarge', message: `Request body exceeds the ${maxBodyBytes}-byte limit`, extra: {} }
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return { status: 400, code: 'BadRequest', message: MESSAGES.invalidJson, extra: {} }
+    default:
+      return { status: 500, code: 'InternalError', message: String(e.message ?? error), extra: {} }
+  }
+}
+
+export interface ErrorsPluginOptions {
+  readonly maxBodyBytes: number
+  readonly errorDetail: 'minimal' | 'full'
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown, options: ErrorsPluginOptions): FastifyReply {
+  const shaped = shapeError(error, options.maxBodyBytes)
+  request.failure = error instanceof Error ? error : new Error(String(error))
+  const message = shaped.status >= 500 && options.errorDetail !== 'full' ? MESSAGES.hidden : shaped.message
+  if (shaped.status === 401) reply.header('www-authenticate', 'Bearer')
+  const allow = (error as { allow?: string }).allow
+  if (allow !== undefined) reply.header('allow', allow)
+  return reply
+    .code(shaped.status)
+    .type('application/json; charset=utf-8')
+    .send(JSON.stringify({ code: shaped.code, message, ...shaped.extra, requestId: request.requestId }))
+}
+
+export const errorsPlugin = fp<ErrorsPluginOptions>(
+  async (app, options) => {
+    app.decorateRequest('failure', null)
+    app.setErrorHandler((error, request, reply) => sendError(request, reply, error, options))
+    app.setNotFoundHandler((request, reply) => {
+      const path = request.url.split('?')[0]
+      return sendError(request, reply, new NotFound(`No route for ${request.method} ${path}`), options)
+    })
+  },
+  { name: 'mapper-errors', fastify: '5.x' },
+)

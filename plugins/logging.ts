@@ -1,0 +1,40 @@
+// One log line per request when it completes (http.md §7): requestId, method, path (no query),
+// status, durationMs; `error` with the real error for 5xx, `warn` "slow request" above the
+// threshold, `info` otherwise. Headers are never logged (the logger also redacts Authorization).
+import fp from 'fastify-plugin'
+
+export interface LoggingPluginOptions {
+  readonly slowThreshold: number
+}
+
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'request.headers.authorization',
+  'headers.authorization',
+  'authorization',
+  '*.authorization',
+]
+
+export const loggingPlugin = fp<LoggingPluginOptions>(
+  async (app, { slowThreshold }) => {
+    app.addHook('onResponse', async (request, reply) => {
+      const durationMs = Math.round(reply.elapsedTime * 1000) / 1000
+      const line = {
+        requestId: request.requestId,
+        method: request.method,
+        path: request.url.split('?')[0],
+        status: reply.statusCode,
+        durationMs,
+      }
+      if (reply.statusCode >= 500) {
+        const error = request.failure
+        request.log.error({ ...line, err: error === null ? undefined : { type: error.name, message: error.message, stack: error.stack } }, 'request failed')
+      } else if (durationMs > slowThreshold) {
+        request.log.warn(line, 'slow request')
+      } else {
+        request.log.info(line, 'request completed')
+      }
+    })
+  },
+  { name: 'mapper-logging', fastify: '5.x' },
+)

@@ -1,0 +1,69 @@
+// POST /map (http.md §4): a registered id (own ids only; unknown → 404) or, where enabled, an
+// explicit document: claims, then validation at the instance level (screens included; invalid →
+// 422 with the report), then stateless evaluation. Results are data at 200 unless
+// `map.invalidStatus` promotes `valid: false`.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { Envelope } from '../engine/index.js'
+import { Forbidden, InvalidMappingDocument, MESSAGES, RedirectRefused, ValidationError, lacksClaims, unknownMapping } from '../errors.js'
+import { claimsSatisfied } from '../plugins/auth.js'
+import { requireBody } from '../plugins/body.js'
+import type { ServiceConfig } from '../plugins/config.js'
+import { errorResponses } from '../schemas/error.js'
+import { EnvelopeSchema, MapRequestSchema } from '../schemas/map.js'
+
+const JSON_TYPE = 'application/json; charset=utf-8'
+
+export interface MapRoutesOptions {
+  readonly map: ServiceConfig['map']
+}
+
+/** A refused upstream redirect (the request plugin's error, recognized by its code) is 422. */
+function classify(error: unknown): unknown {
+  const e = error as { code?: unknown; message?: unknown; location?: unknown }
+  if (e !== null && typeof e === 'object' && e.code === 'E_REDIRECT_REFUSED') {
+    return new RedirectRefused(String(e.message), typeof e.location === 'string' && e.location !== '' ? e.location : undefined)
+  }
+  return error
+}
+
+export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app, { map }) => {
+  app.post(
+    '/map',
+    {
+      preValidation: requireBody,
+      schema: {
+        body: MapRequestSchema,
+        response: { 200: EnvelopeSchema, ...errorResponses(400, 401, 403, 404, 413, 422, 500) },
+      },
+    },
+    async (request, reply) => {
+      if (!claimsSatisfied(request.identity, map.claims)) throw lacksClaims('/map')
+      const { mapping, input } = request.body
+      let plan
+      if (typeof mapping === 'string') {
+        plan = app.engine.registered(mapping)
+        if (plan === undefined) throw unknownMapping(mapping)
+      } else {
+        if (map.explicit === false) throw new Forbidden(MESSAGES.explicitDisabled)
+        if (!claimsSatisfied(request.identity, map.explicit.claims)) throw lacksClaims('explicit mappings')
+        const explicit = app.engine.explicit(mapping)
+        if (explicit.plan === null) throw new InvalidMappingDocument(explicit.report)
+        plan = explicit.plan
+      }
+      const controller = new AbortController()
+      const abort = (): void => controller.abort(new Error('the client closed the request'))
+      request.raw.once('close', abort)
+      let envelope: Envelope
+      try {
+        envelope = await plan.run(input, { identity: request.identity, signal: controller.signal })
+      } catch (error) {
+        throw classify(error)
+      } finally {
+        request.raw.off('close', abort)
+      }
+      if (!envelope.valid && map.invalidStatus !== undefined) throw new ValidationError(map.invalidStatus, envelope.errors)
+      // Serialized as it is: the output's keys in their order, then valid and errors.
+      return reply.type(JSON_TYPE).serializer(JSON.stringify).send(envelope)
+    },
+  )
+}

@@ -1,0 +1,31 @@
+// POST /validate (http.md §4): the full report at 200, always, for a submitted document (the same
+// overlay as explicit evaluation) or a registered id (unknown → 404). Gated only by
+// `validate.claims`, never by `map.explicit`.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { lacksClaims, unknownMapping } from '../errors.js'
+import { claimsSatisfied } from '../plugins/auth.js'
+import { requireBody } from '../plugins/body.js'
+import type { ServiceConfig } from '../plugins/config.js'
+import { errorResponses } from '../schemas/error.js'
+import { ValidateRequestSchema } from '../schemas/map.js'
+import { ReportSchema } from '../schemas/report.js'
+
+export interface ValidateRoutesOptions {
+  readonly validate: ServiceConfig['validate']
+}
+
+export const validateRoutes: FastifyPluginAsyncTypebox<ValidateRoutesOptions> = async (app, { validate }) => {
+  app.post(
+    '/validate',
+    { preValidation: requireBody, schema: { body: ValidateRequestSchema, response: { 200: ReportSchema, ...errorResponses(400, 401, 403, 404, 413, 500) } } },
+    async (request) => {
+      if (!claimsSatisfied(request.identity, validate.claims)) throw lacksClaims('/validate')
+      const { mapping } = request.body
+      if (typeof mapping === 'string') {
+        if (!Object.hasOwn(app.engine.mapper.mappings, mapping)) throw unknownMapping(mapping)
+        return app.engine.mapper.validate(mapping)
+      }
+      return app.engine.explicit(mapping).report
+    },
+  )
+}

@@ -1,0 +1,95 @@
+// The standalone server: `buildServer(config)` builds a Fastify instance (not yet listening) around
+// the service plugin, with its logger, body limit and request ids; `startFromEnvironment` reads
+// PORT, MAPPINGS, EXTENSIONS and OPTIONS / OPTIONS_FILE, listens, and shuts down gracefully.
+import closeWithGrace from 'close-with-grace'
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import pino, { type Logger } from 'pino'
+import pretty from 'pino-pretty'
+import mapperService, { type MapperServiceOptions } from './app.js'
+import type { Extensions } from './engine/index.js'
+import { stockExtensions } from './extensions/stock.js'
+import { ConfigError, resolveConfig, type ServiceConfig } from './plugins/config.js'
+import { RegistrationError } from './plugins/engine.js'
+import { REDACTED_PATHS } from './plugins/logging.js'
+import { requestIdFor } from './plugins/request-id.js'
+import type { Options } from './schemas/options.js'
+import { SourceError } from './sources/files.js'
+import { loadExtensions } from './sources/extensions.js'
+import { bundledMappingsPath, loadMappings, type MappingsInput } from './sources/mappings.js'
+import { readOptions } from './sources/options.js'
+
+export const DEFAULT_PORT = 3333
+
+export interface BuildConfig {
+  mappings?: MappingsInput
+  extensions?: Extensions
+  options?: Options | Record<string, unknown>
+  /** A logger to use instead of the one `options.logging` describes (tests pass a capturing one). */
+  logger?: Logger
+}
+
+function createLogger(config: ServiceConfig): Logger {
+  const options = {
+    level: config.logging.level,
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+  }
+  return config.logging.format === 'pretty' ? pino(options, pretty({ colorize: false, sync: true })) : pino(options)
+}
+
+/** A Fastify instance serving mapper-service at the root, not yet listening. */
+export async function buildServer(build: BuildConfig = {}): Promise<FastifyInstance> {
+  const config = resolveConfig(build.options)
+  const ids = { prefix: config.requestIdPrefix, trust: config.trustRequestId }
+  const app = Fastify({
+    loggerInstance: (build.logger ?? createLogger(config)) as FastifyBaseLogger,
+    // This service writes its own one line per request (plugins/logging.ts).
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
+    bodyLimit: config.maxBodyBytes,
+    genReqId: (raw) => requestIdFor(raw, ids),
+    requestIdHeader: false,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  })
+  await app.register(mapperService, {
+    mappings: build.mappings,
+    extensions: build.extensions,
+    config,
+    serverIds: true,
+  } satisfies MapperServiceOptions)
+  await app.ready()
+  return app
+}
+
+/** Everything the environment configures (http.md §8); throws a one-line error on any mistake. */
+export async function configFromEnvironment(env: NodeJS.ProcessEnv, warn: (message: string) => void): Promise<BuildConfig & { port: number }> {
+  const options = await readOptions(env)
+  resolveConfig(options)
+  const portText = env.PORT ?? String(DEFAULT_PORT)
+  const port = Number(portText)
+  if (!/^\d+$/.test(portText) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number, not ${JSON.stringify(portText)}`)
+  const mappings = await loadMappings(env.MAPPINGS !== undefined && env.MAPPINGS !== '' ? env.MAPPINGS : bundledMappingsPath(), { warn })
+  const extensions = env.EXTENSIONS !== undefined && env.EXTENSIONS !== '' ? await loadExtensions(env.EXTENSIONS) : stockExtensions()
+  return { options: options as Record<string, unknown>, mappings, extensions, port }
+}
+
+/** The errors that mean "this configuration cannot start", reported as one line. */
+export function isStartupError(error: unknown): boolean {
+  return error instanceof ConfigError || error instanceof SourceError || error instanceof RegistrationError || (error instanceof Error && /Plugin ".*" cannot be registered/.test(error.message))
+}
+
+/** Serve from the environment; resolves with the listening server. */
+export async function startFromEnvironment(env: NodeJS.ProcessEnv = process.env): Promise<FastifyInstance> {
+  const warn = (message: string): void => {
+    process.stderr.write(`mapper-service: ${message}\n`)
+  }
+  const { port, ...build } = await configFromEnvironment(env, warn)
+  const app = await buildServer(build)
+  const host = resolveConfig(build.options).host
+  await app.listen({ port, host })
+  closeWithGrace({ delay: 10000 }, async ({ signal, err }) => {
+    if (err !== undefined) app.log.error({ err }, 'shutting down after an error')
+    else app.log.info({ signal }, 'shutting down')
+    await app.close()
+  })
+  return app
+}

@@ -1,0 +1,31 @@
+// Extension sources (http.md §8, `EXTENSIONS`): a module whose default export is the whole
+// extension surface `{ initializers, transformers, plugins }`, replacing the stock one.
+import type { Extensions } from '../engine/index.js'
+import { SourceError, importDefault } from './files.js'
+
+const KINDS = ['initializers', 'transformers', 'plugins'] as const
+
+/** Check the shape of an extension surface; throws SourceError naming what is wrong. */
+export function checkExtensions(surface: unknown, source: string): Extensions {
+  if (surface === null || typeof surface !== 'object' || Array.isArray(surface)) {
+    throw new SourceError(`${source} must export { initializers, transformers, plugins }`)
+  }
+  for (const key of Object.keys(surface)) {
+    if (!(KINDS as readonly string[]).includes(key)) throw new SourceError(`${source}: unknown extension kind "${key}" (expected initializers, transformers, plugins)`)
+  }
+  for (const kind of KINDS) {
+    const registry = (surface as Record<string, unknown>)[kind]
+    if (registry === undefined) continue
+    if (registry === null || typeof registry !== 'object' || Array.isArray(registry)) {
+      throw new SourceError(`${source}: ${kind} must be an object of named functions`)
+    }
+    for (const [name, fn] of Object.entries(registry)) {
+      if (typeof fn !== 'function') throw new SourceError(`${source}: ${kind}.${name} must be a function`)
+    }
+  }
+  return surface as Extensions
+}
+
+export async function loadExtensions(path: string): Promise<Extensions> {
+  return checkExtensions(await importDefault(path), path)
+}
