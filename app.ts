@@ -10,6 +10,7 @@ import { corsPlugin } from './plugins/cors.js'
 import { EngineService, enginePlugin } from './plugins/engine.js'
 import { errorsPlugin } from './plugins/errors.js'
 import { loggingPlugin } from './plugins/logging.js'
+import { openapiPlugin } from './plugins/openapi.js'
 import { requestIdPlugin } from './plugins/request-id.js'
 import { healthRoutes } from './routes/health.js'
 import { mapRoutes } from './routes/map.js'
@@ -45,6 +46,7 @@ const mapperService: FastifyPluginAsync<MapperServiceOptions> = async (app, opts
   await app.register(corsPlugin, { cors: config.cors })
   await app.register(authPlugin, { auth: config.auth })
   await app.register(enginePlugin, { engine })
+  if (config.openapi) await app.register(openapiPlugin, { bearer: config.auth !== null })
 
   await app.register(healthRoutes, { mapping: config.health.mapping, timeout: config.health.timeout })
   await app.register(mapRoutes, { map: config.map })

@@ -1,11 +1,10 @@
 // Mapping sources (http.md §8, `MAPPINGS`): a module whose default export holds the mappings, one
 // document file, or a directory scanned recursively in lexicographic path order. Every mapping
 // registers by its `$id`; the same `$id` from two files fails, naming both.
-import { existsSync } from 'node:fs'
 import { readdir, stat } from 'node:fs/promises'
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import type { MappingDocument } from '../engine/index.js'
+import { packageInfo } from './package.js'
 import { DOCUMENT_EXTENSIONS, MODULE_EXTENSIONS, SourceError, extensionOf, importDefault, readDocumentFile } from './files.js'
 
 /** A mapping ready to register, with where it came from (for messages). */
@@ -117,8 +116,5 @@ export async function loadMappings(path: string, { warn = () => {} }: LoadOption
 
 /** The bundled example mappings (`mappings/` at the package root). */
 export function bundledMappingsPath(): string {
-  // This file sits at sources/ in the source tree and at dist/sources/ when built.
-  const here = dirname(fileURLToPath(import.meta.url))
-  const candidates = [resolve(here, '../mappings'), resolve(here, '../../mappings')]
-  return candidates.find((candidate) => existsSync(join(candidate, 'echo.json'))) ?? candidates[0]!
+  return join(packageInfo().root, 'mappings')
 }
