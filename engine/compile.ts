@@ -4,13 +4,14 @@
 // evaluation reaches them, exactly where the language raises them.
 import { Context } from './context.js'
 import { MESSAGES, errorObject, provenanceOf } from './diagnostics.js'
+import { documentForm } from './document.js'
 import { compileSwitch } from './keywords/dispatch.js'
 import { compileFinalize } from './keywords/finalize.js'
 import { compileLocate, type Locate } from './keywords/locate.js'
 import { compilePlugins } from './keywords/plugins.js'
 import { compileShape } from './keywords/shape.js'
 import { compileValidate } from './keywords/validate.js'
-import type { Pairing, Pairings, Plan, PlanKind, Slot, Step } from './plan.js'
+import type { Pairing, PairingSlot, Pairings, Plan, PlanKind, Slot, Step } from './plan.js'
 import {
   compileReader,
   compileWriter,
@@ -35,6 +36,14 @@ export interface CompilerOptions {
 }
 
 const EMPTY_PAIRINGS: Pairings = Object.freeze({ list: Object.freeze([]) })
+
+/** How many names one `mapping` / `each` value may pass through before it counts as a loop. */
+const MAX_REFERENCE_HOPS = 32
+
+function referenceHop(id: string, hops: number): number {
+  if (hops >= MAX_REFERENCE_HOPS) throw new Error(`mapping references loop through "${id}"`)
+  return hops + 1
+}
 
 function thrower(error: unknown): () => never {
   return () => {
@@ -164,43 +173,43 @@ export class Compiler {
     return () => plan
   }
 
-  /** The dereferenced pairing map of a `mapping` / `each` value (§4.2 step 8). */
-  pairingSlot(value: unknown): (context: Context) => Pairings {
+  /**
+   * The dereferenced pairing map of a `mapping` / `each` value (§4.2 step 8). A name or `$ref`
+   * resolves when evaluation reaches it; a descriptor (keywords at its top, as a registered one
+   * has) supplies only its own pairings — those of `mapping`, else of `each`, else none — and any
+   * other object is the pairing map itself.
+   */
+  pairingSlot(value: unknown): PairingSlot {
     if (typeof value === 'string') {
-      return (context) => {
+      return (context, hops = 0) => {
         const found = context.run.registry.lookup(value)
         if (found === undefined) throw new Error(`Unknown mapping "${value}"`)
-        return found.asPairingMap()
+        return found.asPairingMap(context, referenceHop(value, hops))
       }
     }
     if (isObject(value) && truthy(value.$ref)) {
       const id = value.$ref
       const provenance = provenanceOf(value)
-      return (context) => {
+      return (context, hops = 0) => {
         const found = typeof id === 'string' ? context.run.registry.lookup(id) : undefined
-        if (found !== undefined) return found.asPairingMap()
+        if (found !== undefined) return found.asPairingMap(context, referenceHop(String(id), hops))
         context.run.errors.push(errorObject(provenance, [['$ref', id]], MESSAGES.unknownReference))
         return EMPTY_PAIRINGS
       }
     }
-    try {
-      const pairings = this.pairingMapOf(value)
-      return () => pairings
-    } catch (error) {
-      return thrower(error)
+    if (isObject(value) && documentForm(value) !== 'pairings') {
+      const inner = truthy(value.mapping) ? value.mapping : truthy(value.each) ? value.each : undefined
+      if (inner === undefined) return () => EMPTY_PAIRINGS
+      return this.pairingSlot(inner)
     }
-  }
-
-  /** The pairings a value supplies: its own truthy `mapping` member, else the value itself. */
-  pairingMapOf(value: unknown): Pairings {
-    const map = isObject(value) && truthy(value.mapping) ? value.mapping : value
-    if (!isObject(map)) throw new TypeError('mapping must be an object of pairings or a mapping reference')
-    let pairings = this.pairingMaps.get(map)
+    if (!isObject(value)) return thrower(new TypeError('mapping must be an object of pairings or a mapping reference'))
+    let pairings = this.pairingMaps.get(value)
     if (pairings === undefined) {
-      pairings = Object.freeze({ list: Object.freeze(Object.keys(map).map((left) => this.pairing(left, map[left]))) })
-      this.pairingMaps.set(map, pairings)
+      pairings = Object.freeze({ list: Object.freeze(Object.keys(value).map((left) => this.pairing(left, value[left]))) })
+      this.pairingMaps.set(value, pairings)
     }
-    return pairings
+    const fixed = pairings
+    return () => fixed
   }
 
   /** Re-entrant evaluation for extensions (EXT-4): a derived context, the run's roots and errors. */
@@ -290,7 +299,7 @@ export class Compiler {
       get = pipeline(located.locate, located.sync, steps)
     }
     const pairingValue = truthy(descriptor.mapping) ? descriptor.mapping : descriptor.each
-    let ownPairings: Pairings | undefined
+    let ownPairings: PairingSlot | undefined
     return Object.freeze({
       kind: 'object' as const,
       descriptor,
@@ -302,7 +311,7 @@ export class Compiler {
       stdout: descriptor.stdout,
       observesPaths: observesPaths(descriptor, pluginSteps.length > 0),
       pairings: structural ? this.pairingSlot(pairingValue) : null,
-      asPairingMap: () => (ownPairings ??= this.pairingMapOf(descriptor)),
+      asPairingMap: (context: Context, hops: number) => (ownPairings ??= this.pairingSlot(descriptor))(context, hops),
     })
   }
 

@@ -120,7 +120,7 @@ export class Mapper {
     const initial = documents.mappings
     if (initial !== undefined) {
       const members = Array.isArray(initial) ? initial : Object.values(initial)
-      this.registry.register(members.map((member) => this.admitMember(member)))
+      this.registry.register(members.map((member) => this.admitMember(admitDocument(member))))
     }
   }
 
@@ -136,7 +136,7 @@ export class Mapper {
 
   /** Register a document by its `$id` (replacing), or every member of a compound document. */
   register(document: unknown): string[] {
-    const admitted = this.admitMember(document)
+    const admitted = this.admitMember(admitDocument(document))
     const members = isObject(admitted.mappings) ? Object.values(admitted.mappings).map((m) => this.admitMember(m)) : [admitted]
     if (!isObject(admitted.mappings) && !(typeof admitted.$id === 'string' && admitted.$id !== '')) {
       throw new TypeError('a registered mapping document needs a non-empty string $id')
@@ -199,9 +199,10 @@ export class Mapper {
     return this.compile(documentOrId).run(input, extra)
   }
 
+  /** A member of an already admitted (copied, frozen) document, checked to be an object. */
   private admitMember(member: unknown): Record<string, unknown> {
     if (!isObject(member)) throw new TypeError('a mapping document must be an object')
-    return Object.isFrozen(member) ? member : admitDocument(member)
+    return member
   }
 
   private compileDocument(document: Record<string, unknown>): CompiledMapping {

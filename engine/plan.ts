@@ -15,6 +15,9 @@ export interface Step {
 /** A descriptor position that dereferences (`$ref`, name strings) when evaluation reaches it. */
 export type Slot = (context: Context) => Plan
 
+/** Where a level's pairings come from: fixed, or resolved through names when evaluation gets there. */
+export type PairingSlot = (context: Context, hops?: number) => Pairings
+
 /** The pairings of one mapping level, compiled. */
 export interface Pairings {
   readonly list: readonly Pairing[]
@@ -47,7 +50,7 @@ export interface Plan {
   /** True when its evaluation can observe the context's paths (so it needs its own context). */
   readonly observesPaths: boolean
   /** The dereferenced pairing map of `mapping` / `each` (null when not structural). */
-  readonly pairings: ((context: Context) => Pairings) | null
+  readonly pairings: PairingSlot | null
   /** Its pairings when it is named as the value of another descriptor's `mapping` / `each`. */
-  asPairingMap(): Pairings
+  asPairingMap(context: Context, hops: number): Pairings
 }

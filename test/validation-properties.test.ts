@@ -36,7 +36,7 @@ t.test('any JSON value gets a well-formed report, at both levels, without a thro
 
 // Documents built from the language's grammar, with the mistakes validation exists to catch.
 const pointer = fc.constantFrom('/a', '/b/c', '/a/0', '/l/-', 'bad', '/x~2', '/a/../b', '#/a', '/valid', '')
-const name = fc.constantFrom('known', 'unknown', 'trim', 'uuid', 'nope')
+const name = fc.constantFrom('known', 'unknown', 'trim', 'uuid', 'nope', 'one', 'two')
 const operand = fc.oneof(fc.jsonValue({ maxDepth: 1 }), pointer, name)
 const keywordPair = fc.oneof(
   fc.record({ source: fc.oneof(pointer, operand) }),
@@ -48,7 +48,8 @@ const keywordPair = fc.oneof(
   fc.record({ first: fc.oneof(fc.array(fc.oneof(pointer, name, fc.constant(['/a'])), { maxLength: 2 }), operand) }),
   fc.record({ switch: fc.oneof(fc.record({ source: pointer, cases: fc.dictionary(fc.constantFrom('x', 'default'), fc.oneof(pointer, name, operand), { maxKeys: 2 }) }), operand) }),
   fc.record({ each: fc.oneof(name, fc.record({ $ref: name }), operand, fc.dictionary(pointer, fc.oneof(pointer, name), { maxKeys: 2 })) }),
-  fc.record({ mapping: fc.oneof(name, operand) }),
+  fc.record({ mapping: fc.oneof(name, operand, fc.record({ mapping: name }), fc.record({ each: fc.record({ $ref: name }) })) }),
+  fc.record({ switch: fc.record({ source: operand, input: pointer, cases: fc.dictionary(fc.constantFrom('x', 'default'), fc.oneof(pointer, name), { maxKeys: 2 }) }) }),
   fc.record({ minimum: operand, multipleOf: operand, enum: operand, required: operand }),
   fc.record({ $ref: name }),
   fc.record({ echo: fc.oneof(fc.record({ pointer: fc.oneof(pointer, operand) }), operand) }),
@@ -65,6 +66,8 @@ const document = fc.oneof(
   fc.record({ mapping: fc.dictionary(pointer, descriptor, { maxKeys: 5 }) }),
   fc.dictionary(pointer, descriptor, { maxKeys: 4 }),
   fc.record({ mappings: fc.dictionary(fc.constantFrom('one', 'two'), fc.record({ $id: fc.constantFrom('one', 'two', 'known'), mapping: fc.dictionary(pointer, descriptor, { maxKeys: 3 }) }), { maxKeys: 2 }) }),
+  fc.record({ mappings: fc.dictionary(fc.constantFrom('one', 'two'), fc.oneof(fc.record({ $id: fc.constantFrom('one', 'two'), mapping: name }), fc.record({ $id: fc.constantFrom('one', 'two'), each: fc.dictionary(pointer, descriptor, { maxKeys: 2 }) })), { maxKeys: 2 }) }),
+  fc.array(keywordPair, { minLength: 1, maxLength: 3 }).map((pairs) => Object.assign({}, ...pairs) as Record<string, unknown>),
 )
 const input = fc.oneof(fc.record({ a: fc.jsonValue({ maxDepth: 2 }), k: fc.string(), l: fc.array(fc.integer(), { maxLength: 2 }) }), fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 2 }))
 

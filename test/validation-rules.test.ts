@@ -151,3 +151,13 @@ t.test('validation changes nothing and evaluates nothing', async (t) => {
   t.equal(called, 0)
   t.same(Object.keys(mapper.mappings), [])
 })
+
+t.test('documents that validate clean evaluate without host errors (gaps closed)', async (t) => {
+  const mapper = new Mapper({ mappings: [{ $id: 'e', each: { '/n': '/n' } }, { $id: 'loop', mapping: 'loop' }] })
+  t.same(mapper.validate({ mapping: { '/x': { source: '/', switch: { source: 5, input: '/k', cases: {} } } } }).errors.map((d) => d.rule), ['KW-locate-1'])
+  t.same(await mapper.map({ mapping: { '/x': { source: '/o', mapping: { mapping: 'e' } } } }, { o: { n: 1 } }), { x: { n: 1 }, valid: true, errors: [] }, 'a nested name resolves')
+  t.same(await mapper.map({ mapping: { '/x': { source: '/o', mapping: 'e' } } }, { o: { n: 2 } }), { x: { n: 2 }, valid: true, errors: [] }, 'a registered id with each supplies its pairings')
+  t.same(await mapper.map({ source: '/a', as: 'string' }, [1, 2]), { items: [{}, {}], valid: true, errors: [] }, 'a keyword entry on array input')
+  t.same(mapper.validate({ mapping: { '/x': { source: '/', mapping: 'loop' } } }).errors.map((d) => d.message), ['loop never reaches pairings: its mapping references loop through loop'])
+  await t.rejects(mapper.map({ mapping: { '/x': { source: '/', mapping: 'loop' } } }, {}), { message: 'mapping references loop through "loop"' })
+})

@@ -179,6 +179,25 @@ class Traversal {
     }
   }
 
+  /**
+   * A name used as a `mapping` / `each` value: it must exist, and following the names its own
+   * pairings are given by must not lead back to it (evaluation would never find the pairings).
+   */
+  private mappingReference(id: unknown, pointer: string): void {
+    if (this.reach === null || typeof id !== 'string') return
+    if (this.reach.mapping(id) === undefined) return this.reference(id, pointer)
+    const seen = new Set<string>()
+    let next: unknown = id
+    while (typeof next === 'string' && !seen.has(next)) {
+      seen.add(next)
+      const found = this.reach.mapping(next)
+      if (!isObject(found)) return
+      const inner = truthy(found.mapping) ? found.mapping : found.each
+      next = isObject(inner) && truthy(inner.$ref) ? inner.$ref : inner
+    }
+    if (typeof next === 'string') this.out.add('REG-1', `${id} never reaches pairings: its mapping references loop through ${next}`, pointer, id)
+  }
+
   private descriptorObject(descriptor: Record<string, unknown>, pointer: string, top: boolean): void {
     if (truthy(descriptor.$ref)) {
       // `$ref` stands for the whole descriptor; the keys beside it are never read.
@@ -210,11 +229,11 @@ class Traversal {
       case 'mapping':
       case 'each':
         if (key === 'each' && truthy(descriptor.mapping)) return
-        if (typeof value === 'string') return this.reference(value, here)
+        if (typeof value === 'string') return this.mappingReference(value, here)
         if (!isObject(value)) return
         if (truthy(value.$ref)) {
           this.keywordOperand('$ref', value.$ref, at(here, '$ref'))
-          return this.reference(value.$ref, at(here, '$ref'))
+          return this.mappingReference(value.$ref, at(here, '$ref'))
         }
         if (truthy(value.mapping)) return this.descriptorObject(value, here, false)
         return this.pairings(value, here, top)
@@ -225,7 +244,14 @@ class Traversal {
         return
       case 'switch':
         if (!isObject(value)) return
-        for (const scope of ['source', 'input', 'output']) this.pointerOperand(value[scope], at(here, scope))
+        for (const scope of ['source', 'input', 'output']) {
+          const operand = value[scope]
+          if (operand !== undefined && typeof operand !== 'string') {
+            this.out.add('KW-locate-1', `switch.${scope} must be a JSON Pointer string`, at(here, scope), operand)
+          } else {
+            this.pointerOperand(operand, at(here, scope))
+          }
+        }
         if (isObject(value.cases)) {
           for (const [name, c] of Object.entries(value.cases)) this.descriptor(c, at(here, 'cases', name), 'read')
         }
@@ -273,7 +299,8 @@ class Traversal {
     })
     if (unknown) return
     try {
-      flattenBatch([{ ...descriptor, $id: '(validated document)' }], (id) => this.reach!.mapping(id))
+      const self = typeof descriptor.$id === 'string' && descriptor.$id !== '' ? descriptor.$id : '(submitted document)'
+      flattenBatch([{ ...descriptor, $id: self }], (id) => (id === self ? undefined : this.reach!.mapping(id)))
     } catch (error) {
       this.out.add('REG-3', (error as Error).message, here, descriptor.$extend)
     }
