@@ -1,0 +1,42 @@
+# mapper-service container: Node 20 slim, dependencies in their own cached layers, non-root.
+# Build:  docker build -t mapper-service:0.3.2 .
+# Run:    docker run -p 3333:3333 mapper-service:0.3.2
+
+# Production dependencies only, installed from the lockfile before any source is copied, so a
+# source change reuses this layer.
+FROM node:20-slim AS dependencies
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+
+# The build: every dependency, then the source, compiled to dist/.
+FROM node:20-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY *.ts ./
+COPY engine ./engine
+COPY request ./request
+COPY plugins ./plugins
+COPY routes ./routes
+COPY schemas ./schemas
+COPY sources ./sources
+COPY extensions ./extensions
+COPY bin ./bin
+RUN npm run build
+
+FROM node:20-slim
+ENV NODE_ENV=production \
+    PORT=3333
+WORKDIR /app
+COPY --from=dependencies --chown=node:node /app/node_modules ./node_modules
+COPY --from=build --chown=node:node /app/dist ./dist
+COPY --chown=node:node package.json ./
+COPY --chown=node:node mappings ./mappings
+USER node
+EXPOSE 3333
+# Slim images have no curl: node itself probes the mapping path.
+HEALTHCHECK --interval=15s --timeout=6s --start-period=10s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3333) + '/health/mapping').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["node", "dist/bin/mapper-service.js"]
