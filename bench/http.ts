@@ -1,0 +1,134 @@
+// The HTTP benchmark of shared/spec/performance.md §2: `npm run bench:http`.
+//
+// Starts, in this process, the service (stock configuration plus the explicit form, the bundled
+// mappings, the benchmark's `bench-array` mapping) and a bare Fastify server whose one route
+// returns the parsed body; then loads each from a separate process (bench/load.ts, autocannon)
+// on 127.0.0.1 and prints requests/s and p50/p99 latency for: bare echo, POST /map registered
+// `citation`, POST /map explicit (the same document inline), POST /map with a ~100 KB array input.
+//
+// Flags: --duration <s> (default 10), --connections <n> (default 10), --json (one JSON object).
+// A quick smoke run: --duration 1 --connections 2
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import Fastify from 'fastify'
+import { parse } from 'yaml'
+import { readFileSync } from 'node:fs'
+import { buildServer } from '../server.js'
+import { bundledMappingsPath, loadMappings } from '../sources/mappings.js'
+import { arrayInput, DOCUMENTS } from './workloads.js'
+
+interface Measured {
+  requests: number
+  latencyP50: number
+  latencyP99: number
+  errors: number
+  non2xx: number
+  total: number
+}
+
+const { values } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '10' },
+    json: { type: 'boolean', default: false },
+  },
+})
+const duration = Number(values.duration)
+const connections = Number(values.connections)
+if (!(duration > 0) || !Number.isInteger(connections) || connections < 1) {
+  process.stderr.write('usage: bench/http.ts [--duration <seconds>] [--connections <n>] [--json]\n')
+  process.exit(2)
+}
+
+function load(url: string, body: string): Promise<Measured> {
+  const script = fileURLToPath(new URL('./load.ts', import.meta.url))
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify({ url, body, connections, duration })], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    let out = ''
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
+    child.on('error', reject)
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as Measured) : reject(new Error(`load generator exited ${code}`))))
+  })
+}
+
+const citationDocument = parse(readFileSync(`${bundledMappingsPath()}/citation.yaml`, 'utf8')) as Record<string, unknown>
+const citationInput = {
+  title: 'On Mapping',
+  ids: [
+    { idType: 'issn', value: '2049-3630' },
+    { idType: 'doi', value: '10.1000/xyz123' },
+  ],
+  issued: { year: '2024' },
+  contributors: [{ surname: 'Hopper', forename: 'Grace' }, { surname: 'Noether' }],
+}
+const arrayDocument = DOCUMENTS.find((d) => d.$id === 'bench-array')!
+// About 100 KB of JSON.
+let records = 200
+while (JSON.stringify(arrayInput(records)).length < 100 * 1024) records += 20
+
+const service = await buildServer({
+  mappings: [...(await loadMappings(bundledMappingsPath())), { id: 'bench-array', document: arrayDocument, source: 'bench' }],
+  options: { logging: { level: 'silent' }, map: { explicit: true } },
+})
+await service.listen({ port: 0, host: '127.0.0.1' })
+const bare = Fastify({ logger: false })
+bare.post('/echo', async (request) => request.body)
+await bare.listen({ port: 0, host: '127.0.0.1' })
+const servicePort = (service.server.address() as { port: number }).port
+const barePort = (bare.server.address() as { port: number }).port
+
+const registeredBody = JSON.stringify({ mapping: 'citation', input: citationInput })
+const scenarios: Array<[name: string, url: string, body: string]> = [
+  ['bare echo', `http://127.0.0.1:${barePort}/echo`, registeredBody],
+  ['/map registered citation', `http://127.0.0.1:${servicePort}/map`, registeredBody],
+  ['/map explicit citation', `http://127.0.0.1:${servicePort}/map`, JSON.stringify({ mapping: citationDocument, input: citationInput })],
+  [`/map array (~100 KB, ${records} records)`, `http://127.0.0.1:${servicePort}/map`, JSON.stringify({ mapping: 'bench-array', input: arrayInput(records) })],
+]
+
+// Check each scenario answers 200 before measuring it.
+for (const [name, url, body] of scenarios) {
+  const response = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json' } })
+  if (response.status !== 200) throw new Error(`${name}: ${response.status} ${await response.text()}`)
+}
+
+const results: Record<string, Measured> = {}
+for (const [name, url, body] of scenarios) results[name] = await load(url, body)
+await service.close()
+await bare.close()
+
+const [echo, registered, explicit] = [results[scenarios[0]![0]]!, results[scenarios[1]![0]]!, results[scenarios[2]![0]]!]
+const ratios = {
+  registeredOverEcho: registered.requests / echo.requests,
+  explicitOverRegistered: explicit.requests / registered.requests,
+  p99RegisteredOverEcho: registered.latencyP99 / Math.max(echo.latencyP99, 1),
+}
+const targets = {
+  registeredOverEcho: { min: 0.8, met: ratios.registeredOverEcho >= 0.8 },
+  explicitOverRegistered: { min: 0.7, met: ratios.explicitOverRegistered >= 0.7 },
+  p99RegisteredOverEcho: { max: 2, met: ratios.p99RegisteredOverEcho <= 2 },
+}
+
+if (values.json) {
+  process.stdout.write(`${JSON.stringify({ node: process.version, duration, connections, scenarios: results, ratios, targets })}\n`)
+} else {
+  const rows = Object.entries(results).map(([name, r]) =>
+    [name.padEnd(40), Math.round(r.requests).toLocaleString('en').padStart(10), `${r.latencyP50} ms`.padStart(9), `${r.latencyP99} ms`.padStart(9), String(r.errors + r.non2xx).padStart(7)].join('  '),
+  )
+  const mark = (ok: boolean): string => (ok ? '✓ met' : '✗ NOT met')
+  process.stdout.write(
+    [
+      `mapper-service HTTP benchmark — node ${process.version}; autocannon from a separate process, ${connections} connections, ${duration} s per scenario, 127.0.0.1`,
+      '',
+      `${'scenario'.padEnd(40)}  ${'req/s'.padStart(10)}  ${'p50'.padStart(9)}  ${'p99'.padStart(9)}  ${'errors'.padStart(7)}`,
+      ...rows,
+      '',
+      `/map registered ÷ bare echo (req/s):   ${ratios.registeredOverEcho.toFixed(3)}  target ≥ 0.8  ${mark(targets.registeredOverEcho.met)}`,
+      `/map explicit ÷ registered (req/s):    ${ratios.explicitOverRegistered.toFixed(3)}  target ≥ 0.7  ${mark(targets.explicitOverRegistered.met)}`,
+      `p99 registered ÷ p99 bare echo:        ${ratios.p99RegisteredOverEcho.toFixed(3)}  target ≤ 2    ${mark(targets.p99RegisteredOverEcho.met)}`,
+      '',
+    ].join('\n'),
+  )
+}

@@ -1,0 +1,35 @@
+// Load generator for `npm run bench:http`, run in its own process so it does not share an event
+// loop with the servers it measures: reads one scenario as JSON from argv, runs autocannon
+// against 127.0.0.1, prints one JSON line { requests, latencyP50, latencyP99, errors, non2xx }.
+import autocannon from 'autocannon'
+
+interface Scenario {
+  url: string
+  body: string
+  connections: number
+  duration: number
+}
+
+const scenario = JSON.parse(process.argv[2] ?? '{}') as Scenario
+if (!scenario.url?.startsWith('http://127.0.0.1:')) {
+  process.stderr.write('load: the target must be on 127.0.0.1\n')
+  process.exit(2)
+}
+const result = await autocannon({
+  url: scenario.url,
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: scenario.body,
+  connections: scenario.connections,
+  duration: scenario.duration,
+})
+process.stdout.write(
+  `${JSON.stringify({
+    requests: result.requests.average,
+    latencyP50: result.latency.p50,
+    latencyP99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+    total: result.requests.total,
+  })}\n`,
+)

@@ -1,0 +1,32 @@
+// One short round of `npm run bench:http`, so the HTTP benchmark cannot rot. It asserts the shape
+// of the report and that every scenario answered, never a speed.
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import t from 'tap'
+import { packageInfo } from '../sources/package.js'
+
+const run = promisify(execFile)
+
+t.test('bench:http runs one short round and reports every scenario', async (t) => {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bench/http.ts', '--json', '--duration', '1', '--connections', '2'], {
+    cwd: packageInfo().root,
+    timeout: 90000,
+  })
+  const report = JSON.parse(stdout) as {
+    node: string
+    scenarios: Record<string, { requests: number; latencyP50: number; latencyP99: number; errors: number; non2xx: number; total: number }>
+    ratios: Record<string, number>
+    targets: Record<string, { met: boolean }>
+  }
+  t.equal(report.node, process.version)
+  const names = Object.keys(report.scenarios)
+  t.equal(names.length, 4)
+  t.match(names, ['bare echo', '/map registered citation', '/map explicit citation', /^\/map array/])
+  for (const [name, scenario] of Object.entries(report.scenarios)) {
+    t.ok(scenario.total > 0, `${name} answered`)
+    t.equal(scenario.errors, 0, `${name} had no errors`)
+    t.equal(scenario.non2xx, 0, `${name} answered 2xx only`)
+  }
+  t.same(Object.keys(report.ratios).sort(), ['explicitOverRegistered', 'p99RegisteredOverEcho', 'registeredOverEcho'])
+  for (const target of Object.values(report.targets)) t.type(target.met, 'boolean')
+})
