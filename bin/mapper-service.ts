@@ -1,16 +1,33 @@
 #!/usr/bin/env node
 // The mapper-service command. With no arguments it serves, configured by the environment
 // (PORT, MAPPINGS, EXTENSIONS, OPTIONS / OPTIONS_FILE); a configuration that cannot start prints
-// one line on stderr and exits 1.
+// one line on stderr and exits 1. `validate` and `map` are in bin/commands.ts.
 import { isStartupError, startFromEnvironment } from '../server.js'
+import { runCommand } from './commands.js'
 
-try {
-  await startFromEnvironment(process.env)
-} catch (error) {
-  if (isStartupError(error)) {
-    process.stderr.write(`mapper-service: ${(error as Error).message}\n`)
-  } else {
-    process.stderr.write(`mapper-service: could not start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+const readStdin = async (): Promise<string> => {
+  const chunks: Buffer[] = []
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks).toString('utf8')
+}
+
+const code = await runCommand(process.argv.slice(2), {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+  stdin: readStdin,
+  env: process.env,
+})
+if (code !== undefined) {
+  process.exitCode = code
+} else {
+  try {
+    await startFromEnvironment(process.env)
+  } catch (error) {
+    if (isStartupError(error)) {
+      process.stderr.write(`mapper-service: ${(error as Error).message}\n`)
+    } else {
+      process.stderr.write(`mapper-service: could not start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+    }
+    process.exit(1)
   }
-  process.exit(1)
 }
