@@ -1,15 +1,15 @@
 // Bearer-token authentication (http.md §5) with @fastify/jwt: one key strategy (a shared secret,
-// an SPKI public key, or a JWKS fetched, cached and rotated by kid through get-jwks), an algorithm
-// allowlist that never admits `none` nor mixes HMAC with public keys, issuer, audience and clock
-// skew. Every route but the public ones authenticates before anything else happens, unknown paths
-// included; the verified payload becomes `request.identity` (and `context.identity` for mappings).
+// an SPKI public key, or a JWKS fetched, cached and rotated by kid), an algorithm allowlist that
+// never admits `none` nor mixes HMAC with public keys, issuer, audience and clock skew. Every route
+// but the public ones authenticates before anything else happens, unknown paths included; the
+// verified payload becomes `request.identity` (and `context.identity` for mappings).
+import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto'
 import fastifyJwt, { type TokenOrHeader } from '@fastify/jwt'
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import buildGetJwks from 'get-jwks'
 import { MESSAGES, Unauthorized } from '../errors.js'
 import type { Claims } from '../schemas/options.js'
-import type { AuthConfig } from './config.js'
+import { algorithmsForKey, type AuthConfig } from './config.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -24,21 +24,26 @@ declare module 'fastify' {
 
 const BEARER = /^bearer +(\S+) *$/i
 
-/** How long a JWKS fetch may take before the token is refused. */
+/** How long a JWKS fetch may take. */
 const JWKS_TIMEOUT_MS = 5000
+/** How long a fetched key set is trusted before it is fetched again. */
+const JWKS_TTL_MS = 10 * 60 * 1000
+/** After a fetch that failed or did not hold the kid asked for, no other fetch for this long. */
+const JWKS_COOLDOWN_MS = 10 * 1000
 
 type Algorithm = NonNullable<NonNullable<Parameters<typeof fastifyJwt>[1]['verify']>['algorithms']>[number]
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`JWKS not available within ${ms} ms`)), ms)
-  })
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
+/** A token refused for a reason this plugin decided itself; the message is the 401 message. */
+class TokenRefused extends Error {}
+
+/** The key set could not be read: not the caller's fault, so it surfaces as a 500 (and is logged). */
+export class JwksUnavailable extends Error {
+  override readonly name = 'JwksUnavailable'
 }
 
 /** The 401 message for a verification failure, by the error's code (and, for claims, its text). */
 export function verificationMessage(error: { code?: string; message?: string }): string {
+  if (error instanceof TokenRefused) return error.message
   const code = error.code ?? ''
   const text = error.message ?? ''
   if (code === 'FST_JWT_AUTHORIZATION_TOKEN_EXPIRED' || code === 'FAST_JWT_EXPIRED') return 'Token expired'
@@ -48,8 +53,100 @@ export function verificationMessage(error: { code?: string; message?: string }):
   }
   if (/\biss\b/.test(text) && /claim/.test(text)) return 'Invalid issuer'
   if (/\baud\b/.test(text) && /claim/.test(text)) return 'Invalid audience'
-  if (/signature/i.test(text)) return 'Invalid token signature'
+  if (code === 'FAST_JWT_INVALID_SIGNATURE' || /signature/i.test(text)) return 'Invalid token signature'
   return 'Malformed token'
+}
+
+interface SetKey {
+  readonly kid: string | undefined
+  /** SPKI PEM, as the verifier takes a fetched key. */
+  readonly pem: string
+  /** The allowed algorithms this key verifies (narrowed by its `alg`, when it names one). */
+  readonly algorithms: readonly string[]
+}
+
+/** The usable signing keys of a JSON Web Key Set body; anything else in it is skipped. */
+function readKeySet(body: unknown, allowed: readonly string[]): SetKey[] {
+  const members = body !== null && typeof body === 'object' ? (body as { keys?: unknown }).keys : undefined
+  if (!Array.isArray(members)) throw new Error('the response is not a JSON Web Key Set (no "keys" array)')
+  const keys: SetKey[] = []
+  for (const jwk of members as unknown[]) {
+    if (jwk === null || typeof jwk !== 'object' || Array.isArray(jwk)) continue
+    const { kid, use, alg } = jwk as { kid?: unknown; use?: unknown; alg?: unknown }
+    if (use !== undefined && use !== 'sig') continue
+    let key: KeyObject
+    try {
+      key = createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' })
+    } catch {
+      continue
+    }
+    const algorithms = algorithmsForKey(key).filter((a) => allowed.includes(a) && (alg === undefined || a === alg))
+    if (algorithms.length === 0) continue
+    keys.push({ kid: typeof kid === 'string' ? kid : undefined, pem: key.export({ type: 'spki', format: 'pem' }).toString(), algorithms })
+  }
+  return keys
+}
+
+/**
+ * The keys of a JWKS, fetched when first needed and again after a TTL, or when a token names a kid
+ * the set does not hold (a rotation). A fetch replaces the whole set, so a key the provider removed
+ * is forgotten; concurrent lookups share one fetch; after a fetch that failed or missed, unknown
+ * kids are refused without fetching for a cooldown (made-up kids cannot make us flood the provider).
+ * While the provider is down, the last good set keeps serving.
+ */
+class JwksKeys {
+  #keys: SetKey[] = []
+  #loadedAt = Number.NEGATIVE_INFINITY
+  #missedAt = Number.NEGATIVE_INFINITY
+  #failure: unknown = null
+  #loading: Promise<void> | null = null
+
+  constructor(
+    private readonly url: string,
+    private readonly allowed: readonly string[],
+  ) {}
+
+  /** The PEM of the key that verifies a token with this header; refuses (401) or throws JwksUnavailable. */
+  async keyFor(kid: string | undefined, alg: string): Promise<string> {
+    const now = Date.now()
+    const stale = now - this.#loadedAt > JWKS_TTL_MS
+    if ((stale || !this.#holds(kid)) && now - this.#missedAt > JWKS_COOLDOWN_MS) {
+      await (this.#loading ??= this.#load().finally(() => {
+        this.#loading = null
+      }))
+      if (!this.#holds(kid)) this.#missedAt = Date.now()
+    }
+    const candidates = this.#keys.filter((key) => (kid === undefined || key.kid === kid) && key.algorithms.includes(alg))
+    // Without a kid, the key must be the only one that fits.
+    const key = kid === undefined && candidates.length > 1 ? undefined : candidates[0]
+    if (key !== undefined) return key.pem
+    if (this.#failure !== null) {
+      throw new JwksUnavailable(`JWKS ${this.url} is not available: ${this.#failure instanceof Error ? this.#failure.message : String(this.#failure)}`, {
+        cause: this.#failure,
+      })
+    }
+    throw new TokenRefused('Invalid token signature')
+  }
+
+  #holds(kid: string | undefined): boolean {
+    return kid === undefined ? this.#keys.length > 0 : this.#keys.some((key) => key.kid === kid)
+  }
+
+  async #load(): Promise<void> {
+    try {
+      const response = await fetch(this.url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(JWKS_TIMEOUT_MS) })
+      if (!response.ok) {
+        await response.body?.cancel()
+        throw new Error(`status ${response.status}`)
+      }
+      this.#keys = readKeySet(await response.json(), this.allowed)
+      this.#loadedAt = Date.now()
+      this.#failure = null
+    } catch (error) {
+      this.#failure = error
+      this.#missedAt = Date.now()
+    }
+  }
 }
 
 /** A claim matches when the token's value (or any element of it) is allowed; `scope`/`scp` split on spaces. */
@@ -75,29 +172,35 @@ export const authPlugin = fp<AuthPluginOptions>(
     app.decorateRequest('identity', null)
     if (auth === null) return
 
+    const required = [...(auth.issuer === undefined ? [] : ['iss']), ...(auth.audience === undefined ? [] : ['aud'])]
     const verify = {
       algorithms: [...auth.algorithms] as Algorithm[],
       ...(auth.issuer === undefined ? {} : { allowedIss: auth.issuer }),
       ...(auth.audience === undefined ? {} : { allowedAud: auth.audience }),
-      clockTolerance: auth.clockSkew,
+      // A configured issuer or audience is required, not only checked when the token happens to carry it.
+      ...(required.length === 0 ? {} : { requiredClaims: required }),
+      // clockSkew is in seconds; fast-jwt counts milliseconds.
+      clockTolerance: auth.clockSkew * 1000,
+      // The token is what the Authorization check below accepted (any run of spaces after the scheme).
+      extractToken: (request: FastifyRequest) => BEARER.exec(request.headers.authorization ?? '')?.[1],
     }
     let secret: Parameters<typeof fastifyJwt>[1]['secret']
     if (auth.strategy === 'secret') secret = auth.key
     else if (auth.strategy === 'publicKey') secret = { public: auth.key }
     else {
-      const jwksUrl = new URL(auth.key)
-      // Keys are cached by kid; an unknown kid (a rotation) fetches the set again.
-      const jwks = buildGetJwks({ jwksPath: jwksUrl.pathname + jwksUrl.search, max: 100, ttl: 10 * 60 * 1000 })
+      const keys = new JwksKeys(auth.key, auth.algorithms)
       secret = async (_request: FastifyRequest, token: TokenOrHeader) => {
-        const { kid, alg } = 'header' in token ? token.header : token
-        if (alg === undefined || !auth.algorithms.includes(alg)) {
-          throw Object.assign(new Error('algorithm not allowed'), { code: 'FAST_JWT_INVALID_ALGORITHM' })
-        }
-        return withTimeout(jwks.getPublicKey({ domain: jwksUrl.origin, kid, alg }), JWKS_TIMEOUT_MS)
+        const { kid, alg } = ('header' in token ? token.header : token) as { kid?: unknown; alg?: unknown }
+        // Checked before any fetch: `none`, HMAC and unlisted algorithms never reach the key set.
+        if (typeof alg !== 'string' || !auth.algorithms.includes(alg)) throw new TokenRefused('Unsupported algorithm')
+        if (kid !== undefined && typeof kid !== 'string') throw new TokenRefused('Malformed token')
+        return keys.keyFor(kid, alg)
       }
     }
     await app.register(fastifyJwt, {
       secret,
+      // The key callback needs the header (kid, alg), not only the payload.
+      decode: { complete: true },
       verify,
       messages: { authorizationTokenInvalid: (error: Error) => error.message },
     })
@@ -109,6 +212,7 @@ export const authPlugin = fp<AuthPluginOptions>(
       try {
         request.identity = await request.jwtVerify<Record<string, unknown>>()
       } catch (error) {
+        if (error instanceof JwksUnavailable) throw error
         throw new Unauthorized(verificationMessage(error as { code?: string; message?: string }))
       }
     })

@@ -1,7 +1,7 @@
 // Configuration (http.md §8): the options object validated against its TypeBox schema, defaults
 // filled in, and the cross-field rules a schema cannot state checked — all at startup, so a
 // mistake fails the start instead of surfacing at the first request.
-import { createPublicKey } from 'node:crypto'
+import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { OptionsSchema, type Claims, type Options } from '../schemas/options.js'
 
@@ -51,6 +51,55 @@ function list(value: string | readonly string[]): string[] {
   return typeof value === 'string' ? value.split(',').map((s) => s.trim()).filter((s) => s !== '') : [...value]
 }
 
+const EC_ALGORITHMS: Readonly<Record<string, string>> = { prime256v1: 'ES256', secp384r1: 'ES384', secp521r1: 'ES512' }
+
+/** The JWS algorithms a public key can verify (none for a key type the verifier does not support). */
+export function algorithmsForKey(key: KeyObject): string[] {
+  switch (key.asymmetricKeyType) {
+    case 'rsa':
+      return ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512']
+    case 'ec': {
+      const algorithm = EC_ALGORITHMS[key.asymmetricKeyDetails?.namedCurve ?? '']
+      return algorithm === undefined ? [] : [algorithm]
+    }
+    case 'ed25519':
+    case 'ed448':
+      return ['EdDSA']
+    default:
+      return []
+  }
+}
+
+/** Describes a key for messages: `the RSA key`, `the EC secp384r1 key`. */
+function describeKey(key: KeyObject): string {
+  const curve = key.asymmetricKeyDetails?.namedCurve
+  return `the ${(key.asymmetricKeyType ?? 'unknown').toUpperCase()}${curve === undefined ? '' : ` ${curve}`} key`
+}
+
+/** The SPKI PEM of `auth.publicKey`, checked; returns the configured algorithms this key can verify. */
+function publicKeyAlgorithms(pem: string, algorithms: readonly string[]): string[] {
+  let isPrivate = true
+  try {
+    createPrivateKey({ key: pem, format: 'pem' })
+  } catch {
+    isPrivate = false
+  }
+  if (isPrivate) throw new ConfigError('options.auth.publicKey holds a private key; configure its public key (SPKI PEM) instead')
+  let key: KeyObject
+  try {
+    key = createPublicKey({ key: pem, format: 'pem' })
+  } catch {
+    throw new ConfigError('options.auth.publicKey must be a public key in SPKI PEM form')
+  }
+  const usable = algorithmsForKey(key)
+  if (usable.length === 0) throw new ConfigError(`options.auth.publicKey: ${describeKey(key)} is not supported (use RSA, EC P-256/P-384/P-521 or Ed25519)`)
+  const fitting = algorithms.filter((algorithm) => usable.includes(algorithm))
+  if (fitting.length === 0) {
+    throw new ConfigError(`options.auth.algorithm: ${algorithms.join(', ')} cannot be verified with ${describeKey(key)} in options.auth.publicKey (it verifies ${usable.join(', ')})`)
+  }
+  return fitting
+}
+
 function resolveAuth(auth: NonNullable<Options['auth']>): AuthConfig {
   const strategies = (['secret', 'publicKey', 'jwksUri'] as const).filter((key) => auth[key] !== undefined)
   if (strategies.length !== 1) {
@@ -62,9 +111,10 @@ function resolveAuth(auth: NonNullable<Options['auth']>): AuthConfig {
   }
   const strategy = strategies[0]!
   const key = auth[strategy]!
-  const algorithms = auth.algorithm === undefined ? (strategy === 'secret' ? ['HS256'] : ['RS256', 'ES256', 'EdDSA']) : list(auth.algorithm)
+  const algorithms = auth.algorithm === undefined ? (strategy === 'secret' ? ['HS256'] : ['RS256', 'ES256', 'EdDSA']) : [...new Set(list(auth.algorithm))]
   if (algorithms.length === 0) throw new ConfigError('options.auth.algorithm must name at least one algorithm')
   for (const algorithm of algorithms) {
+    if (algorithm.toLowerCase() === 'none') throw new ConfigError('options.auth.algorithm: "none" (unsigned tokens) is never accepted')
     if (!HMAC.has(algorithm) && !ASYMMETRIC.has(algorithm)) {
       throw new ConfigError(`options.auth.algorithm: unsupported algorithm ${algorithm} (allowed: ${[...HMAC, ...ASYMMETRIC].join(', ')})`)
     }
@@ -78,13 +128,6 @@ function resolveAuth(auth: NonNullable<Options['auth']>): AuthConfig {
   if (strategy === 'secret' && key.length < MIN_SECRET_LENGTH) {
     throw new ConfigError(`options.auth.secret must be at least ${MIN_SECRET_LENGTH} characters`)
   }
-  if (strategy === 'publicKey') {
-    try {
-      createPublicKey({ key, format: 'pem' })
-    } catch {
-      throw new ConfigError('options.auth.publicKey must be a public key in SPKI PEM form')
-    }
-  }
   if (strategy === 'jwksUri') {
     let url: URL | undefined
     try {
@@ -95,11 +138,13 @@ function resolveAuth(auth: NonNullable<Options['auth']>): AuthConfig {
     if (url === undefined || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
       throw new ConfigError('options.auth.jwksUri must be an http(s) URL')
     }
+    if (url.username !== '' || url.password !== '') throw new ConfigError('options.auth.jwksUri must not carry credentials')
   }
   return {
     strategy,
     key,
-    algorithms,
+    // A public key verifies only its own family: an ES256 token never meets an RSA key.
+    algorithms: strategy === 'publicKey' ? publicKeyAlgorithms(key, algorithms) : algorithms,
     issuer: auth.issuer,
     audience: auth.audience,
     clockSkew: auth.clockSkew ?? 0,
