@@ -20,19 +20,28 @@ export const POISONED_BODY = 'Body must not contain __proto__ or constructor.pro
 
 export const bodyPlugin = fp<BodyPluginOptions>(
   async (app, { maxBodyBytes }) => {
+    // Fastify refuses a Content-Type it cannot read as a media type (`json`, an empty value) with
+    // 415 before any parser runs; every body here is JSON, so the header is simply not consulted.
+    app.addHook('onRequest', async (request) => {
+      if (request.raw.headers['content-type'] !== undefined) delete request.raw.headers['content-type']
+    })
     app.removeAllContentTypeParsers()
     // Validation without coercion: `{ "mapping": 5 }` is a bad request, not the id "5".
     app.setValidatorCompiler(TypeBoxValidatorCompiler)
     app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: maxBodyBytes }, (_request, text, done) => {
-      if (typeof text !== 'string' || text.trim() === '') return done(new BadRequest(MESSAGES.invalidJson), undefined)
+      if (typeof text !== 'string') return done(new BadRequest(MESSAGES.invalidJson), undefined)
+      // A leading byte order mark is allowed (RFC 8259 §8.1 lets a parser ignore it).
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1)
+      if (text.trim() === '') return done(new BadRequest(MESSAGES.invalidJson), undefined)
       let parsed: unknown
       try {
         parsed = JSON.parse(text)
       } catch {
         return done(new BadRequest(MESSAGES.invalidJson), undefined)
       }
-      // A second, careful pass only when a dangerous key could be present at all.
-      if (text.includes('__proto__') || text.includes('constructor')) {
+      // A second, careful pass only when a dangerous key could be present at all (spelled out, or
+      // hidden behind a \u escape such as "\u005f_proto__").
+      if (text.includes('__proto__') || text.includes('constructor') || text.includes('\\u')) {
         try {
           parsed = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' })
         } catch {

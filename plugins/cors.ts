@@ -16,9 +16,13 @@ export const corsPlugin = fp<CorsPluginOptions>(
     await app.register(fastifyCors, {
       origin: cors.origin === '*' ? '*' : [...cors.origin],
       credentials: false,
-      exposedHeaders: ['X-Request-Id'],
       // Preflight headers are added by the OPTIONS routes themselves.
       preflight: false,
+    })
+    // @fastify/cors would expose the header to every origin, listed or not: an unlisted origin
+    // gets no CORS header at all.
+    app.addHook('onRequest', async (_request, reply) => {
+      if (reply.hasHeader('access-control-allow-origin')) reply.header('access-control-expose-headers', 'X-Request-Id')
     })
   },
   { name: 'mapper-cors', fastify: '5.x' },

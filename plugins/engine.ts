@@ -19,6 +19,19 @@ export interface ExplicitPlan {
 /** How many distinct explicit documents stay compiled. */
 const EXPLICIT_CACHE_SIZE = 256
 
+/**
+ * The cache key of a parsed document: a hash of its JSON text, or undefined when that text would not
+ * tell it apart from another document (1e400 and null, -0 and 0 print alike), so it is never shared.
+ */
+function contentKey(document: object): string | undefined {
+  let exact = true
+  const text = JSON.stringify(document, (_key, value: unknown) => {
+    if (typeof value === 'number' && (!Number.isFinite(value) || Object.is(value, -0))) exact = false
+    return value
+  })
+  return exact ? createHash('sha256').update(text).digest('base64') : undefined
+}
+
 export class EngineService {
   readonly mapper: Mapper
   readonly extensionNames: { initializers: string[]; transformers: string[]; plugins: string[] }
@@ -61,8 +74,8 @@ export class EngineService {
 
   /** Validate (instance level, screens included) and, when valid, compile an explicit document. */
   explicit(document: object): ExplicitPlan {
-    const text = JSON.stringify(document)
-    const key = createHash('sha256').update(text).digest('base64')
+    const key = contentKey(document)
+    if (key === undefined) return this.prepare(document)
     const cached = this.explicitPlans.get(key)
     if (cached !== undefined) {
       // Refresh its place in the least-recently-used order.
@@ -70,11 +83,15 @@ export class EngineService {
       this.explicitPlans.set(key, cached)
       return cached
     }
-    const report = this.mapper.validate(document)
-    const entry: ExplicitPlan = { report, plan: report.valid ? this.mapper.compile(document) : null }
+    const entry = this.prepare(document)
     this.explicitPlans.set(key, entry)
     if (this.explicitPlans.size > EXPLICIT_CACHE_SIZE) this.explicitPlans.delete(this.explicitPlans.keys().next().value!)
     return entry
+  }
+
+  private prepare(document: object): ExplicitPlan {
+    const report = this.mapper.validate(document)
+    return { report, plan: report.valid ? this.mapper.compile(document) : null }
   }
 }
 

@@ -18,7 +18,6 @@ interface Shaped {
   readonly extra: Record<string, unknown>
 }
 
-
 /** Classify anything thrown into a status, code, message and the code's extra field. */
 export function shapeError(error: unknown, maxBodyBytes: number): Shaped {
   const e = error as Partial<FastifyError> & { location?: string }
@@ -63,6 +62,19 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: u
     .code(shaped.status)
     .type('application/json; charset=utf-8')
     .send(JSON.stringify({ code: shaped.code, message, ...shaped.extra, requestId: request.requestId }))
+}
+
+/**
+ * Fastify's `frameworkErrors` option for buildServer: a URL that does not decode (`/%zz`) fails
+ * before routing, so no hook of this service runs; it is still an error body with X-Request-Id.
+ */
+export function frameworkErrorHandler(options: ErrorsPluginOptions) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    request.requestId = request.id
+    reply.header('x-request-id', request.id).header('cache-control', 'no-store')
+    const failure = error.code === 'FST_ERR_BAD_URL' ? new NotFound(`No route for ${request.method} ${request.url.split('?')[0]}`) : error
+    return sendError(request, reply, failure, options)
+  }
 }
 
 export const errorsPlugin = fp<ErrorsPluginOptions>(

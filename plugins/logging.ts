@@ -1,6 +1,7 @@
 // One log line per request when it completes (http.md §7): requestId, method, path (no query),
 // status, durationMs; `error` with the real error for 5xx, `warn` "slow request" above the
 // threshold, `info` otherwise. Headers are never logged (the logger also redacts Authorization).
+import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 
 export interface LoggingPluginOptions {
@@ -15,20 +16,26 @@ export const REDACTED_PATHS = [
   '*.authorization',
 ]
 
+/** True when the request's logger already carries this service's id (buildServer's log label). */
+function boundToRequestId(request: FastifyRequest): boolean {
+  const log = request.log as { bindings?: () => Record<string, unknown> }
+  return typeof log.bindings === 'function' && log.bindings().requestId === request.requestId
+}
+
 export const loggingPlugin = fp<LoggingPluginOptions>(
   async (app, { slowThreshold }) => {
     app.addHook('onResponse', async (request, reply) => {
       const durationMs = Math.round(reply.elapsedTime * 1000) / 1000
+      // A JSON line never holds the same key twice.
       const line = {
-        requestId: request.requestId,
+        ...(boundToRequestId(request) ? {} : { requestId: request.requestId }),
         method: request.method,
         path: request.url.split('?')[0],
         status: reply.statusCode,
         durationMs,
       }
       if (reply.statusCode >= 500) {
-        const error = request.failure
-        request.log.error({ ...line, err: error === null ? undefined : { type: error.name, message: error.message, stack: error.stack } }, 'request failed')
+        request.log.error({ ...line, err: request.failure ?? undefined }, 'request failed')
       } else if (durationMs > slowThreshold) {
         request.log.warn(line, 'slow request')
       } else {

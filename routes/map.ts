@@ -50,16 +50,21 @@ export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app
         if (explicit.plan === null) throw new InvalidMappingDocument(explicit.report)
         plan = explicit.plan
       }
+      // The request stream has closed long before (once its body was read): a disconnect shows as
+      // the response closing unfinished.
       const controller = new AbortController()
-      const abort = (): void => controller.abort(new Error('the client closed the request'))
-      request.raw.once('close', abort)
+      const response = reply.raw
+      const abort = (): void => {
+        if (!response.writableFinished) controller.abort(new Error('the client closed the request'))
+      }
+      response.once('close', abort)
       let envelope: Envelope
       try {
         envelope = await plan.run(input, { identity: request.identity, signal: controller.signal })
       } catch (error) {
         throw classify(error)
       } finally {
-        request.raw.off('close', abort)
+        response.off('close', abort)
       }
       if (!envelope.valid && map.invalidStatus !== undefined) throw new ValidationError(map.invalidStatus, envelope.errors)
       // Serialized as it is: the output's keys in their order, then valid and errors.

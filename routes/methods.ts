@@ -16,8 +16,6 @@ export const KNOWN_PATHS: ReadonlyArray<readonly [path: string, method: 'GET' | 
   ['/extensions', 'GET', false],
 ]
 
-const ALL: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']
-
 export interface MethodRoutesOptions {
   readonly cors: CorsConfig | null
   readonly openapi: boolean
@@ -42,7 +40,8 @@ export const methodRoutes: FastifyPluginAsync<MethodRoutesOptions> = async (app,
       },
     })
     app.route({
-      method: ALL.filter((m) => !served.includes(m)),
+      // Every other method Fastify routes (TRACE and QUERY included), so none of them reads as 404.
+      method: app.supportedMethods.filter((m) => m !== 'OPTIONS' && !served.includes(m)) as HTTPMethods[],
       url,
       schema: { hide: true },
       config: { public: isPublic },
