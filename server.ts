@@ -9,6 +9,7 @@ import mapperService, { type MapperServiceOptions } from './app.js'
 import type { Extensions } from './engine/index.js'
 import { stockExtensions } from './extensions/stock.js'
 import { ConfigError, resolveConfig, type ServiceConfig } from './plugins/config.js'
+import { frameworkErrorHandler } from './plugins/errors.js'
 import { RegistrationError } from './plugins/engine.js'
 import { REDACTED_PATHS } from './plugins/logging.js'
 import { requestIdFor } from './plugins/request-id.js'
@@ -47,8 +48,22 @@ export async function buildServer(build: BuildConfig = {}): Promise<FastifyInsta
     bodyLimit: config.maxBodyBytes,
     genReqId: (raw) => requestIdFor(raw, ids),
     requestIdHeader: false,
-    return503OnClosing: true,
+    // A URL that does not decode fails before routing; it still gets the error body and request id.
+    frameworkErrors: frameworkErrorHandler({ maxBodyBytes: config.maxBodyBytes, errorDetail: config.errorDetail }),
+    // While draining, requests on connections already open are served (with our error body and
+    // request id, which Fastify's own 503 would lack) and each response closes its connection.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
+  })
+  // A keep-alive client (a load balancer, a probe) would otherwise hold its socket, and so the
+  // shutdown, open until its idle timeout: once closing, every response says `Connection: close`.
+  let draining = false
+  app.addHook('preClose', async () => {
+    draining = true
+  })
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (draining) reply.header('connection', 'close')
+    return payload
   })
   await app.register(mapperService, {
     mappings: build.mappings,
@@ -60,6 +75,18 @@ export async function buildServer(build: BuildConfig = {}): Promise<FastifyInsta
   return app
 }
 
+/** Name the setting a source error came from: `MAPPINGS: <file> does not parse as JSON (line 3…)`. */
+async function fromSetting<T>(setting: string, load: () => Promise<T>): Promise<T> {
+  try {
+    return await load()
+  } catch (error) {
+    if (error instanceof SourceError) throw new SourceError(`${setting}: ${error.message}`)
+    throw error
+  }
+}
+
+const isSet = (value: string | undefined): value is string => value !== undefined && value !== ''
+
 /** Everything the environment configures (http.md §8); throws a one-line error on any mistake. */
 export async function configFromEnvironment(env: NodeJS.ProcessEnv, warn: (message: string) => void): Promise<BuildConfig & { port: number }> {
   const options = await readOptions(env)
@@ -67,14 +94,23 @@ export async function configFromEnvironment(env: NodeJS.ProcessEnv, warn: (messa
   const portText = env.PORT ?? String(DEFAULT_PORT)
   const port = Number(portText)
   if (!/^\d+$/.test(portText) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number, not ${JSON.stringify(portText)}`)
-  const mappings = await loadMappings(env.MAPPINGS !== undefined && env.MAPPINGS !== '' ? env.MAPPINGS : bundledMappingsPath(), { warn })
-  const extensions = env.EXTENSIONS !== undefined && env.EXTENSIONS !== '' ? await loadExtensions(env.EXTENSIONS) : stockExtensions()
-  return { options: options as Record<string, unknown>, mappings, extensions, port }
+  const mappings = await fromSetting('MAPPINGS', () => loadMappings(isSet(env.MAPPINGS) ? env.MAPPINGS : bundledMappingsPath(), { warn }))
+  const extensions = isSet(env.EXTENSIONS) ? await fromSetting('EXTENSIONS', () => loadExtensions(env.EXTENSIONS!)) : stockExtensions()
+  return { options, mappings, extensions, port }
 }
+
+/** Listening failures a deployment causes (port taken, privileged port, unknown host). */
+const LISTEN_ERRORS = new Set(['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL', 'ENOTFOUND', 'EAI_AGAIN'])
 
 /** The errors that mean "this configuration cannot start", reported as one line. */
 export function isStartupError(error: unknown): boolean {
-  return error instanceof ConfigError || error instanceof SourceError || error instanceof RegistrationError || (error instanceof Error && /Plugin ".*" cannot be registered/.test(error.message))
+  return (
+    error instanceof ConfigError ||
+    error instanceof SourceError ||
+    error instanceof RegistrationError ||
+    (error instanceof Error && /Plugin ".*" cannot be registered/.test(error.message)) ||
+    (error instanceof Error && LISTEN_ERRORS.has(String((error as NodeJS.ErrnoException).code)))
+  )
 }
 
 /** Serve from the environment; resolves with the listening server. */

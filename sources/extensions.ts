@@ -1,6 +1,6 @@
 // Extension sources (http.md §8, `EXTENSIONS`): a module whose default export is the whole
 // extension surface `{ initializers, transformers, plugins }`, replacing the stock one.
-import type { Extensions } from '../engine/index.js'
+import { isKeyword, type Extensions } from '../engine/index.js'
 import { SourceError, importDefault } from './files.js'
 
 const KINDS = ['initializers', 'transformers', 'plugins'] as const
@@ -21,6 +21,10 @@ export function checkExtensions(surface: unknown, source: string): Extensions {
     }
     for (const [name, fn] of Object.entries(registry)) {
       if (typeof fn !== 'function') throw new SourceError(`${source}: ${kind}.${name} must be a function`)
+      // The engine refuses it too; saying so here names the module it came from.
+      if (kind === 'plugins' && isKeyword(name)) {
+        throw new SourceError(`${source}: plugin "${name}" cannot be registered: "${name}" is a keyword of the mapping language`)
+      }
     }
   }
   return surface as Extensions

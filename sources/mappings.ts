@@ -1,11 +1,11 @@
 // Mapping sources (http.md §8, `MAPPINGS`): a module whose default export holds the mappings, one
 // document file, or a directory scanned recursively in lexicographic path order. Every mapping
 // registers by its `$id`; the same `$id` from two files fails, naming both.
-import { readdir, stat } from 'node:fs/promises'
+import { readdir, realpath, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { MappingDocument } from '../engine/index.js'
 import { packageInfo } from './package.js'
-import { DOCUMENT_EXTENSIONS, MODULE_EXTENSIONS, SourceError, extensionOf, importDefault, readDocumentFile } from './files.js'
+import { DOCUMENT_EXTENSIONS, MODULE_EXTENSIONS, SourceError, extensionOf, importDefault, readDocumentFile, unreadable } from './files.js'
 
 /** A mapping ready to register, with where it came from (for messages). */
 export interface MappingEntry {
@@ -49,28 +49,56 @@ function collect(entries: readonly MappingEntry[]): MappingEntry[] {
   return [...entries]
 }
 
-/** Normalize the programmatic forms of `mappings` into entries. */
+const isEntry = (item: unknown): item is MappingEntry =>
+  isPlainObject(item) && typeof item.id === 'string' && isPlainObject(item.document) && typeof item.source === 'string'
+
+/**
+ * Normalize the programmatic forms of `mappings` into entries: entries (from `loadMappings`), an
+ * array of documents, an object of documents keyed by id, `{ mappings }` (a compound document's
+ * members), or one single document.
+ */
 export function mappingEntries(input: MappingsInput | undefined, source = 'options.mappings'): MappingEntry[] {
   if (input === undefined) return []
   if (Array.isArray(input)) {
-    return collect(
-      input.flatMap((item: unknown) =>
-        isPlainObject(item) && 'document' in item && 'id' in item && 'source' in item ? [item as unknown as MappingEntry] : mappingsOf(item, source),
-      ),
-    )
+    return collect(input.flatMap((item: unknown) => (isEntry(item) ? [item] : mappingsOf(item, source))))
   }
-  const record = isPlainObject((input as { mappings?: unknown }).mappings) || Array.isArray((input as { mappings?: unknown }).mappings)
-    ? (input as { mappings: unknown }).mappings
-    : input
-  const values = Array.isArray(record) ? record : Object.values(record as Record<string, unknown>)
-  return collect(values.flatMap((value) => mappingsOf(value, source)))
+  const record: unknown = input
+  if (!isPlainObject(record)) {
+    throw new SourceError(`${source} must hold mapping documents: an array, an object keyed by $id, { mappings } or one document`)
+  }
+  const members = record.mappings
+  if (Array.isArray(members)) return collect(members.flatMap((value: unknown) => mappingsOf(value, source)))
+  // One document, single or compound, registers what it carries (as a document file does).
+  if (isPlainObject(members) || typeof record.$id === 'string') return collect(mappingsOf(record, source))
+  return collect(Object.values(record).flatMap((value) => mappingsOf(value, source)))
 }
 
-async function walk(directory: string): Promise<string[]> {
+/**
+ * Every file under a directory. Hidden entries are skipped (a Kubernetes ConfigMap volume holds each
+ * file twice: as a link at the top and inside a hidden `..<timestamp>` directory); links are
+ * followed, each real directory scanned once.
+ */
+async function walk(directory: string, warn: (message: string) => void, scanned: Set<string>): Promise<string[]> {
+  const real = await realpath(directory)
+  if (scanned.has(real)) return []
+  scanned.add(real)
   const found: string[] = []
   for (const entry of await readdir(directory, { withFileTypes: true })) {
     const path = join(directory, entry.name)
-    if (entry.isDirectory()) found.push(...(await walk(path)))
+    if (entry.name.startsWith('.')) {
+      warn(`ignoring hidden ${entry.isDirectory() ? 'directory' : 'file'} ${path}`)
+      continue
+    }
+    let isDirectory = entry.isDirectory()
+    if (entry.isSymbolicLink()) {
+      try {
+        isDirectory = (await stat(path)).isDirectory()
+      } catch {
+        warn(`ignoring broken link ${path}`)
+        continue
+      }
+    }
+    if (isDirectory) found.push(...(await walk(path, warn, scanned)))
     else found.push(path)
   }
   return found
@@ -83,18 +111,19 @@ export interface LoadOptions {
 
 /**
  * Load mappings from a module, a document file or a directory. Unparseable document files and
- * duplicate ids fail; files that are not mapping documents are skipped with a warning.
+ * duplicate ids fail; files that are not mapping documents, hidden entries and broken links are
+ * skipped with a warning naming them.
  */
 export async function loadMappings(path: string, { warn = () => {} }: LoadOptions = {}): Promise<MappingEntry[]> {
   let info
   try {
     info = await stat(path)
-  } catch {
-    throw new SourceError(`MAPPINGS path does not exist: ${path}`)
+  } catch (error) {
+    throw unreadable(path, error)
   }
   if (info.isDirectory()) {
     const entries: MappingEntry[] = []
-    for (const file of (await walk(path)).sort()) {
+    for (const file of (await walk(path, warn, new Set())).sort()) {
       if (!DOCUMENT_EXTENSIONS.has(extensionOf(file))) {
         warn(`ignoring non-document file ${file}`)
         continue
@@ -111,7 +140,7 @@ export async function loadMappings(path: string, { warn = () => {} }: LoadOption
   const extension = extensionOf(path)
   if (DOCUMENT_EXTENSIONS.has(extension)) return collect(mappingsOf(await readDocumentFile(path), path))
   if (MODULE_EXTENSIONS.has(extension)) return mappingEntries((await importDefault(path)) as MappingsInput, path)
-  throw new SourceError(`MAPPINGS must be a module (.js/.ts), a document file (.json/.yaml/.yml) or a directory: ${path}`)
+  throw new SourceError(`${path} must be a module (.js/.ts), a document file (.json/.yaml/.yml) or a directory`)
 }
 
 /** The bundled example mappings (`mappings/` at the package root). */

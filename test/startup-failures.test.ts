@@ -1,0 +1,260 @@
+// Startup failures through the real entry point (http.md §8): every configuration that cannot start
+// exits 1 with one line on stderr naming the setting or file, and never starts listening.
+import { createServer, type AddressInfo } from 'node:net'
+import t from 'tap'
+import { spawnEntryPoint, tempTree, type Exit } from './startup-support.js'
+
+// Each case spawns node with tsx: seconds each on a busy two-core machine.
+t.setTimeout(600000)
+
+interface Case {
+  readonly name: string
+  /** Files to create in the case's temp dir (relative path → text). */
+  readonly files?: Record<string, string>
+  /** The environment; `@/` stands for the case's temp dir. */
+  readonly env: Record<string, string>
+  /** Fragments the one stderr line must contain (`@/` again the temp dir). */
+  readonly says: readonly (string | RegExp)[]
+  /** The validation report the line ends with (after `is invalid: `), matched with t.match. */
+  readonly report?: object
+}
+
+const SILENT = '{"logging":{"level":"silent"}}'
+const VALID = JSON.stringify({ $id: 'ok', mapping: { '/x': '/' } })
+
+const cases: Case[] = [
+  {
+    name: 'both OPTIONS and OPTIONS_FILE',
+    files: { 'options.json': '{}' },
+    env: { OPTIONS: SILENT, OPTIONS_FILE: '@/options.json' },
+    says: ['set OPTIONS or OPTIONS_FILE, not both'],
+  },
+  {
+    name: 'OPTIONS is not JSON',
+    env: { OPTIONS: '{"logging": {"level": "silent"}' },
+    says: ['OPTIONS is not valid JSON', '(line 1, column 32): unexpected end of input'],
+  },
+  {
+    name: 'OPTIONS_FILE .yaml does not parse',
+    files: { 'options.yaml': 'logging:\n  level: silent\nhost: [127.0.0.1\n' },
+    env: { OPTIONS_FILE: '@/options.yaml' },
+    says: ['OPTIONS_FILE: @/options.yaml does not parse as YAML', /\(line \d+, column \d+\)/],
+  },
+  {
+    name: 'OPTIONS_FILE .json does not parse',
+    files: { 'options.json': '{\n  "logging": { "level": "silent" },\n  "host": 127.0.0.1\n}\n' },
+    env: { OPTIONS_FILE: '@/options.json' },
+    says: ['OPTIONS_FILE: @/options.json does not parse as JSON (line 3, column 16): unexpected "."'],
+  },
+  {
+    name: 'OPTIONS_FILE missing',
+    env: { OPTIONS_FILE: '@/absent.yml' },
+    says: ['OPTIONS_FILE: @/absent.yml does not exist'],
+  },
+  {
+    name: 'OPTIONS_FILE of another kind',
+    files: { 'options.txt': 'host=127.0.0.1' },
+    env: { OPTIONS_FILE: '@/options.txt' },
+    says: ['OPTIONS_FILE must be a .json, .yaml or .yml file: @/options.txt'],
+  },
+  {
+    name: 'options with an unknown key',
+    env: { OPTIONS: '{"logging":{"level":"silent"},"hots":"127.0.0.1"}' },
+    says: ['options.hots'],
+  },
+  {
+    name: 'options with a wrong type',
+    env: { OPTIONS: '{"logging":{"level":"silent"},"maxBodyBytes":"1mb"}' },
+    says: ['options.maxBodyBytes'],
+  },
+  {
+    name: 'options with a wrong type, nested (the path is named)',
+    env: { OPTIONS: '{"logging":{"level":"loud"}}' },
+    says: ['options.logging.level'],
+  },
+  {
+    name: 'options with an unknown key in an OPTIONS_FILE',
+    files: { 'options.yml': 'logging:\n  level: silent\nmap:\n  explict: true\n' },
+    env: { OPTIONS_FILE: '@/options.yml' },
+    says: ['options.map.explict'],
+  },
+  {
+    name: 'map.invalidStatus outside 400–499',
+    env: { OPTIONS: '{"logging":{"level":"silent"},"map":{"invalidStatus":500}}' },
+    says: ['options.map.invalidStatus'],
+  },
+  {
+    name: 'unsafe auth: a short HMAC secret',
+    env: { OPTIONS: '{"auth":{"secret":"short"}}' },
+    says: ['options.auth.secret'],
+  },
+  {
+    name: 'unsafe auth: two key strategies',
+    env: { OPTIONS: JSON.stringify({ logging: { level: 'silent' }, auth: { secret: 'x'.repeat(40), jwksUri: 'https://issuer.test/jwks' } }) },
+    says: ['options.auth', 'secret and jwksUri'],
+  },
+  {
+    name: 'unsafe auth: an HMAC algorithm with a public key strategy',
+    env: { OPTIONS: JSON.stringify({ logging: { level: 'silent' }, auth: { jwksUri: 'https://issuer.test/jwks', algorithm: 'HS256' } }) },
+    says: ['options.auth.algorithm', 'HS256'],
+  },
+  {
+    name: 'claims without auth',
+    env: { OPTIONS: '{"logging":{"level":"silent"},"map":{"claims":{"scope":"map"}}}' },
+    says: ['options.map.claims needs options.auth'],
+  },
+  {
+    name: 'PORT that is not a port',
+    env: { OPTIONS: SILENT, PORT: '80a' },
+    says: ['PORT must be a port number, not "80a"'],
+  },
+  {
+    name: 'MAPPINGS path missing',
+    env: { OPTIONS: SILENT, MAPPINGS: '@/nowhere' },
+    says: ['MAPPINGS: @/nowhere does not exist'],
+  },
+  {
+    name: 'MAPPINGS of another kind',
+    files: { 'mappings.txt': 'echo' },
+    env: { OPTIONS: SILENT, MAPPINGS: '@/mappings.txt' },
+    says: ['MAPPINGS: @/mappings.txt must be a module (.js/.ts), a document file (.json/.yaml/.yml) or a directory'],
+  },
+  {
+    name: 'the same $id in two files (both named)',
+    files: {
+      'mappings/a.json': JSON.stringify({ $id: 'twice', mapping: { '/a': '/' } }),
+      'mappings/nested/b.yaml': '$id: other\nmappings:\n  m:\n    $id: twice\n    mapping:\n      /b: /\n',
+    },
+    env: { OPTIONS: SILENT, MAPPINGS: '@/mappings' },
+    says: ['MAPPINGS: duplicate mapping $id "twice" in @/mappings/nested/b.yaml (already registered from @/mappings/a.json)'],
+  },
+  {
+    name: 'an unparseable .json under MAPPINGS (file and line named)',
+    files: { 'mappings/good.json': VALID, 'mappings/sub/bad.json': '{\n  "$id": "bad",\n  "mapping": { "/x": "/", }\n}\n' },
+    env: { OPTIONS: SILENT, MAPPINGS: '@/mappings' },
+    says: ['MAPPINGS: @/mappings/sub/bad.json does not parse as JSON (line 3, column 27): unexpected "}"'],
+  },
+  {
+    name: 'an unparseable .yaml under MAPPINGS (file and line named)',
+    files: { 'mappings/good.json': VALID, 'mappings/bad.yaml': '$id: bad\nmapping:\n  /x: /\n  /y: {source: /\n' },
+    env: { OPTIONS: SILENT, MAPPINGS: '@/mappings' },
+    says: ['MAPPINGS: @/mappings/bad.yaml does not parse as YAML', /\(line [45], column \d+\)/],
+  },
+  {
+    name: 'an unparseable .yml file as MAPPINGS (a duplicate key)',
+    files: { 'one.yml': '$id: one\nmapping:\n  /x: /\n  /x: /y\n' },
+    env: { OPTIONS: SILENT, MAPPINGS: '@/one.yml' },
+    says: ['MAPPINGS: @/one.yml does not parse as YAML (line 4', 'unique'],
+  },
+  {
+    name: 'a registered mapping that is invalid (its report printed)',
+    files: { 'mappings/bad.json': JSON.stringify({ $id: 'bad', mapping: { '/x': { source: '/', transform: 'noSuchTransformer' } } }) },
+    env: { OPTIONS: SILENT, MAPPINGS: '@/mappings' },
+    says: ['mapping "bad" from @/mappings/bad.json is invalid: '],
+    report: { valid: false, errors: [{ rule: 'KW-transform-1', pointer: '/mapping/~1x/transform', descriptor: 'noSuchTransformer' }] },
+  },
+  {
+    name: 'a mapping module that exports no mappings',
+    files: { 'mappings.js': 'export default 42\n' },
+    env: { OPTIONS: SILENT, MAPPINGS: '@/mappings.js' },
+    says: ['MAPPINGS: @/mappings.js must hold mapping documents'],
+  },
+  {
+    name: 'EXTENSIONS missing',
+    env: { OPTIONS: SILENT, EXTENSIONS: '@/absent.js' },
+    says: ['EXTENSIONS: @/absent.js does not exist'],
+  },
+  {
+    name: 'EXTENSIONS throwing while it loads',
+    files: { 'extensions.js': 'throw new Error("extension setup exploded")\n' },
+    env: { OPTIONS: SILENT, EXTENSIONS: '@/extensions.js' },
+    says: ['EXTENSIONS: @/extensions.js cannot be loaded: extension setup exploded'],
+  },
+  {
+    name: 'EXTENSIONS .ts that does not compile (file and line named)',
+    files: { 'extensions.ts': 'export default {\n  plugins: { broken: async ( => 1 },\n}\n' },
+    env: { OPTIONS: SILENT, EXTENSIONS: '@/extensions.ts' },
+    says: ['EXTENSIONS: @/extensions.ts cannot be loaded', '@/extensions.ts:2:'],
+  },
+  {
+    name: 'EXTENSIONS without a default export',
+    files: { 'extensions.js': 'export const plugins = {}\n' },
+    env: { OPTIONS: SILENT, EXTENSIONS: '@/extensions.js' },
+    says: ['EXTENSIONS: @/extensions.js has no default export'],
+  },
+  {
+    name: 'EXTENSIONS of the wrong shape: not an object',
+    files: { 'extensions.js': 'export default [() => 1]\n' },
+    env: { OPTIONS: SILENT, EXTENSIONS: '@/extensions.js' },
+    says: ['EXTENSIONS: @/extensions.js must export { initializers, transformers, plugins }'],
+  },
+  {
+    name: 'EXTENSIONS of the wrong shape: an unknown kind',
+    files: { 'extensions.js': 'export default { plugin: { fetch: async () => 1 } }\n' },
+    env: { OPTIONS: SILENT, EXTENSIONS: '@/extensions.js' },
+    says: ['EXTENSIONS: @/extensions.js: unknown extension kind "plugin"'],
+  },
+  {
+    name: 'EXTENSIONS of the wrong shape: a member that is not a function',
+    files: { 'extensions.js': 'export default { transformers: { upper: "toUpperCase" } }\n' },
+    env: { OPTIONS: SILENT, EXTENSIONS: '@/extensions.js' },
+    says: ['EXTENSIONS: @/extensions.js: transformers.upper must be a function'],
+  },
+  {
+    name: 'a plugin named like a built-in keyword',
+    files: { 'extensions.js': 'export default { plugins: { source: async (options, value) => value } }\n' },
+    env: { OPTIONS: SILENT, EXTENSIONS: '@/extensions.js' },
+    says: ['EXTENSIONS: @/extensions.js: plugin "source" cannot be registered', 'keyword'],
+  },
+]
+
+/** Run up to `width` cases at a time. */
+async function inBatches<T>(items: readonly T[], width: number, run: (item: T) => Promise<void>): Promise<void> {
+  const queue = [...items]
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      for (let item = queue.shift(); item !== undefined; item = queue.shift()) await run(item)
+    }),
+  )
+}
+
+t.test('every startup failure: exit 1, one line on stderr naming the setting or file', async (t) => {
+  const outcomes = new Map<string, { exit: Exit; root: string }>()
+  await inBatches(cases, 3, async (c) => {
+    const dir = tempTree(t, c.files)
+    const env = Object.fromEntries(Object.entries(c.env).map(([key, value]) => [key, value.replaceAll('@/', `${dir.root}/`)]))
+    // PORT 0 and no host option: a case that wrongly started would still not take a fixed port.
+    const service = spawnEntryPoint(t, { PORT: '0', ...env }, 90000)
+    outcomes.set(c.name, { exit: await service.exited, root: dir.root })
+  })
+  for (const c of cases) {
+    t.test(c.name, async (tt) => {
+      const { exit, root } = outcomes.get(c.name)!
+      tt.equal(exit.killed, false, 'exited by itself')
+      tt.equal(exit.code, 1, 'exit code 1')
+      const lines = exit.stderr.split('\n').filter((line) => line !== '')
+      tt.equal(lines.length, 1, `one line on stderr: ${exit.stderr}`)
+      const line = lines[0] ?? ''
+      tt.ok(line.startsWith('mapper-service: '), 'prefixed with the command name')
+      for (const fragment of c.says) {
+        if (typeof fragment === 'string') tt.ok(line.includes(fragment.replaceAll('@/', `${root}/`)), `says ${JSON.stringify(fragment)}: ${line}`)
+        else tt.match(line, fragment)
+      }
+      if (c.report !== undefined) {
+        const marker = 'is invalid: '
+        tt.match(JSON.parse(line.slice(line.indexOf(marker) + marker.length)) as unknown, c.report, 'the validation report, as JSON')
+      }
+      tt.equal(exit.stdout, '', 'nothing on stdout (it never listened)')
+    })
+  }
+})
+
+t.test('a port already taken: exit 1, one line naming the address', async (t) => {
+  const holder = createServer()
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => holder.close(() => resolve())))
+  const { port } = holder.address() as AddressInfo
+  const exit = await spawnEntryPoint(t, { PORT: String(port), OPTIONS: '{"host":"127.0.0.1","logging":{"level":"silent"}}' }, 90000).exited
+  t.equal(exit.code, 1)
+  t.equal(exit.stderr, `mapper-service: listen EADDRINUSE: address already in use 127.0.0.1:${port}\n`)
+})

@@ -1,0 +1,129 @@
+// Serving through the real entry point (http.md §8): with MAPPINGS unset the bundled examples are
+// served; SIGTERM stops accepting, lets an in-flight request finish, and exits 0.
+import { existsSync } from 'node:fs'
+import { Agent } from 'node:http'
+import t from 'tap'
+import { exchange, freePort, spawnEntryPoint, tempTree, waitForHealth, waitUntil } from './startup-support.js'
+
+t.setTimeout(300000)
+
+const SERVE_OPTIONS = JSON.stringify({ host: '127.0.0.1', logging: { level: 'silent' } })
+
+const CITATION_RECORD = {
+  title: 'On Mappings',
+  ids: [
+    { idType: 'isbn', value: '978-0' },
+    { idType: 'doi', value: '10.1000/xyz' },
+  ],
+  created: { year: '1999' },
+  contributors: [
+    { surname: 'Lovelace', forename: 'Ada' },
+    { surname: 'Hopper' },
+  ],
+}
+
+t.test('no MAPPINGS: the bundled examples are served; SIGTERM exits 0', async (t) => {
+  const port = await freePort()
+  const service = spawnEntryPoint(t, { PORT: String(port), OPTIONS: SERVE_OPTIONS }, 120000)
+  await waitForHealth(service, port)
+
+  const map = async (mapping: string, input: unknown): Promise<unknown> => {
+    const response = await exchange(port, 'POST', '/map', { mapping, input })
+    t.equal(response.status, 200, `POST /map ${mapping} is 200`)
+    return JSON.parse(response.body) as unknown
+  }
+  t.strictSame(await map('echo', { message: 'hi', n: [1, 2] }), { echo: { message: 'hi', n: [1, 2] }, valid: true, errors: [] }, 'echo')
+  t.strictSame(await map('greet', { message: 'hello' }), { text: 'hello', valid: true, errors: [] }, 'greet (a member of a compound document)')
+  t.strictSame(
+    await map('citation', CITATION_RECORD),
+    {
+      citation: {
+        title: 'On Mappings',
+        doi: '10.1000/xyz',
+        year: 1999,
+        authors: [
+          { family: 'Lovelace', given: 'Ada' },
+          { family: 'Hopper', given: '' },
+        ],
+        source: 'import',
+      },
+      valid: true,
+      errors: [],
+    },
+    'citation (find, first, coercion, fan-out with defaults, constant)',
+  )
+  t.match(await map('citation', { title: 'No ids' }), { valid: false, errors: [{ required: true }] }, 'a missing required DOI is data, not an error')
+
+  const registered = JSON.parse((await exchange(port, 'GET', '/mappings')).body) as Record<string, unknown>
+  t.strictSame(Object.keys(registered).sort(), ['citation', 'echo', 'greet'], 'GET /mappings: the bundled registry')
+  t.strictSame(JSON.parse((await exchange(port, 'GET', '/extensions')).body), { initializers: [], transformers: [], plugins: ['request'] }, 'the stock surface')
+
+  service.child.kill('SIGTERM')
+  const exit = await service.exited
+  t.equal(exit.killed, false, 'it exited by itself within the bound')
+  t.equal(exit.code, 0, 'graceful shutdown exits 0')
+  t.equal(exit.stderr, '', 'nothing on stderr')
+})
+
+// The plugin signals that it started (a file), then waits for the test to release it (another file):
+// the request is provably in flight when SIGTERM arrives, without any timing assumption.
+const DELAYED_EXTENSIONS = `
+import { existsSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+
+const dir = process.env.DELAY_DIR
+const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+export default {
+  plugins: {
+    async delayed(options, value) {
+      writeFileSync(join(dir, 'started'), '')
+      while (!existsSync(join(dir, 'release'))) await pause(20)
+      return { ...value, tag: options.tag }
+    },
+  },
+}
+`
+
+t.test('SIGTERM: new connections are refused, the in-flight request completes, then exit 0', async (t) => {
+  const tree = tempTree(t, {
+    'extensions.js': DELAYED_EXTENSIONS,
+    'mappings/slow.json': JSON.stringify({ $id: 'slow', mapping: { '/out': { source: '/', delayed: { tag: 'late' } } } }),
+  })
+  const port = await freePort()
+  const service = spawnEntryPoint(
+    t,
+    { PORT: String(port), OPTIONS: SERVE_OPTIONS, MAPPINGS: tree.path('mappings'), EXTENSIONS: tree.path('extensions.js'), DELAY_DIR: tree.root },
+    120000,
+  )
+  await waitForHealth(service, port)
+  t.strictSame(JSON.parse((await exchange(port, 'GET', '/extensions')).body), { initializers: [], transformers: [], plugins: ['delayed'] })
+
+  // A pooling client: without `Connection: close` on its response, its idle socket would hold the
+  // shutdown open until a keep-alive timeout.
+  const pool = new Agent({ keepAlive: true })
+  t.teardown(() => pool.destroy())
+  const inFlight = exchange(port, 'POST', '/map', { mapping: 'slow', input: { id: 7 } }, pool)
+  await waitUntil('the slow request to reach its plugin', () => existsSync(tree.path('started')))
+
+  service.child.kill('SIGTERM')
+  // Shutdown has begun once a new connection is no longer served normally.
+  await waitUntil('the server to stop accepting', async () => {
+    try {
+      return (await exchange(port, 'GET', '/health')).status === 503
+    } catch {
+      return true
+    }
+  })
+  t.equal(service.child.exitCode, null, 'still running while a request is in flight')
+
+  tree.write('release', '')
+  const response = await inFlight
+  t.equal(response.status, 200, 'the in-flight request completed')
+  t.equal(response.headers.connection, 'close', 'its connection closes after the response')
+  t.strictSame(JSON.parse(response.body), { out: { id: 7, tag: 'late' }, valid: true, errors: [] })
+
+  const exit = await service.exited
+  t.equal(exit.killed, false, 'it exited by itself within the bound')
+  t.equal(exit.code, 0, 'graceful shutdown exits 0')
+})
