@@ -157,7 +157,13 @@ export function resolveConfig(raw: unknown = {}): ServiceConfig {
   if (!checkOptions.Check(options)) {
     const first = [...checkOptions.Errors(options)][0]!
     const where = first.path === '' ? 'options' : `options${first.path.replace(/\//g, '.')}`
-    throw new ConfigError(`${where}: ${first.message}`)
+    // A choice among fixed values says which values it accepts.
+    const choices = (first.schema as { anyOf?: Array<{ const?: unknown }> }).anyOf
+    const message =
+      choices !== undefined && choices.every((choice) => choice.const !== undefined)
+        ? `must be one of ${choices.map((choice) => JSON.stringify(choice.const)).join(', ')}`
+        : first.message
+    throw new ConfigError(`${where}: ${message}`)
   }
   const auth = options.auth === undefined ? null : resolveAuth(options.auth)
   const explicit = options.map?.explicit
