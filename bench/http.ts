@@ -16,7 +16,7 @@ import { parse } from 'yaml'
 import { readFileSync } from 'node:fs'
 import { buildServer } from '../server.js'
 import { bundledMappingsPath, loadMappings } from '../sources/mappings.js'
-import { arrayInput, DOCUMENTS } from './workloads.js'
+import { arrayInput, citationInput, DOCUMENTS } from './workloads.js'
 
 interface Measured {
   requests: number
@@ -55,15 +55,6 @@ function load(url: string, body: string): Promise<Measured> {
 }
 
 const citationDocument = parse(readFileSync(`${bundledMappingsPath()}/citation.yaml`, 'utf8')) as Record<string, unknown>
-const citationInput = {
-  title: 'On Mapping',
-  ids: [
-    { idType: 'issn', value: '2049-3630' },
-    { idType: 'doi', value: '10.1000/xyz123' },
-  ],
-  issued: { year: '2024' },
-  contributors: [{ surname: 'Hopper', forename: 'Grace' }, { surname: 'Noether' }],
-}
 const arrayDocument = DOCUMENTS.find((d) => d.$id === 'bench-array')!
 // About 100 KB of JSON.
 let records = 200

@@ -84,7 +84,7 @@ const citationDocument: MappingDocument = {
   },
 }
 
-const citationInput = {
+export const citationInput = {
   title: 'On Mapping',
   ids: [
     { idType: 'issn', value: '2049-3630' },

@@ -1,33 +1,12 @@
 // Method and body (request-plugin.md §1): the method is case-insensitive and defaults to GET; the
 // `body` mapping is evaluated against the pipeline value into a fresh target and sent as JSON.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { type IncomingMessage, type ServerResponse } from 'node:http'
 import t from 'tap'
 import { Mapper } from '../engine/index.js'
 import { createRequest } from '../request/index.js'
+import { upstream } from './request-support.js'
 
-interface Upstream {
-  origin: string
-  hits: string[]
-}
-
-/** A local upstream on 127.0.0.1 that records `METHOD path` per request; closed at teardown. */
-async function upstream(
-  t: { teardown(fn: () => unknown): void },
-  handle: (req: IncomingMessage, res: ServerResponse) => void,
-): Promise<Upstream> {
-  const hits: string[] = []
-  const server = createServer((req, res) => {
-    hits.push(`${req.method} ${req.url}`)
-    handle(req, res)
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => {
-    server.closeAllConnections()
-    return new Promise((resolve) => server.close(resolve))
-  })
-  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits }
-}/** Answers with the method, content type and raw body it received. */
+/** Answers with the method, content type and raw body it received. */
 const echoBody = (req: IncomingMessage, res: ServerResponse): void => {
   let body = ''
   req.setEncoding('utf8')

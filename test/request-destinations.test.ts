@@ -1,34 +1,13 @@
 // Where the plugin may connect (request-plugin.md §2): the checkUrl hook, denyPrivateNetworks on
 // the resolved address at connect time, and allowedProtocols. Real upstream on 127.0.0.1; the name
 // `localhost` stands for "a host name that resolves to loopback".
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { type IncomingMessage, type ServerResponse } from 'node:http'
 import t from 'tap'
 import { Mapper } from '../engine/index.js'
 import { createRequest, isPrivateAddress, PrivateNetworkRefusedError, type RequestConfig } from '../request/index.js'
+import { upstream } from './request-support.js'
 
-interface Upstream {
-  origin: string
-  hits: string[]
-}
-
-/** A local upstream on 127.0.0.1 that records `METHOD path` per request; closed at teardown. */
-async function upstream(
-  t: { teardown(fn: () => unknown): void },
-  handle: (req: IncomingMessage, res: ServerResponse) => void,
-): Promise<Upstream> {
-  const hits: string[] = []
-  const server = createServer((req, res) => {
-    hits.push(`${req.method} ${req.url}`)
-    handle(req, res)
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => {
-    server.closeAllConnections()
-    return new Promise((resolve) => server.close(resolve))
-  })
-  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits }
-}const ok = (_req: IncomingMessage, res: ServerResponse): void => {
+const ok = (_req: IncomingMessage, res: ServerResponse): void => {
   res.setHeader('content-type', 'application/json')
   res.end('{"ok":true}')
 }

@@ -1,33 +1,12 @@
 // Outgoing headers (request-plugin.md §1 `headers`, §2 `allowHeaders`): only the literal headers a
 // mapping writes, filtered by the instance's allowlist — checked on what a real upstream receives.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { type IncomingMessage, type ServerResponse } from 'node:http'
 import t from 'tap'
 import { Mapper } from '../engine/index.js'
 import { createRequest, type RequestConfig } from '../request/index.js'
+import { upstream } from './request-support.js'
 
-interface Upstream {
-  origin: string
-  hits: string[]
-}
-
-/** A local upstream on 127.0.0.1 that records `METHOD path` per request; closed at teardown. */
-async function upstream(
-  t: { teardown(fn: () => unknown): void },
-  handle: (req: IncomingMessage, res: ServerResponse) => void,
-): Promise<Upstream> {
-  const hits: string[] = []
-  const server = createServer((req, res) => {
-    hits.push(`${req.method} ${req.url}`)
-    handle(req, res)
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => {
-    server.closeAllConnections()
-    return new Promise((resolve) => server.close(resolve))
-  })
-  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits }
-}/** Reflects the request headers as JSON. */
+/** Reflects the request headers as JSON. */
 const reflect = (req: IncomingMessage, res: ServerResponse): void => {
   res.setHeader('content-type', 'application/json')
   res.end(JSON.stringify({ headers: req.headers }))

@@ -6,29 +6,9 @@ import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { Mapper } from '../engine/index.js'
 import { createRequest, type RequestConfig } from '../request/index.js'
+import { upstream } from './request-support.js'
 
-interface Upstream {
-  origin: string
-  hits: string[]
-}
-
-/** A local upstream on 127.0.0.1 that records `METHOD path` per request; closed at teardown. */
-async function upstream(
-  t: { teardown(fn: () => unknown): void },
-  handle: (req: IncomingMessage, res: ServerResponse) => void,
-): Promise<Upstream> {
-  const hits: string[] = []
-  const server = createServer((req, res) => {
-    hits.push(`${req.method} ${req.url}`)
-    handle(req, res)
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => {
-    server.closeAllConnections()
-    return new Promise((resolve) => server.close(resolve))
-  })
-  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits }
-}function fetchEnvelope(config: RequestConfig, request: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
+function fetchEnvelope(config: RequestConfig, request: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
   const mapper = new Mapper({}, { plugins: { request: createRequest(config) } })
   const extra = signal === undefined ? undefined : { signal }
   return mapper.map({ mapping: { '/r': { request } } }, {}, extra).then((result) => result.r)

@@ -12,29 +12,9 @@ import t from 'tap'
 import { Agent, buildConnector } from 'undici'
 import { Mapper } from '../engine/index.js'
 import { createRequest, RedirectRefusedError, type RequestConfig } from '../request/index.js'
+import { upstream } from './request-support.js'
 
-interface Upstream {
-  origin: string
-  hits: string[]
-}
-
-/** A local upstream on 127.0.0.1 that records `METHOD path` per request; closed at teardown. */
-async function upstream(
-  t: { teardown(fn: () => unknown): void },
-  handle: (req: IncomingMessage, res: ServerResponse) => void,
-): Promise<Upstream> {
-  const hits: string[] = []
-  const server = createServer((req, res) => {
-    hits.push(`${req.method} ${req.url}`)
-    handle(req, res)
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => {
-    server.closeAllConnections()
-    return new Promise((resolve) => server.close(resolve))
-  })
-  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits }
-}/** 301 to `location` for the listed paths, `{ ok: true, path }` for every other one. */
+/** 301 to `location` for the listed paths, `{ ok: true, path }` for every other one. */
 function redirecting(redirects: Record<string, string | null>, status = 301) {
   return (req: IncomingMessage, res: ServerResponse): void => {
     const location = redirects[req.url ?? '']

@@ -1,33 +1,12 @@
 // The HTML scraper (request-plugin.md §4): CSS selectors with index/text/attr/match/split/replace/
 // trim/int/list/each, cheerio underneath, every regex operand through the engine's pattern screen.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { type IncomingMessage, type ServerResponse } from 'node:http'
 import t from 'tap'
 import { Mapper } from '../engine/index.js'
 import { createRequest } from '../request/index.js'
+import { upstream } from './request-support.js'
 
-interface Upstream {
-  origin: string
-  hits: string[]
-}
-
-/** A local upstream on 127.0.0.1 that records `METHOD path` per request; closed at teardown. */
-async function upstream(
-  t: { teardown(fn: () => unknown): void },
-  handle: (req: IncomingMessage, res: ServerResponse) => void,
-): Promise<Upstream> {
-  const hits: string[] = []
-  const server = createServer((req, res) => {
-    hits.push(`${req.method} ${req.url}`)
-    handle(req, res)
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => {
-    server.closeAllConnections()
-    return new Promise((resolve) => server.close(resolve))
-  })
-  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits }
-}const PAGE = `<html><head><title>Ghostwriting Federalism | Yale Law Journal</title></head><body>
+const PAGE = `<html><head><title>Ghostwriting Federalism | Yale Law Journal</title></head><body>
 <h1>Ghostwriting Federalism | Yale Law Journal</h1>
 <p class="by">By Kurt T. Lash*</p>
 <p class="x">a|b|c</p>

@@ -1,33 +1,11 @@
 // Where a request goes (request-plugin.md §1): origin + pathname with encoded `{{name}}` segments,
 // `search` in both forms, and `url` through each scope — against a real upstream on 127.0.0.1.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { type IncomingMessage, type ServerResponse } from 'node:http'
 import t from 'tap'
 import { Mapper, type EvaluationContext } from '../engine/index.js'
 import { createRequest } from '../request/index.js'
+import { upstream } from './request-support.js'
 
-interface Upstream {
-  origin: string
-  hits: string[]
-}
-
-/** A local upstream on 127.0.0.1 that records `METHOD path` per request; closed at teardown. */
-async function upstream(
-  t: { teardown(fn: () => unknown): void },
-  handle: (req: IncomingMessage, res: ServerResponse) => void,
-): Promise<Upstream> {
-  const hits: string[] = []
-  const server = createServer((req, res) => {
-    hits.push(`${req.method} ${req.url}`)
-    handle(req, res)
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => {
-    server.closeAllConnections()
-    return new Promise((resolve) => server.close(resolve))
-  })
-  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits }
-}
 
 /** Answers every request with `{ path }` as JSON. */
 const echoPath = (req: IncomingMessage, res: ServerResponse): void => {
