@@ -58,25 +58,7 @@ export const bearer = (payload: Record<string, unknown> = {}, options: TokenOpti
   authorization: `Bearer ${token(payload, options)}`,
 })
 
-export interface Upstream {
-  readonly origin: string
-  readonly hits: string[]
-}
-
-/** A local upstream on 127.0.0.1 recording `METHOD path`; its connections are cut at teardown. */
-export async function upstream(t: Teardown, handle: (req: IncomingMessage, res: ServerResponse) => void): Promise<Upstream> {
-  const hits: string[] = []
-  const server = createServer((req, res) => {
-    hits.push(`${req.method} ${req.url}`)
-    handle(req, res)
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => {
-    server.closeAllConnections()
-    return new Promise((resolve) => server.close(resolve))
-  })
-  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits }
-}
+export { upstream, type Upstream } from './request-support.js'
 
 /** An origin on 127.0.0.1 where nothing listens (its port was just released). */
 export async function refusingOrigin(): Promise<string> {

@@ -11,12 +11,8 @@ import t from 'tap'
 import type { MappingDocument } from '../engine/index.js'
 import { buildServer, configFromEnvironment } from '../server.js'
 import { loadExtensions } from '../sources/extensions.js'
+import { upstream } from './request-support.js'
 import { freePort, tempTree } from './startup-support.js'
-
-interface Upstream {
-  readonly origin: string
-  readonly hits: string[]
-}
 
 /** `/article` answers 301 to `/article/` (relative, as servers do); `/article/` answers JSON. */
 function articleSite(req: IncomingMessage, res: ServerResponse): void {
@@ -34,19 +30,6 @@ function articleSite(req: IncomingMessage, res: ServerResponse): void {
   res.end('{"error":"not found"}')
 }
 
-async function upstream(t: { teardown(fn: () => unknown): void }, handle = articleSite): Promise<Upstream> {
-  const hits: string[] = []
-  const server = createServer((req, res) => {
-    hits.push(`${req.method} ${req.url}`)
-    handle(req, res)
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => {
-    server.closeAllConnections()
-    return new Promise((resolve) => server.close(resolve))
-  })
-  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits }
-}
 
 /** A mapping that fetches `origin + pathname` with the `request` plugin and keeps the JSON body. */
 const fetching = (id: string, origin: string, pathname: string): MappingDocument =>
@@ -78,7 +61,7 @@ async function serve(t: { teardown(fn: () => unknown): void }, config: Parameter
 }
 
 t.test('stock request plugin: an upstream 301 is 422 RedirectRefused with the raw Location', async (t) => {
-  const up = await upstream(t)
+  const up = await upstream(t, articleSite)
   const app = await serve(t, { mappings: [fetching('article', up.origin, '/article')] })
   const response = await app.inject({ method: 'POST', url: '/map', payload: { mapping: 'article', input: {} } })
   t.equal(response.statusCode, 422)
@@ -93,7 +76,7 @@ t.test('stock request plugin: an upstream 301 is 422 RedirectRefused with the ra
 })
 
 t.test('stock request plugin: the explicit form refuses the same way', async (t) => {
-  const up = await upstream(t)
+  const up = await upstream(t, articleSite)
   const app = await serve(t, { options: { logging: { level: 'silent' }, map: { explicit: true } } })
   const { $id: _id, ...document } = fetching('inline', up.origin, '/article')
   const response = await app.inject({ method: 'POST', url: '/map', payload: { mapping: document } })
@@ -138,7 +121,7 @@ t.test('stock request plugin: errorDetail full shows the real message of a conne
 })
 
 t.test('a canary that redirects is 503, never 422', async (t) => {
-  const up = await upstream(t)
+  const up = await upstream(t, articleSite)
   const app = await serve(t, { mappings: [fetching('canary', up.origin, '/article')], options: { logging: { level: 'silent' }, health: { mapping: 'canary' } } })
   const response = await app.inject({ method: 'GET', url: '/health/mapping' })
   t.equal(response.statusCode, 503)
@@ -155,7 +138,7 @@ t.test('a canary that redirects is 503, never 422', async (t) => {
 })
 
 t.test('a canary that fetches without redirect is 200', async (t) => {
-  const up = await upstream(t)
+  const up = await upstream(t, articleSite)
   const app = await serve(t, { mappings: [fetching('canary', up.origin, '/article/')], options: { logging: { level: 'silent' }, health: { mapping: 'canary' } } })
   const response = await app.inject({ method: 'GET', url: '/health/mapping' })
   t.equal(response.statusCode, 200)
@@ -170,7 +153,7 @@ export default {
 `
 
 t.test('an EXTENSIONS module that follows redirects resolves a trailing-slash 301', async (t) => {
-  const up = await upstream(t)
+  const up = await upstream(t, articleSite)
   const tree = tempTree(t, { 'package.json': '{ "type": "module" }', 'extensions.ts': FOLLOWING_EXTENSIONS })
   const extensions = await loadExtensions(tree.path('extensions.ts'))
   const app = await serve(t, { mappings: [fetching('article', up.origin, '/article')], extensions })
@@ -182,7 +165,7 @@ t.test('an EXTENSIONS module that follows redirects resolves a trailing-slash 30
 })
 
 t.test('the same module through the environment (EXTENSIONS and MAPPINGS)', async (t) => {
-  const up = await upstream(t)
+  const up = await upstream(t, articleSite)
   const tree = tempTree(t, {
     'package.json': '{ "type": "module" }',
     'extensions.ts': FOLLOWING_EXTENSIONS,
