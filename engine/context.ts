@@ -19,6 +19,8 @@ const NO_EXTRAS: readonly string[] = []
 
 /** Names an `extra` field may not take: they are the context's own members. */
 const RESERVED = new Set([
+  // Read through getters below, so a host may supply them lazily (a signal made on first use).
+  'identity', 'signal',
   'input', 'output', 'errors', 'mappings', 'initializers', 'transformers', 'plugins', 'source',
   'target', 'paths', 'run', 'parent', 'index', 'sourcePath', 'targetPath', 'evaluate',
   'evaluateMapping', 'derive', 'constructor', '__proto__', 'prototype',
@@ -116,6 +118,16 @@ export class Context implements EvaluationContext {
   }
   get plugins(): Readonly<Record<string, Plugin>> {
     return this.run.compiler.extensions.plugins
+  }
+
+  /** The caller's identity, when the host supplied one (`extra.identity`). */
+  get identity(): unknown {
+    return this.run.extra?.identity
+  }
+
+  /** The host's abort signal (`extra.signal`), read only when an extension asks for it. */
+  get signal(): AbortSignal | undefined {
+    return this.run.extra?.signal as AbortSignal | undefined
   }
 
   /** Computed on first use: only relative references and extensions look at paths. */

@@ -1,7 +1,7 @@
 // Request bodies (http.md §2): parsed as JSON whatever the Content-Type (a client that forgets the
 // header still works), with the prototype-poisoning guard, and refused past `maxBodyBytes` while
 // streaming, so a chunked body is never buffered past the limit.
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
 import secureJson from 'secure-json-parse'
@@ -12,8 +12,8 @@ export interface BodyPluginOptions {
 }
 
 /** Route hook: no body at all (nothing sent) is as malformed as an empty one. */
-export async function requireBody(request: FastifyRequest): Promise<void> {
-  if (request.body === undefined) throw new BadRequest(MESSAGES.invalidJson)
+export function requireBody(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void {
+  done(request.body === undefined ? new BadRequest(MESSAGES.invalidJson) : undefined)
 }
 
 export const POISONED_BODY = 'Body must not contain __proto__ or constructor.prototype keys'

@@ -24,8 +24,13 @@ function boundToRequestId(request: FastifyRequest): boolean {
 
 export const loggingPlugin = fp<LoggingPluginOptions>(
   async (app, { slowThreshold }) => {
-    app.addHook('onResponse', async (request, reply) => {
+    app.addHook('onResponse', (request, reply, done) => {
+      done()
       const durationMs = Math.round(reply.elapsedTime * 1000) / 1000
+      const level = reply.statusCode >= 500 ? 'error' : durationMs > slowThreshold ? 'warn' : 'info'
+      // Nothing is built for a line the logger would drop.
+      const log = request.log as typeof request.log & { isLevelEnabled?: (level: string) => boolean }
+      if (log.isLevelEnabled !== undefined && !log.isLevelEnabled(level)) return
       // A JSON line never holds the same key twice.
       const line = {
         ...(boundToRequestId(request) ? {} : { requestId: request.requestId }),
@@ -34,13 +39,9 @@ export const loggingPlugin = fp<LoggingPluginOptions>(
         status: reply.statusCode,
         durationMs,
       }
-      if (reply.statusCode >= 500) {
-        request.log.error({ ...line, err: request.failure ?? undefined }, 'request failed')
-      } else if (durationMs > slowThreshold) {
-        request.log.warn(line, 'slow request')
-      } else {
-        request.log.info(line, 'request completed')
-      }
+      if (level === 'error') request.log.error({ ...line, err: request.failure ?? undefined }, 'request failed')
+      else if (level === 'warn') request.log.warn(line, 'slow request')
+      else request.log.info(line, 'request completed')
     })
   },
   { name: 'mapper-logging', fastify: '5.x' },

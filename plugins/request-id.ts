@@ -50,10 +50,12 @@ export interface RequestIdPluginOptions extends RequestIdOptions {
 export const requestIdPlugin = fp<RequestIdPluginOptions>(
   async (app, options) => {
     app.decorateRequest('requestId', '')
-    app.addHook('onRequest', async (request, reply) => {
+    // A callback hook: no promise per request.
+    app.addHook('onRequest', (request, reply, done) => {
       request.requestId = options.serverIds ? request.id : requestIdFor(request.raw, options)
       reply.header('x-request-id', request.requestId)
       reply.header('cache-control', 'no-store')
+      done()
     })
   },
   { name: 'mapper-request-id', fastify: '5.x' },

@@ -52,19 +52,29 @@ export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app
       }
       // The request stream has closed long before (once its body was read): a disconnect shows as
       // the response closing unfinished.
-      const controller = new AbortController()
+      // The abort signal is made only when a plugin asks for it: a pure mapping pays nothing.
+      let controller: AbortController | undefined
       const response = reply.raw
-      const abort = (): void => {
-        if (!response.writableFinished) controller.abort(new Error('the client closed the request'))
+      const extra = {
+        identity: request.identity,
+        get signal(): AbortSignal {
+          if (controller === undefined) {
+            const made = new AbortController()
+            const abort = (): void => {
+              if (!response.writableFinished) made.abort(new Error('the client closed the request'))
+            }
+            if (response.destroyed) abort()
+            else response.once('close', abort)
+            controller = made
+          }
+          return controller.signal
+        },
       }
-      response.once('close', abort)
       let envelope: Envelope
       try {
-        envelope = await plan.run(input, { identity: request.identity, signal: controller.signal })
+        envelope = await plan.run(input, extra)
       } catch (error) {
         throw classify(error)
-      } finally {
-        response.off('close', abort)
       }
       if (!envelope.valid && map.invalidStatus !== undefined) throw new ValidationError(map.invalidStatus, envelope.errors)
       // Serialized as it is: the output's keys in their order, then valid and errors.
