@@ -318,8 +318,12 @@ export class Compiler {
   /** One pairing: evaluate the right side (§7.1 step 4) and write it at the left pointer. */
   private pairing(left: string, right: unknown): Pairing {
     let write: Writer
+    let ownKey: string | undefined
     try {
-      write = compileWriter(parsePointer(left))
+      const tokens = parsePointer(left)
+      write = compileWriter(tokens)
+      // One plain token: the common case, stored straight into the level's target object.
+      if (tokens.length === 1 && tokens[0] !== '__proto__') ownKey = tokens[0]
     } catch (error) {
       // SET parses its pointer only when there is something to write.
       write = (_target, value) => {
@@ -327,13 +331,24 @@ export class Compiler {
         return undefined
       }
     }
-    const put = (context: Context, value: unknown, fresh: boolean): void => {
+    const putThroughWriter = (context: Context, value: unknown, fresh: boolean): void => {
       if (value === undefined) return
       const run = context.run
       if (!fresh && value !== null && typeof value === 'object') run.markForeign(value)
       const refused = write(context.target, value, run)
       if (refused !== undefined) run.errors.push({ target: left, message: refused })
     }
+    const key = ownKey
+    const put =
+      key === undefined
+        ? putThroughWriter
+        : (context: Context, value: unknown, fresh: boolean): void => {
+            if (value === undefined) return
+            const target = context.target
+            if (Array.isArray(target)) return putThroughWriter(context, value, fresh)
+            if (!fresh && value !== null && typeof value === 'object') context.run.markForeign(value)
+            ;(target as Record<string, unknown>)[key] = value
+          }
 
     if (Array.isArray(right)) {
       // A variant list: every element is evaluated; the earliest defined result is written.
