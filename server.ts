@@ -61,9 +61,9 @@ export async function buildServer(build: BuildConfig = {}): Promise<FastifyInsta
   app.addHook('preClose', async () => {
     draining = true
   })
-  app.addHook('onSend', async (_request, reply, payload) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (draining) reply.header('connection', 'close')
-    return payload
+    done(null, payload)
   })
   await app.register(mapperService, {
     mappings: build.mappings,
