@@ -47,6 +47,8 @@ export async function buildServer(build: BuildConfig = {}): Promise<FastifyInsta
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     bodyLimit: config.maxBodyBytes,
     genReqId: (raw) => requestIdFor(raw, ids),
+    // No child logger per request: the one line per request carries its requestId itself.
+    childLoggerFactory: (logger) => logger,
     requestIdHeader: false,
     // A URL that does not decode fails before routing; it still gets the error body and request id.
     frameworkErrors: frameworkErrorHandler({ maxBodyBytes: config.maxBodyBytes, errorDetail: config.errorDetail }),

@@ -6,8 +6,9 @@
 // on 127.0.0.1 and prints requests/s and p50/p99 latency for: bare echo, POST /map registered
 // `citation`, POST /map explicit (the same document inline), POST /map with a ~100 KB array input.
 //
-// Flags: --duration <s> (default 10), --connections <n> (default 10), --json (one JSON object).
-// A quick smoke run: --duration 1 --connections 2
+// Flags: --duration <s> (default 10), --connections <n> (default 10), --warmup <s> (default 2: an
+// unmeasured run of each scenario first, so JIT warm-up does not land in the figures), --json.
+// A quick smoke run: --duration 1 --connections 2 --warmup 0
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
@@ -31,20 +32,22 @@ const { values } = parseArgs({
   options: {
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '2' },
     json: { type: 'boolean', default: false },
   },
 })
 const duration = Number(values.duration)
 const connections = Number(values.connections)
-if (!(duration > 0) || !Number.isInteger(connections) || connections < 1) {
-  process.stderr.write('usage: bench/http.ts [--duration <seconds>] [--connections <n>] [--json]\n')
+const warmup = Number(values.warmup)
+if (!(duration > 0) || !(warmup >= 0) || !Number.isInteger(connections) || connections < 1) {
+  process.stderr.write('usage: bench/http.ts [--duration <seconds>] [--connections <n>] [--warmup <seconds>] [--json]\n')
   process.exit(2)
 }
 
-function load(url: string, body: string): Promise<Measured> {
+function load(url: string, body: string, seconds = duration): Promise<Measured> {
   const script = fileURLToPath(new URL('./load.ts', import.meta.url))
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify({ url, body, connections, duration })], {
+    const child = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify({ url, body, connections, duration: seconds })], {
       stdio: ['ignore', 'pipe', 'inherit'],
     })
     let out = ''
@@ -86,7 +89,10 @@ for (const [name, url, body] of scenarios) {
 }
 
 const results: Record<string, Measured> = {}
-for (const [name, url, body] of scenarios) results[name] = await load(url, body)
+for (const [name, url, body] of scenarios) {
+  if (warmup > 0) await load(url, body, warmup)
+  results[name] = await load(url, body)
+}
 await service.close()
 await bare.close()
 
@@ -103,7 +109,7 @@ const targets = {
 }
 
 if (values.json) {
-  process.stdout.write(`${JSON.stringify({ node: process.version, duration, connections, scenarios: results, ratios, targets })}\n`)
+  process.stdout.write(`${JSON.stringify({ node: process.version, duration, connections, warmup, scenarios: results, ratios, targets })}\n`)
 } else {
   const rows = Object.entries(results).map(([name, r]) =>
     [name.padEnd(40), Math.round(r.requests).toLocaleString('en').padStart(10), `${r.latencyP50} ms`.padStart(9), `${r.latencyP99} ms`.padStart(9), String(r.errors + r.non2xx).padStart(7)].join('  '),
@@ -111,7 +117,7 @@ if (values.json) {
   const mark = (ok: boolean): string => (ok ? '✓ met' : '✗ NOT met')
   process.stdout.write(
     [
-      `mapper-service HTTP benchmark — node ${process.version}; autocannon from a separate process, ${connections} connections, ${duration} s per scenario, 127.0.0.1`,
+      `mapper-service HTTP benchmark — node ${process.version}; autocannon from a separate process, ${connections} connections, ${duration} s per scenario after ${warmup} s of warm-up, 127.0.0.1`,
       '',
       `${'scenario'.padEnd(40)}  ${'req/s'.padStart(10)}  ${'p50'.padStart(9)}  ${'p99'.padStart(9)}  ${'errors'.padStart(7)}`,
       ...rows,
