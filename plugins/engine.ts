@@ -19,17 +19,32 @@ export interface ExplicitPlan {
 /** How many distinct explicit documents stay compiled. */
 const EXPLICIT_CACHE_SIZE = 256
 
+/** Documents this short are their own cache key; longer ones are keyed by a hash of their text. */
+const KEY_TEXT_LIMIT = 2048
+
+/** True when every number of a parsed document prints back as itself in JSON (not ±Infinity, not -0). */
+function jsonExact(document: object): boolean {
+  const work: unknown[] = [document]
+  while (work.length > 0) {
+    const value = work.pop()
+    if (typeof value === 'number') {
+      if (!Number.isFinite(value) || Object.is(value, -0)) return false
+    } else if (value !== null && typeof value === 'object') {
+      for (const member of Object.values(value)) work.push(member)
+    }
+  }
+  return true
+}
+
 /**
- * The cache key of a parsed document: a hash of its JSON text, or undefined when that text would not
- * tell it apart from another document (1e400 and null, -0 and 0 print alike), so it is never shared.
+ * The cache key of a parsed document: its JSON text (hashed when long), or undefined when that text
+ * would not tell it apart from another document (1e400 and null, -0 and 0 print alike), so it is
+ * never shared.
  */
 function contentKey(document: object): string | undefined {
-  let exact = true
-  const text = JSON.stringify(document, (_key, value: unknown) => {
-    if (typeof value === 'number' && (!Number.isFinite(value) || Object.is(value, -0))) exact = false
-    return value
-  })
-  return exact ? createHash('sha256').update(text).digest('base64') : undefined
+  if (!jsonExact(document)) return undefined
+  const text = JSON.stringify(document)
+  return text.length <= KEY_TEXT_LIMIT ? text : createHash('sha256').update(text).digest('base64')
 }
 
 export class EngineService {

@@ -85,7 +85,8 @@ t.test('Dockerfile: Node 20 slim, dependencies cached before the source, non-roo
   const final = lines.slice(lines.lastIndexOf(froms[froms.length - 1]!))
   t.ok(final.includes('USER node'), 'runs as node')
   t.ok(final.includes(`EXPOSE ${DEFAULT_PORT}`))
-  t.ok(final.some((l) => l.startsWith('CMD ["node", "dist/bin/mapper-service.js"]')))
+  const cmd = final.filter((l) => l.startsWith('CMD [')).at(-1)
+  t.ok(cmd !== undefined && (JSON.parse(cmd.slice(4)) as string[]).at(-1) === 'dist/bin/mapper-service.js', 'runs the compiled entry point')
   const healthcheck = read('Dockerfile').match(/HEALTHCHECK[\s\S]*?CMD (\[.*\])/)
   t.ok(healthcheck, 'HEALTHCHECK present')
   const command = JSON.parse(healthcheck![1]!) as string[]
