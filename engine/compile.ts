@@ -11,10 +11,11 @@ import { compileLocate, type Locate } from './keywords/locate.js'
 import { compilePlugins } from './keywords/plugins.js'
 import { compileShape } from './keywords/shape.js'
 import { compileValidate } from './keywords/validate.js'
-import type { Pairing, PairingSlot, Pairings, Plan, PlanKind, Slot, Step } from './plan.js'
+import type { Pairing, PairingSlot, Pairings, Place, Plan, PlanKind, Slot, Step } from './plan.js'
 import {
   compileReader,
   compileWriter,
+  escapeToken,
   hasDotDotSegment,
   parsePointer,
   resolvePath,
@@ -45,6 +46,22 @@ function referenceHop(id: string, hops: number): number {
   return hops + 1
 }
 
+/**
+ * How many pointer strings and string descriptors stay compiled per engine. Distinct explicit
+ * documents keep bringing new ones; past this the cache starts over (plans keep what they hold).
+ */
+const STRING_CACHE_SIZE = 10_000
+
+function cached<T>(cache: Map<string, T>, key: string, make: (key: string) => T): T {
+  let value = cache.get(key)
+  if (value === undefined) {
+    value = make(key)
+    if (cache.size >= STRING_CACHE_SIZE) cache.clear()
+    cache.set(key, value)
+  }
+  return value
+}
+
 function thrower(error: unknown): () => never {
   return () => {
     throw error
@@ -66,9 +83,14 @@ function runSteps(steps: readonly Step[], start: number, value: unknown, context
 
 function pipeline(locate: Locate, locateIsSync: boolean, steps: readonly Step[]): (context: Context) => unknown {
   if (steps.length === 0) return locate
+  // Each run of the pipeline counts its stages as work steps.
+  const weight = steps.length
   if (locateIsSync && steps.every((step) => !step.awaits)) {
     // A synchronous pipeline composes into direct calls: no loop, no promise checks.
-    let composed: (context: Context) => unknown = locate
+    let composed: (context: Context) => unknown = (context) => {
+      context.run.tick(weight)
+      return locate(context)
+    }
     for (const step of steps) {
       const previous = composed
       const run = step.run
@@ -77,6 +99,7 @@ function pipeline(locate: Locate, locateIsSync: boolean, steps: readonly Step[])
     return composed
   }
   return (context) => {
+    context.run.tick(weight)
     const located = locate(context)
     if (located instanceof Promise) return located.then((settled) => runSteps(steps, 0, settled, context))
     return runSteps(steps, 0, located, context)
@@ -100,6 +123,8 @@ export class Compiler {
   private readonly stringPlans = new Map<string, Plan>()
   private readonly pairingMaps = new WeakMap<object, Pairings>()
   private readonly readers = new Map<string, Reader>()
+  /** Where each object of a located document stands in it (see `locate`). */
+  private readonly places = new WeakMap<object, Place>()
   private readonly emptyPlan: Plan
 
   constructor(
@@ -109,19 +134,35 @@ export class Compiler {
     this.emptyPlan = this.plan({})
   }
 
+  /**
+   * Record where every object of a document stands in it, before the document is compiled, so that
+   * a budget error can name the pairing it stopped in. An object already placed keeps its place.
+   */
+  locate(document: object, mapping: string | undefined, base = ''): void {
+    const work: Array<[object, string]> = [[document, base]]
+    while (work.length > 0) {
+      const [value, pointer] = work.pop()!
+      if (!Array.isArray(value)) {
+        if (this.places.has(value)) continue
+        this.places.set(value, { mapping, pointer })
+      }
+      for (const key of Object.keys(value)) {
+        const member: unknown = (value as Record<string, unknown>)[key]
+        if (member !== null && typeof member === 'object') work.push([member, `${pointer}/${escapeToken(key)}`])
+      }
+    }
+  }
+
   /** A compiled reader for a keyword pointer; an unparseable pointer throws when it is read. */
   reader(pointer: unknown): Reader {
     if (typeof pointer === 'string') {
-      let reader = this.readers.get(pointer)
-      if (reader === undefined) {
+      return cached(this.readers, pointer, (text) => {
         try {
-          reader = compileReader(parsePointer(pointer))
+          return compileReader(parsePointer(text))
         } catch (error) {
-          reader = thrower(error)
+          return thrower(error)
         }
-        this.readers.set(pointer, reader)
-      }
-      return reader
+      })
     }
     try {
       return compileReader(parsePointer(pointer))
@@ -132,14 +173,7 @@ export class Compiler {
 
   /** Compile a descriptor for GET, without dereferencing it. */
   plan(descriptor: unknown): Plan {
-    if (typeof descriptor === 'string') {
-      let plan = this.stringPlans.get(descriptor)
-      if (plan === undefined) {
-        plan = this.stringPlan(descriptor)
-        this.stringPlans.set(descriptor, plan)
-      }
-      return plan
-    }
+    if (typeof descriptor === 'string') return cached(this.stringPlans, descriptor, (text) => this.stringPlan(text))
     if (descriptor !== null && typeof descriptor === 'object') {
       let plan = this.objectPlans.get(descriptor)
       if (plan === undefined) {
@@ -205,7 +239,8 @@ export class Compiler {
     if (!isObject(value)) return thrower(new TypeError('mapping must be an object of pairings or a mapping reference'))
     let pairings = this.pairingMaps.get(value)
     if (pairings === undefined) {
-      pairings = Object.freeze({ list: Object.freeze(Object.keys(value).map((left) => this.pairing(left, value[left]))) })
+      const place = this.places.get(value)
+      pairings = Object.freeze({ list: Object.freeze(Object.keys(value).map((left) => this.pairing(left, value[left], place))) })
       this.pairingMaps.set(value, pairings)
     }
     const fixed = pairings
@@ -316,7 +351,7 @@ export class Compiler {
   }
 
   /** One pairing: evaluate the right side (§7.1 step 4) and write it at the left pointer. */
-  private pairing(left: string, right: unknown): Pairing {
+  private pairing(left: string, right: unknown, place: Place | undefined): Pairing {
     let write: Writer
     let ownKey: string | undefined
     try {
@@ -331,9 +366,11 @@ export class Compiler {
         return undefined
       }
     }
+    const keyLength = left.length + 3
     const putThroughWriter = (context: Context, value: unknown, fresh: boolean): void => {
       if (value === undefined) return
       const run = context.run
+      run.wrote(value, fresh, keyLength)
       if (!fresh && value !== null && typeof value === 'object') run.markForeign(value)
       const refused = write(context.target, value, run)
       if (refused !== undefined) run.errors.push({ target: left, message: refused })
@@ -346,7 +383,9 @@ export class Compiler {
             if (value === undefined) return
             const target = context.target
             if (Array.isArray(target)) return putThroughWriter(context, value, fresh)
-            if (!fresh && value !== null && typeof value === 'object') context.run.markForeign(value)
+            const run = context.run
+            run.wrote(value, fresh, keyLength)
+            if (!fresh && value !== null && typeof value === 'object') run.markForeign(value)
             ;(target as Record<string, unknown>)[key] = value
           }
 
@@ -355,6 +394,7 @@ export class Compiler {
       const slots = right.map((element) => this.slot(element))
       return {
         pointer: left,
+        place,
         write,
         run(context) {
           const values = readEach(slots, context)
@@ -397,6 +437,7 @@ export class Compiler {
       const readSource = this.reader(right)
       return {
         pointer: left,
+        place,
         write,
         run(context) {
           if (context.run.registry.shadowsPointers) return general(context)
@@ -412,6 +453,7 @@ export class Compiler {
         const get = plan.get
         return {
           pointer: left,
+          place,
           write,
           run(context) {
             const value = get(context)
@@ -421,9 +463,9 @@ export class Compiler {
           },
         }
       }
-      return { pointer: left, write, run: (context) => evaluate(plan, context) }
+      return { pointer: left, place, write, run: (context) => evaluate(plan, context) }
     }
-    return { pointer: left, write, run: general }
+    return { pointer: left, place, write, run: general }
   }
 }
 

@@ -1,6 +1,7 @@
 // The evaluation context (engine.md §4). Everything shared by one invocation lives in its `Run`;
 // a `Context` adds the rebound scopes. Compiled plans hold no per-run state, so one plan serves
 // any number of concurrent runs.
+import { BudgetExceeded, measure, scalarBytes, type Budget, type Limits } from './budget.js'
 import { resolvePath, type WriteOwnership } from './pointer.js'
 import type { Compiler } from './compile.js'
 import type { RegistryView } from './registry.js'
@@ -26,10 +27,25 @@ const RESERVED = new Set([
   'evaluateMapping', 'derive', 'constructor', '__proto__', 'prototype',
 ])
 
-/** The shared state of one invocation. */
+/** How many steps pass between two looks at the clock. */
+const CLOCK_INTERVAL = 1024
+
+/** The shared state of one invocation, and the meter of its budgets. */
 export class Run implements WriteOwnership {
   readonly extraKeys: readonly string[]
   private foreign: WeakSet<object> | null = null
+  private steps = 0
+  /** The step count at which the meter next looks at the step limit and the clock. */
+  private checkpoint: number
+  private values = 0
+  private bytes = 0
+  private levels = 0
+  private pluginCalls = 0
+  /** The clock starts at the first checkpoint (or plugin await): short evaluations never read it. */
+  private started = 0
+  private deadline = Infinity
+  private tripped: BudgetExceeded | null = null
+  private deadlineSignal: AbortSignal | undefined
 
   constructor(
     readonly input: unknown,
@@ -39,8 +55,127 @@ export class Run implements WriteOwnership {
     readonly compiler: Compiler,
     readonly stdout: (text: string) => void,
     readonly extra: Readonly<Record<string, unknown>> | undefined,
+    readonly limits: Readonly<Required<Limits>>,
   ) {
     this.extraKeys = extra === undefined ? NO_EXTRAS : Object.keys(extra).filter((k) => !RESERVED.has(k))
+    this.checkpoint = Math.min(limits.steps + 1, CLOCK_INTERVAL)
+  }
+
+  /** Stop the evaluation: every later step of it (a concurrent branch too) rethrows the same error. */
+  trip(budget: Budget, limit: number, used: number): never {
+    this.tripped = new BudgetExceeded(budget, limit, used)
+    this.checkpoint = -Infinity
+    throw this.tripped
+  }
+
+  /** Count `n` work steps; the step limit and the clock are looked at every few hundred steps. */
+  tick(n: number): void {
+    if ((this.steps += n) >= this.checkpoint) this.atCheckpoint()
+  }
+
+  private atCheckpoint(): void {
+    if (this.tripped !== null) throw this.tripped
+    const limits = this.limits
+    if (this.steps > limits.steps) this.trip('steps', limits.steps, this.steps)
+    if (this.startClock()) {
+      const now = performance.now()
+      if (now > this.deadline) this.trip('timeMs', limits.timeMs, Math.ceil(now - this.started))
+    }
+    this.checkpoint = Math.min(limits.steps + 1, this.steps + CLOCK_INTERVAL)
+  }
+
+  /** One mapping level entered (an `each` element, a `mapping` or reference expansion) with its pairings. */
+  enterLevel(pairings: number): void {
+    if (++this.levels > this.limits.fanOut) this.trip('fanOut', this.limits.fanOut, this.levels)
+    this.tick(pairings + 1)
+  }
+
+  /** A value written at a key of `keyLength` characters; `fresh` containers were counted as they were built. */
+  wrote(value: unknown, fresh: boolean, keyLength: number): void {
+    const limits = this.limits
+    if (value === null || typeof value !== 'object') {
+      this.values++
+      this.bytes += scalarBytes(value) + keyLength
+    } else if (fresh) {
+      this.values++
+      this.bytes += 2 + keyLength
+    } else {
+      const size = measure(value, limits.outputValues - this.values, limits.outputBytes - this.bytes)
+      this.values += size.values
+      this.bytes += size.bytes + keyLength
+      this.tick(size.values)
+    }
+    if (this.values > limits.outputValues) this.trip('outputValues', limits.outputValues, this.values)
+    if (this.bytes > limits.outputBytes) this.trip('outputBytes', limits.outputBytes, this.bytes)
+  }
+
+  /** `count` values about to be made at once (a `random` selection). */
+  willMake(count: number): void {
+    const allowed = this.limits.outputValues - this.values
+    if (count > allowed) this.trip('outputValues', this.limits.outputValues, this.values + count)
+    this.tick(count)
+  }
+
+  /** One plugin call about to start. */
+  callPlugin(): void {
+    if (++this.pluginCalls > this.limits.pluginCalls) this.trip('pluginCalls', this.limits.pluginCalls, this.pluginCalls)
+    this.tick(1)
+  }
+
+  /** A string about to be matched against a pattern. */
+  matchInput(length: number): void {
+    if (length > this.limits.patternInput) this.trip('patternInput', this.limits.patternInput, length)
+    this.tick(1 + (length >> 6))
+  }
+
+  /** Start the clock unless it runs already; false when there is no time budget. */
+  private startClock(): boolean {
+    if (this.limits.timeMs === Infinity) return false
+    if (this.deadline === Infinity) {
+      this.started = performance.now()
+      this.deadline = this.started + this.limits.timeMs
+    }
+    return true
+  }
+
+  /** Milliseconds left before the deadline (Infinity without one). */
+  remainingMs(): number {
+    return this.startClock() ? this.deadline - performance.now() : Infinity
+  }
+
+  /** Settle a plugin's promise, or fail with the time budget when the deadline comes first. */
+  withinDeadline<T>(pending: Promise<T>): Promise<T> {
+    if (!this.startClock()) return pending
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        try {
+          this.trip('timeMs', this.limits.timeMs, Math.ceil(performance.now() - this.started))
+        } catch (error) {
+          reject(error)
+        }
+      }, Math.max(0, this.remainingMs()))
+      pending.then(
+        (value) => {
+          clearTimeout(timer)
+          resolve(value)
+        },
+        (error: unknown) => {
+          clearTimeout(timer)
+          reject(error)
+        },
+      )
+    })
+  }
+
+  /** The signal extensions see: the host's, joined by the deadline when there is one. */
+  signal(): AbortSignal | undefined {
+    const host = this.extra?.signal as AbortSignal | undefined
+    if (!this.startClock()) return host
+    if (this.deadlineSignal === undefined) {
+      const timeout = AbortSignal.timeout(Math.max(0, Math.ceil(this.remainingMs())))
+      this.deadlineSignal = host === undefined ? timeout : AbortSignal.any([host, timeout])
+    }
+    return this.deadlineSignal
   }
 
   /** A value written into the output that came from outside the engine (input, document, extension). */
@@ -62,13 +197,6 @@ export class Run implements WriteOwnership {
 
 const ROOT_PATHS = Object.freeze({ source: '/', target: '/' })
 
-/**
- * How many contexts deep one evaluation may go. A mapping that references itself recurses as long
- * as its input does; one whose scope never shrinks would recurse forever, so it is stopped here
- * with an error instead of exhausting the stack (or, when asynchronous, the memory).
- */
-export const MAX_EVALUATION_DEPTH = 500
-
 /** One depth of evaluation: the run's shared fields plus this depth's source, target and paths. */
 export class Context implements EvaluationContext {
   private cachedPaths: { readonly source: string; readonly target: string } | undefined
@@ -87,10 +215,10 @@ export class Context implements EvaluationContext {
     /** The descriptor's truthy `target`, appended to `paths.target`. */
     private readonly targetPath: string | undefined,
   ) {
+    // A mapping that references itself recurses as long as its input does; one whose scope never
+    // shrinks would recurse forever, so the depth budget stops it before the host stack runs out.
     this.depth = parent === null ? 0 : parent.depth + 1
-    if (this.depth > MAX_EVALUATION_DEPTH) {
-      throw new RangeError(`evaluation nesting exceeds ${MAX_EVALUATION_DEPTH} levels: does a mapping reference itself without running out of input?`)
-    }
+    if (this.depth > run.limits.depth) run.trip('depth', run.limits.depth, this.depth)
     const keys = run.extraKeys
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i]!
@@ -125,9 +253,9 @@ export class Context implements EvaluationContext {
     return this.run.extra?.identity
   }
 
-  /** The host's abort signal (`extra.signal`), read only when an extension asks for it. */
+  /** The host's abort signal (`extra.signal`) joined by the time budget, made only when an extension asks. */
   get signal(): AbortSignal | undefined {
-    return this.run.extra?.signal as AbortSignal | undefined
+    return this.run.signal()
   }
 
   /** Computed on first use: only relative references and extensions look at paths. */

@@ -1,6 +1,7 @@
 // One-shot evaluation against an environment (engine.md Part 2 "API"): one descriptor through GET
 // or MAP from a root context, and `$extend` flattening. The `get`, `map` and `extend` levels of the
 // conformance suite run through these.
+import { resolveLimits } from './budget.js'
 import { Compiler } from './compile.js'
 import { Context, Run } from './context.js'
 import { admitDocument, resolveExtensions } from './mapper.js'
@@ -14,7 +15,7 @@ function rootContext(env: Environment): { root: Context; compiler: Compiler } {
   const compiler = new Compiler(resolveExtensions(env), { unknownNames: env.unknownNames ?? 'skip', stdout })
   const registry = env.mappings === undefined ? EMPTY_REGISTRY : new DocumentRegistry(admitDocument(env.mappings), compiler)
   const output = {}
-  const run = new Run(env.input, output, env.errors ?? [], registry, compiler, stdout, undefined)
+  const run = new Run(env.input, output, env.errors ?? [], registry, compiler, stdout, undefined, resolveLimits(env.limits))
   return { root: new Context(run, env.input, output, null, -1, undefined, undefined), compiler }
 }
 

@@ -1,13 +1,15 @@
 // The engine instance (engine.md §6 and Part 2 "API"): a registry of compiled mappings, the
 // extension registries, and top-level invocation with array wrapping and the envelope.
+import { BUDGETS, BudgetExceeded, resolveLimits, type Limits } from './budget.js'
 import { Compiler, type ResolvedExtensions } from './compile.js'
 import { Context, Run } from './context.js'
 import { documentForm } from './document.js'
 import { isKeyword } from './keywords/catalogue.js'
-import type { Plan, Slot } from './plan.js'
+import type { Maybe, Slot } from './plan.js'
 import { mapPlan } from './procedures.js'
 import { flattenBatch, LayeredRegistry, MappingRegistry, type RegisteredMapping, type RegistryView } from './registry.js'
 import type { EngineOptions, Envelope, ErrorObject, Extensions, MappingDocument } from './types.js'
+import { staticExpansion } from './validation/expansion.js'
 import { validateDocument, withMembers, type Reachability, type ValidationReport } from './validation/validate.js'
 import { copyValue, isObject, nestingDepth, truthy } from './values.js'
 
@@ -62,6 +64,18 @@ function envelope(result: object | null, output: object, errors: ErrorObject[]):
   return out
 }
 
+/** Per-evaluation settings of `run` and `map`. */
+export interface RunOptions {
+  /** Budgets of this evaluation, over the instance's (`resolveLimits` output is used as it is). */
+  limits?: Limits
+  /** Where the `stdout` keyword prints in this evaluation. */
+  stdout?: (text: string) => void
+}
+
+function isComplete(limits: Limits): limits is Required<Limits> {
+  return BUDGETS.every((budget) => typeof limits[budget] === 'number')
+}
+
 /** A document compiled for repeated evaluation: `run` is synchronous when nothing is asynchronous. */
 export class CompiledMapping {
   private wrapped: Slot | undefined
@@ -72,6 +86,7 @@ export class CompiledMapping {
     private readonly registry: RegistryView,
     private readonly entry: string | Record<string, unknown>,
     private readonly stdout: (text: string) => void,
+    private readonly limits: Readonly<Required<Limits>>,
   ) {
     this.direct = compiler.slot(entry)
   }
@@ -84,18 +99,40 @@ export class CompiledMapping {
     ))
   }
 
-  /** Evaluate against an input: the envelope, or a promise of it when a plugin was reached. */
-  run(input: unknown, extra?: Readonly<Record<string, unknown>>): Envelope | Promise<Envelope> {
+  /**
+   * Evaluate against an input: the envelope, or a promise of it when a plugin was reached. An
+   * evaluation that passes one of its budgets throws (or rejects with) a `BudgetExceeded` error.
+   */
+  run(input: unknown, extra?: Readonly<Record<string, unknown>>, options?: RunOptions): Envelope | Promise<Envelope> {
     const arrayInput = Array.isArray(input)
     const rootInput = arrayInput ? { items: input } : input
     const output = {}
     const errors: ErrorObject[] = []
-    const run = new Run(rootInput, output, errors, this.registry, this.compiler, this.stdout, extra)
+    const limits = options?.limits
+    const budgets = limits === undefined ? this.limits : Object.isFrozen(limits) && isComplete(limits) ? limits : resolveLimits(limits, this.limits)
+    const run = new Run(rootInput, output, errors, this.registry, this.compiler, options?.stdout ?? this.stdout, extra, budgets)
     const root = new Context(run, rootInput, output, null, -1, undefined, undefined)
-    const plan: Plan = this.entrySlot(arrayInput)(root)
-    const result = mapPlan(plan, root)
-    if (result instanceof Promise) return result.then((settled) => envelope(settled, output, errors))
+    let result: Maybe<object | null>
+    try {
+      result = mapPlan(this.entrySlot(arrayInput)(root), root)
+    } catch (error) {
+      throw this.placed(error)
+    }
+    if (result instanceof Promise) {
+      return result.then(
+        (settled) => envelope(settled, output, errors),
+        (error: unknown) => {
+          throw this.placed(error)
+        },
+      )
+    }
     return envelope(result, output, errors)
+  }
+
+  /** A budget error that no pairing placed stopped at the entry document's root. */
+  private placed(error: unknown): unknown {
+    if (error instanceof BudgetExceeded) error.locate('', typeof this.entry === 'string' ? this.entry : undefined)
+    return error
   }
 }
 
@@ -111,9 +148,12 @@ export class Mapper {
   private readonly byId = new Map<string, CompiledMapping>()
   private readonly byDocument = new WeakMap<object, { version: number; compiled: CompiledMapping }>()
   readonly extensions: ResolvedExtensions
+  /** The budgets every evaluation of this instance starts from. */
+  readonly limits: Readonly<Required<Limits>>
 
   constructor(documents: MapperDocuments = {}, extensions: Extensions = {}, options: EngineOptions = {}) {
     this.extensions = resolveExtensions(extensions)
+    this.limits = resolveLimits(options.limits)
     this.stdout = options.stdout ?? defaultStdout
     this.compiler = new Compiler(this.extensions, { unknownNames: options.unknownNames ?? 'skip', stdout: this.stdout })
     this.registry = new MappingRegistry(this.compiler)
@@ -153,7 +193,7 @@ export class Mapper {
     if (typeof documentOrId === 'string') {
       let compiled = this.byId.get(documentOrId)
       if (compiled === undefined) {
-        compiled = new CompiledMapping(this.compiler, this.registry, documentOrId, this.stdout)
+        compiled = new CompiledMapping(this.compiler, this.registry, documentOrId, this.stdout, this.limits)
         this.byId.set(documentOrId, compiled)
       }
       return compiled
@@ -170,16 +210,11 @@ export class Mapper {
 
   /**
    * Instance-level validation (validation.md): well-formedness plus reachability against this
-   * engine's mappings and extensions. A string is validated as its registered, flattened document.
+   * engine's mappings and extensions, and the static expansion bound against the `fanOut` budget
+   * (BUDGET-1; `limits` narrows or widens this instance's). A string is validated as its
+   * registered, flattened document.
    */
-  validate(documentOrId: unknown): ValidationReport {
-    const { initializers, transformers, plugins } = this.extensions
-    const reach: Reachability = {
-      mapping: (id) => this.registry.document(id),
-      initializer: (name) => Object.hasOwn(initializers, name),
-      transformer: (name) => Object.hasOwn(transformers, name),
-      plugin: (name) => Object.hasOwn(plugins, name),
-    }
+  validate(documentOrId: unknown, limits?: Limits): ValidationReport {
     if (typeof documentOrId === 'string') {
       const registered = this.registry.document(documentOrId)
       if (registered === undefined) {
@@ -189,14 +224,49 @@ export class Mapper {
           warnings: [],
         }
       }
-      return validateDocument(registered, reach)
     }
-    return validateDocument(documentOrId, withMembers(documentOrId, reach))
+    const reach = this.reachability(documentOrId)
+    const document = typeof documentOrId === 'string' ? this.registry.document(documentOrId) : documentOrId
+    const report = validateDocument(document, reach)
+    if (!report.valid) return report
+    const fanOut = (limits === undefined ? this.limits : resolveLimits(limits, this.limits)).fanOut
+    const expansion = staticExpansion(document, reach.mapping)
+    if (expansion !== undefined && expansion > fanOut) {
+      report.valid = false
+      report.errors.push({
+        rule: 'BUDGET-1',
+        message: `the mapping enters ${expansion === Number.MAX_SAFE_INTEGER ? 'more than 2^53' : expansion} mapping levels on any input, more than the fanOut budget of ${fanOut}`,
+        pointer: '',
+        descriptor: null,
+      })
+    }
+    return report
+  }
+
+  /**
+   * The static expansion bound of a document or registered id: the mapping levels one evaluation
+   * enters on any input (each `each` counted once), or undefined when references recurse.
+   */
+  expansion(documentOrId: unknown): number | undefined {
+    const document = typeof documentOrId === 'string' ? this.registry.document(documentOrId) : documentOrId
+    if (document === undefined) return undefined
+    return staticExpansion(document, this.reachability(documentOrId).mapping)
+  }
+
+  private reachability(documentOrId: unknown): Reachability {
+    const { initializers, transformers, plugins } = this.extensions
+    const reach: Reachability = {
+      mapping: (id) => this.registry.document(id),
+      initializer: (name) => Object.hasOwn(initializers, name),
+      transformer: (name) => Object.hasOwn(transformers, name),
+      plugin: (name) => Object.hasOwn(plugins, name),
+    }
+    return typeof documentOrId === 'string' ? reach : withMembers(documentOrId, reach)
   }
 
   /** Evaluate a registered id or a document against an input (§6.2). */
-  async map(documentOrId: unknown, input: unknown, extra?: Readonly<Record<string, unknown>>): Promise<Envelope> {
-    return this.compile(documentOrId).run(input, extra)
+  async map(documentOrId: unknown, input: unknown, extra?: Readonly<Record<string, unknown>>, options?: RunOptions): Promise<Envelope> {
+    return this.compile(documentOrId).run(input, extra, options)
   }
 
   /** A member of an already admitted (copied, frozen) document, checked to be an object. */
@@ -212,16 +282,20 @@ export class Mapper {
       const members = Object.values(document.mappings).map((member) => this.admitMember(member))
       const flattened = flattenBatch(members, (id) => this.registry.document(id))
       const local = new Map<string, RegisteredMapping>()
+      this.compiler.locate(document, undefined)
       for (const [id, flat] of flattened) {
+        // A member flattened from `$extend` is a new object: its merged pairings stand in its own $id.
+        this.compiler.locate(flat, id)
         const frozen = Object.freeze(flat) as MappingDocument
         local.set(id, { document: frozen, plan: this.compiler.plan(frozen) })
       }
       const last = members[members.length - 1]
       const entry = last === undefined ? Object.freeze({ mapping: Object.freeze({}) }) : typeof last.$id === 'string' && last.$id !== '' ? last.$id : last
-      return new CompiledMapping(this.compiler, new LayeredRegistry(local, this.registry), entry, this.stdout)
+      return new CompiledMapping(this.compiler, new LayeredRegistry(local, this.registry), entry, this.stdout, this.limits)
     }
+    this.compiler.locate(document, undefined)
     // A bare pairing map is the pairings of an implicit wrapper (§6.2 step 1).
     const entry = form === 'descriptor' ? document : Object.freeze({ mapping: document })
-    return new CompiledMapping(this.compiler, this.registry, entry, this.stdout)
+    return new CompiledMapping(this.compiler, this.registry, entry, this.stdout, this.limits)
   }
 }

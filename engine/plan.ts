@@ -23,9 +23,17 @@ export interface Pairings {
   readonly list: readonly Pairing[]
 }
 
+/** Where a pairing map stands: a JSON Pointer into the document named by `mapping`, or into the evaluated one. */
+export interface Place {
+  readonly mapping: string | undefined
+  readonly pointer: string
+}
+
 /** One `left ← right` pairing: `run` evaluates the right side and writes it; a promise when async. */
 export interface Pairing {
   readonly pointer: string
+  /** Where its pairing map stands in its document, when known (for budget errors). */
+  readonly place: Place | undefined
   readonly write: Writer
   readonly run: (pairingContext: Context) => Promise<void> | undefined
 }

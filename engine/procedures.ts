@@ -1,8 +1,10 @@
 // The evaluation procedures of engine.md §7: MAP over a level, the value dispatch of structural
 // right sides, NEST and READ. They run synchronously until something returns a promise, and only
 // then continue asynchronously, so a document that reaches no plugin never allocates one.
+import { BudgetExceeded } from './budget.js'
 import { Context } from './context.js'
-import type { Maybe, Pairings, Plan, Slot } from './plan.js'
+import type { Maybe, Pairing, Pairings, Plan, Slot } from './plan.js'
+import { escapeToken } from './pointer.js'
 
 /** MAP (§7.1) of a plan in its parent context: SHIFT, then the level. */
 export function mapPlan(plan: Plan, parent: Context): Maybe<object | null> {
@@ -17,16 +19,33 @@ export function runLevel(plan: Plan, pairings: Pairings | null, context: Context
   return runPairings(pairings, context, scope, plan.stdout)
 }
 
+/** A budget error passing through a pairing is placed there, unless an inner pairing placed it first. */
+function placed(error: unknown, pairing: Pairing): unknown {
+  if (error instanceof BudgetExceeded && error.pointer === undefined) {
+    const place = pairing.place
+    error.locate(place === undefined ? '' : `${place.pointer}/${escapeToken(pairing.pointer)}`, place?.mapping)
+  }
+  return error
+}
+
 /** Run a level's pairings in order against `scope`; null as soon as the shared error list is non-empty. */
 export function runPairings(pairings: Pairings | null, context: Context, scope: unknown, stdout: unknown): Maybe<object | null> {
-  if (pairings !== null) {
-    const pairingContext = scope === undefined || scope === context.source ? context : context.withSource(scope)
+  const run = context.run
+  if (pairings === null) run.enterLevel(0)
+  else {
     const list = pairings.list
-    const errors = context.run.errors
-    for (let i = 0; i < list.length; i++) {
-      const pending = list[i]!.run(pairingContext)
-      if (pending !== undefined) return finishAsync(pairings, context, pairingContext, i, pending, stdout)
-      if (errors.length > 0) return null
+    run.enterLevel(list.length)
+    const pairingContext = scope === undefined || scope === context.source ? context : context.withSource(scope)
+    const errors = run.errors
+    let i = 0
+    try {
+      for (; i < list.length; i++) {
+        const pending = list[i]!.run(pairingContext)
+        if (pending !== undefined) return finishAsync(pairings, context, pairingContext, i, pending, stdout)
+        if (errors.length > 0) return null
+      }
+    } catch (error) {
+      throw placed(error, list[i]!)
     }
   }
   if (stdout) printStdout(stdout, context)
@@ -42,12 +61,22 @@ async function finishAsync(
   stdout: unknown,
 ): Promise<object | null> {
   const list = pairings.list
-  const errors = context.run.errors
-  await pending
+  const run = context.run
+  const errors = run.errors
+  try {
+    await pending
+  } catch (error) {
+    throw placed(error, list[index]!)
+  }
   if (errors.length > 0) return null
   for (let i = index + 1; i < list.length; i++) {
-    const next = list[i]!.run(pairingContext)
-    if (next !== undefined) await next
+    const pairing = list[i]!
+    try {
+      const next = pairing.run(pairingContext)
+      if (next !== undefined) await next
+    } catch (error) {
+      throw placed(error, pairing)
+    }
     if (errors.length > 0) return null
   }
   if (stdout) printStdout(stdout, context)

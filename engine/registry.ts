@@ -130,6 +130,7 @@ export class MappingRegistry implements RegistryView {
   register(members: readonly Record<string, unknown>[]): string[] {
     const flattened = flattenBatch(members, (id) => this.entries.get(id)?.document)
     for (const [id, document] of flattened) {
+      this.compiler.locate(document, id)
       const frozen = Object.isFrozen(document) ? document : Object.freeze(document)
       this.entries.set(id, { document: frozen as MappingDocument, plan: this.compiler.plan(frozen) })
     }

@@ -1,4 +1,5 @@
 // Public types of the engine: what a library user imports alongside `Mapper`.
+import type { Limits } from './budget.js'
 
 /** A JSON value as the engine reads and writes it. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue }
@@ -139,6 +140,8 @@ export interface EngineOptions {
   unknownNames?: 'skip' | 'error'
   /** Where the `stdout` keyword prints; defaults to `console.log`. */
   stdout?: (text: string) => void
+  /** Per-evaluation budgets of this instance (each evaluation may narrow or widen them again). */
+  limits?: Limits
 }
 
 /** The environment of the one-shot evaluation functions `evaluate` and `evaluateMapping`. */

@@ -73,7 +73,7 @@ function defineOwn(target: Record<string, unknown>, key: string, value: unknown)
  * A deep copy of a JSON-like value (own enumerable keys; `__proto__` kept as data). Iterative, so
  * a deeply nested value cannot exhaust the stack. With `freeze`, every copied container is frozen.
  */
-export function copyValue<T>(value: T, freeze = false): T {
+export function copyValue<T>(value: T, freeze = false, counted?: (containers: number) => void): T {
   if (value === null || typeof value !== 'object') return value
   const root: object = Array.isArray(value) ? new Array(value.length) : {}
   const work: Array<[object, object]> = [[value as object, root]]
@@ -107,6 +107,7 @@ export function copyValue<T>(value: T, freeze = false): T {
     }
   }
   if (freeze) for (const container of done) Object.freeze(container)
+  counted?.(done.length)
   return root as T
 }
 

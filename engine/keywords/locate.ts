@@ -19,6 +19,12 @@ function allDefined(values: readonly unknown[]): unknown[] {
   return values.filter((value) => value !== undefined)
 }
 
+/** A copy of part of the output under construction; copying is work, counted per container. */
+function snapshot(value: unknown, context: Context): unknown {
+  if (value === null || typeof value !== 'object') return value
+  return copyValue(value, false, (containers) => context.run.tick(containers))
+}
+
 /** The locate operation, and whether it always returns a plain value (never a promise). */
 export interface CompiledLocate {
   readonly locate: Locate
@@ -35,7 +41,7 @@ export function compileLocate(descriptor: Record<string, unknown>, compiler: Com
     // A snapshot: the level's target keeps changing, and a value read from it must never make
     // the output contain itself.
     const read = compiler.reader(descriptor.target)
-    return sync((context) => copyValue(read(context.target)))
+    return sync((context) => snapshot(read(context.target), context))
   }
   if (truthy(descriptor.input)) {
     const read = compiler.reader(descriptor.input)
@@ -43,7 +49,7 @@ export function compileLocate(descriptor: Record<string, unknown>, compiler: Com
   }
   if (truthy(descriptor.output)) {
     const read = compiler.reader(descriptor.output)
-    return sync((context) => copyValue(read(context.run.output)))
+    return sync((context) => snapshot(read(context.run.output), context))
   }
   for (const [keyword, choose] of [
     ['first', firstDefined],

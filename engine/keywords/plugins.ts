@@ -16,8 +16,11 @@ export function compilePlugins(descriptor: Record<string, unknown>, compiler: Co
     steps.push({
       awaits: true,
       run(value, context) {
+        const run = context.run
+        run.callPlugin()
         const result = plugin(options, value, context)
-        if (isThenable(result)) return Promise.resolve(result).then(narrow ?? undefined)
+        // The await observes the time budget: a plugin that outlives the deadline stops the evaluation.
+        if (isThenable(result)) return run.withinDeadline(Promise.resolve(result)).then(narrow ?? undefined)
         return narrow === null ? result : narrow(result)
       },
     })

@@ -46,12 +46,16 @@ function compileFind(descriptor: Record<string, unknown>, compiler: Compiler): S
   const found = (member: unknown): unknown => (narrow === null ? member : narrow(member))
   return {
     awaits: false,
-    run(value) {
+    run(value, context) {
       if (value === null || typeof value !== 'object') return value
       if (!Array.isArray(value)) return matches(value) ? found(value) : undefined
       for (let i = 0; i < value.length; i++) {
-        if (matches(value[i])) return found(value[i])
+        if (matches(value[i])) {
+          context.run.tick(i)
+          return found(value[i])
+        }
       }
+      context.run.tick(value.length)
       return undefined
     },
   }
@@ -61,7 +65,11 @@ function compileConcat(descriptor: Record<string, unknown>): Step | null {
   if (!truthy(descriptor.concat)) return null
   return {
     awaits: false,
-    run: (value) => (Array.isArray(value) ? ([] as unknown[]).concat(...value) : value),
+    run(value, context) {
+      if (!Array.isArray(value)) return value
+      context.run.tick(value.length)
+      return ([] as unknown[]).concat(...value)
+    },
   }
 }
 
@@ -117,6 +125,7 @@ function compileRandom(descriptor: Record<string, unknown>, provenance: Provenan
       const pick = (): unknown => value[Math.floor(Math.random() * value.length)]
       if (count === 1) return value.length === 0 ? undefined : pick()
       if (value.length === 0) return value
+      context.run.willMake(count)
       if (!unique) return Array.from({ length: count }, pick)
       // Unique selection: a partial Fisher–Yates shuffle of the distinct members terminates always.
       const distinct = [...new Set(value)]
@@ -135,6 +144,7 @@ function compileTemplate(descriptor: Record<string, unknown>, compiler: Compiler
   if (!truthy(descriptor.template) || !truthy(descriptor.mapping)) return null
   // Alternating literal text and placeholder names: [text, name, text, name, …, text].
   const parts = toText(descriptor.template).split(PLACEHOLDER)
+  const weight = parts.length
   const pairingsOf = compiler.pairingSlot(descriptor.mapping)
   const render = (result: object | null): string => {
     let text = parts[0]!
@@ -149,6 +159,7 @@ function compileTemplate(descriptor: Record<string, unknown>, compiler: Compiler
     awaits: true,
     run(value, context) {
       if (value === undefined || typeof value !== 'object') return value
+      context.run.tick(weight)
       // The template's pairings map the value into the enclosing target (decision 5).
       const scoped = new Context(context.run, value, context.target, context, -1, '/', undefined)
       const result = runPairings(pairingsOf(scoped), scoped, value, undefined)

@@ -1,5 +1,6 @@
 // Stage 5, validate (engine.md §8.7, §10.3): each validator appends at most one error object and
 // never changes the value; failures are reported in the catalogue's order.
+import { linearRegExp } from '../linear-regexp.js'
 import type { Context } from '../context.js'
 import { errorObject, type Provenance } from '../diagnostics.js'
 import type { Step } from '../plan.js'
@@ -81,13 +82,14 @@ export function compileValidate(descriptor: Record<string, unknown>, provenance:
     let regex: RegExp | undefined
     let invalid: unknown
     try {
-      regex = new RegExp(pattern as string)
+      regex = linearRegExp(pattern as string)
     } catch (error) {
       invalid = error
     }
     checks.push((value, context) => {
       if (typeof value !== 'string') return
       if (regex === undefined) throw invalid
+      context.run.matchInput(value.length)
       if (!regex.test(value)) fail(context, [['value', value], ['pattern', pattern]], 'must match pattern')
     })
   }

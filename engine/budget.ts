@@ -1,0 +1,160 @@
+// Evaluation budgets: how much work, output, fan-out and time one evaluation may take. A mapping is
+// data, but data can describe exponential work (a mapping that names another twice, twenty levels
+// deep) or output far larger than its input; nothing but a budget tells such a document from a
+// legitimate one while it runs. Synchronous evaluation cannot be interrupted by a timer, so the
+// clock is read cooperatively on the step counter; plugin awaits race the same deadline.
+
+/** Per-evaluation limits. Every field is optional; a missing one takes its default. */
+export interface Limits {
+  /** Work steps: pairings run, pipeline stages run, elements scanned or copied. */
+  steps?: number
+  /** Values written into the output (each scalar, object and array counts once). */
+  outputValues?: number
+  /** An estimate of the output's serialized size, in bytes (UTF-16 code units of text). */
+  outputBytes?: number
+  /** Mapping levels entered: each `each` element, each `mapping` or mapping-reference expansion. */
+  fanOut?: number
+  /** Nested evaluation contexts (a self-referencing mapping recursing through its input). */
+  depth?: number
+  /** Wall-clock milliseconds, checked on the step counter and raced by plugin awaits. */
+  timeMs?: number
+  /** Plugin calls. */
+  pluginCalls?: number
+  /** The longest string a `pattern` is run on. */
+  patternInput?: number
+}
+
+export type Budget = keyof Limits
+
+/** The deepest nesting of evaluation contexts the engine allows at all (the host stack's bound). */
+export const MAX_EVALUATION_DEPTH = 500
+
+/** The engine's defaults: far above any legitimate bundled or benchmark mapping, well below harm. */
+export const DEFAULT_LIMITS: Readonly<Required<Limits>> = Object.freeze({
+  steps: 20_000_000,
+  outputValues: 5_000_000,
+  outputBytes: 128 * 1024 * 1024,
+  fanOut: 2_000_000,
+  depth: MAX_EVALUATION_DEPTH,
+  timeMs: 10_000,
+  pluginCalls: 1_000,
+  patternInput: 100_000,
+})
+
+export const BUDGETS = Object.keys(DEFAULT_LIMITS) as readonly Budget[]
+
+/** Complete a partial limits object over a base (defaults first), refusing nonsense values. */
+export function resolveLimits(limits: Limits | undefined, base: Readonly<Required<Limits>> = DEFAULT_LIMITS): Readonly<Required<Limits>> {
+  if (limits === undefined || limits === null) return base
+  if (typeof limits !== 'object') throw new TypeError('limits must be an object')
+  const out = { ...base }
+  for (const key of Object.keys(limits)) {
+    if (!Object.hasOwn(DEFAULT_LIMITS, key)) throw new TypeError(`limits.${key} is not a budget (budgets: ${BUDGETS.join(', ')})`)
+    const value = (limits as Record<string, unknown>)[key]
+    if (value === undefined) continue
+    if (typeof value !== 'number' || !(value >= 0) || (value !== Infinity && !Number.isInteger(value))) {
+      throw new TypeError(`limits.${key} must be a non-negative integer or Infinity`)
+    }
+    out[key as Budget] = value
+  }
+  if (out.depth > MAX_EVALUATION_DEPTH) throw new TypeError(`limits.depth cannot exceed ${MAX_EVALUATION_DEPTH}`)
+  return Object.freeze(out)
+}
+
+const UNITS: Readonly<Record<Budget, string>> = {
+  steps: 'work steps',
+  outputValues: 'output values',
+  outputBytes: 'bytes of output',
+  fanOut: 'mapping levels',
+  depth: 'nested contexts',
+  timeMs: 'milliseconds',
+  pluginCalls: 'plugin calls',
+  patternInput: 'characters of pattern input',
+}
+
+/**
+ * An evaluation stopped because it passed one of its budgets. `pointer` names the innermost pairing
+ * that was running, as a JSON Pointer into the document named by `mapping` (a registered `$id`) or,
+ * without `mapping`, into the document that was evaluated.
+ */
+export class BudgetExceeded extends Error {
+  override readonly name = 'BudgetExceeded'
+  readonly code = 'BudgetExceeded'
+  pointer: string | undefined = undefined
+  mapping: string | undefined = undefined
+
+  constructor(
+    readonly budget: Budget,
+    readonly limit: number,
+    readonly used: number,
+  ) {
+    super(`evaluation exceeded its ${budget} budget: ${used} of at most ${limit} ${UNITS[budget]}`)
+  }
+
+  /** The first (innermost) pairing to see the error is where it happened. */
+  locate(pointer: string, mapping: string | undefined): void {
+    if (this.pointer !== undefined) return
+    this.pointer = pointer
+    this.mapping = mapping
+    this.message += ` (at ${mapping === undefined ? '' : `${mapping}#`}${pointer === '' ? '/' : pointer})`
+  }
+
+  toJSON(): Record<string, unknown> {
+    const out: Record<string, unknown> = { code: this.code, budget: this.budget, limit: this.limit, used: this.used, pointer: this.pointer ?? '' }
+    if (this.mapping !== undefined) out.mapping = this.mapping
+    return out
+  }
+}
+
+/** Serialized size of a scalar, estimated without building its text. */
+export function scalarBytes(value: unknown): number {
+  switch (typeof value) {
+    case 'string':
+      return value.length + 2
+    case 'number':
+      return 8
+    case 'boolean':
+      return 5
+    default:
+      return 4
+  }
+}
+
+/**
+ * Values and estimated bytes of a container, walked iteratively; the walk stops as soon as either
+ * count passes its allowance, so measuring never costs more than the budget it guards.
+ */
+export function measure(value: object, valuesAllowed: number, bytesAllowed: number): { values: number; bytes: number } {
+  let values = 0
+  let bytes = 0
+  const work: object[] = [value]
+  while (work.length > 0 && values <= valuesAllowed && bytes <= bytesAllowed) {
+    const container = work.pop()!
+    values++
+    bytes += 2
+    if (Array.isArray(container)) {
+      for (let i = 0; i < container.length; i++) {
+        const member: unknown = container[i]
+        bytes += 1
+        if (member !== null && typeof member === 'object') work.push(member)
+        else {
+          values++
+          bytes += scalarBytes(member)
+        }
+      }
+    } else {
+      for (const key of Object.keys(container)) {
+        const member: unknown = (container as Record<string, unknown>)[key]
+        if (member === undefined) continue
+        bytes += key.length + 4
+        if (member !== null && typeof member === 'object') work.push(member)
+        else {
+          values++
+          bytes += scalarBytes(member)
+        }
+      }
+    }
+    if (values > valuesAllowed || bytes > bytesAllowed) break
+  }
+  return { values, bytes }
+}
