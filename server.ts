@@ -1,6 +1,7 @@
 // The standalone server: `buildServer(config)` builds a Fastify instance (not yet listening) around
-// the service plugin, with its logger, body limit and request ids; `startFromEnvironment` reads
-// PORT, MAPPINGS, EXTENSIONS and OPTIONS / OPTIONS_FILE, listens, and shuts down gracefully.
+// the service plugin, with its logger, body limit, request ids and connection limits
+// (`options.server`); `startFromEnvironment` reads PORT, MAPPINGS, EXTENSIONS and OPTIONS /
+// OPTIONS_FILE, listens, and shuts down gracefully.
 import closeWithGrace from 'close-with-grace'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import pino, { type Logger } from 'pino'
@@ -8,7 +9,8 @@ import pretty from 'pino-pretty'
 import mapperService, { type MapperServiceOptions } from './app.js'
 import type { Extensions } from './engine/index.js'
 import { stockExtensions } from './extensions/stock.js'
-import { ConfigError, resolveConfig, type ServiceConfig } from './plugins/config.js'
+import { clientErrorHandler } from './plugins/client-errors.js'
+import { ConfigError, resolveConfig, type ServerConfig, type ServiceConfig } from './plugins/config.js'
 import { frameworkErrorHandler } from './plugins/errors.js'
 import { RegistrationError } from './plugins/engine.js'
 import { REDACTED_PATHS } from './plugins/logging.js'
@@ -37,12 +39,21 @@ function createLogger(config: ServiceConfig): Logger {
   return config.logging.format === 'pretty' ? pino(options, pretty({ colorize: false, sync: true })) : pino(options)
 }
 
+/**
+ * Node checks headersTimeout and requestTimeout on an interval (30 s unless told), so a 10 s
+ * headersTimeout could let a slow client hold its connection for 40 s: check every second, or four
+ * times within a shorter headersTimeout.
+ */
+const checkingInterval = (limits: ServerConfig): number => Math.max(25, Math.min(1000, Math.floor(limits.headersTimeout / 4)))
+
 /** A Fastify instance serving mapper-service at the root, not yet listening. */
 export async function buildServer(build: BuildConfig = {}): Promise<FastifyInstance> {
   const config = resolveConfig(build.options)
   const ids = { prefix: config.requestIdPrefix, trust: config.trustRequestId }
+  const logger = (build.logger ?? createLogger(config)) as FastifyBaseLogger
+  const limits = config.server
   const app = Fastify({
-    loggerInstance: (build.logger ?? createLogger(config)) as FastifyBaseLogger,
+    loggerInstance: logger,
     // This service writes its own one line per request (plugins/logging.ts).
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     bodyLimit: config.maxBodyBytes,
@@ -56,7 +67,21 @@ export async function buildServer(build: BuildConfig = {}): Promise<FastifyInsta
     // request id, which Fastify's own 503 would lack) and each response closes its connection.
     return503OnClosing: false,
     forceCloseConnections: 'idle',
+    // Slow and idle clients (options.server): each phase of a connection has a bound.
+    requestTimeout: limits.requestTimeout,
+    keepAliveTimeout: limits.keepAliveTimeout,
+    connectionTimeout: limits.connectionTimeout,
+    http: {
+      requestTimeout: limits.requestTimeout,
+      headersTimeout: limits.headersTimeout,
+      maxHeaderSize: limits.maxHeaderSize,
+      connectionsCheckingInterval: checkingInterval(limits),
+    },
+    // 400, 408 and 431 from Node's parser: our error body, and never the raw request in the log.
+    clientErrorHandler: clientErrorHandler({ log: logger, requestIdPrefix: config.requestIdPrefix, maxHeaderSize: limits.maxHeaderSize }),
   })
+  // Beyond the cap a connection is closed as it arrives: file descriptors stay for those served.
+  app.server.maxConnections = limits.maxConnections
   // A keep-alive client (a load balancer, a probe) would otherwise hold its socket, and so the
   // shutdown, open until its idle timeout: once closing, every response says `Connection: close`.
   let draining = false
@@ -92,12 +117,12 @@ const isSet = (value: string | undefined): value is string => value !== undefine
 /** Everything the environment configures (http.md §8); throws a one-line error on any mistake. */
 export async function configFromEnvironment(env: NodeJS.ProcessEnv, warn: (message: string) => void): Promise<BuildConfig & { port: number }> {
   const options = await readOptions(env)
-  resolveConfig(options)
+  const timeoutMs = resolveConfig(options).server.loadTimeout
   const portText = env.PORT ?? String(DEFAULT_PORT)
   const port = Number(portText)
   if (!/^\d+$/.test(portText) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number, not ${JSON.stringify(portText)}`)
-  const mappings = await fromSetting('MAPPINGS', () => loadMappings(isSet(env.MAPPINGS) ? env.MAPPINGS : bundledMappingsPath(), { warn }))
-  const extensions = isSet(env.EXTENSIONS) ? await fromSetting('EXTENSIONS', () => loadExtensions(env.EXTENSIONS!)) : stockExtensions()
+  const mappings = await fromSetting('MAPPINGS', () => loadMappings(isSet(env.MAPPINGS) ? env.MAPPINGS : bundledMappingsPath(), { warn, timeoutMs }))
+  const extensions = isSet(env.EXTENSIONS) ? await fromSetting('EXTENSIONS', () => loadExtensions(env.EXTENSIONS!, { timeoutMs })) : stockExtensions(env)
   return { options, mappings, extensions, port }
 }
 

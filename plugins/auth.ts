@@ -1,13 +1,14 @@
 // Bearer-token authentication (http.md §5) with @fastify/jwt: one key strategy (a shared secret,
 // an SPKI public key, or a JWKS fetched, cached and rotated by kid), an algorithm allowlist that
 // never admits `none` nor mixes HMAC with public keys, issuer, audience and clock skew. Every route
-// but the public ones authenticates before anything else happens, unknown paths included; the
-// verified payload becomes `request.identity` (and `context.identity` for mappings).
+// but the public ones authenticates before anything else happens, unknown paths included (a request
+// there with two Authorization headers is refused 400); the verified payload becomes
+// `request.identity` (and `context.identity` for mappings).
 import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto'
 import fastifyJwt, { type TokenOrHeader } from '@fastify/jwt'
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { MESSAGES, Unauthorized } from '../errors.js'
+import { BadRequest, MESSAGES, Unauthorized } from '../errors.js'
 import type { Claims } from '../schemas/options.js'
 import { algorithmsForKey, type AuthConfig } from './config.js'
 
@@ -23,6 +24,19 @@ declare module 'fastify' {
 }
 
 const BEARER = /^bearer +(\S+) *$/i
+
+/**
+ * How many Authorization headers a request carries. Node keeps the first one in `headers` and drops
+ * the others; a proxy in front may check the last: with two, they need not have checked the same.
+ */
+function authorizationCount(rawHeaders: readonly string[]): number {
+  let count = 0
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!
+    if (name.length === 13 && name.toLowerCase() === 'authorization') count += 1
+  }
+  return count
+}
 
 /** How long a JWKS fetch may take. */
 const JWKS_TIMEOUT_MS = 5000
@@ -207,6 +221,7 @@ export const authPlugin = fp<AuthPluginOptions>(
 
     app.addHook('onRequest', async (request) => {
       if (request.method === 'OPTIONS' || request.routeOptions.config.public === true) return
+      if (authorizationCount(request.raw.rawHeaders) > 1) throw new BadRequest('Only one Authorization header is allowed')
       const header = request.headers.authorization
       if (typeof header !== 'string' || !BEARER.test(header)) throw new Unauthorized(MESSAGES.missingToken)
       try {

@@ -26,13 +26,18 @@ export interface RequestIdOptions {
   readonly trust: boolean
 }
 
+/** A new id with this prefix, never taken from the request. */
+export function freshRequestId(prefix: string): string {
+  return prefix + randomHex()
+}
+
 /** Choose the id of a request (also used as Fastify's own request id by buildServer). */
 export function requestIdFor(raw: IncomingMessage, { prefix, trust }: RequestIdOptions): string {
   if (trust) {
     const incoming = raw.headers['x-request-id']
     if (typeof incoming === 'string' && TRUSTED_ID.test(incoming)) return incoming
   }
-  return prefix + randomHex()
+  return freshRequestId(prefix)
 }
 
 declare module 'fastify' {

@@ -1,7 +1,7 @@
 // Extension sources (http.md §8, `EXTENSIONS`): a module whose default export is the whole
 // extension surface `{ initializers, transformers, plugins }`, replacing the stock one.
 import { isKeyword, type Extensions } from '../engine/index.js'
-import { SourceError, importDefault } from './files.js'
+import { SourceError, importDefault, type ImportOptions } from './files.js'
 
 const KINDS = ['initializers', 'transformers', 'plugins'] as const
 
@@ -30,6 +30,7 @@ export function checkExtensions(surface: unknown, source: string): Extensions {
   return surface as Extensions
 }
 
-export async function loadExtensions(path: string): Promise<Extensions> {
-  return checkExtensions(await importDefault(path), path)
+/** Load and check an extension module; `timeoutMs` bounds its loading (default 10000). */
+export async function loadExtensions(path: string, options: ImportOptions = {}): Promise<Extensions> {
+  return checkExtensions(await importDefault(path, options), path)
 }

@@ -1,7 +1,9 @@
 // Reading configuration files: JSON and YAML documents (with the parse error's line named) and
-// JavaScript or TypeScript modules (TypeScript through tsx, so `.ts` works without a build).
-import { constants } from 'node:fs'
-import { access, readFile } from 'node:fs/promises'
+// JavaScript or TypeScript modules (TypeScript through tsx, so `.ts` works without a build). Only
+// regular files are read (a FIFO or a device would block startup forever), and a module has a
+// bounded time to load.
+import { constants, type Stats } from 'node:fs'
+import { access, open, stat } from 'node:fs/promises'
 import { extname, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parse as parseYaml, YAMLParseError } from 'yaml'
@@ -65,26 +67,78 @@ export function unreadable(path: string, error: unknown): SourceError {
   return new SourceError(`${path} cannot be read: ${code ?? oneLine((error as Error).message)}`)
 }
 
+/** The type tests a `Stats` and a `Dirent` share. */
+export type FileType = Pick<Stats, 'isFile' | 'isDirectory' | 'isFIFO' | 'isSocket' | 'isCharacterDevice' | 'isBlockDevice'>
+
+/** What a path that is not a regular file is, for messages: `FIFO`, `socket`, `directory`… */
+export function specialKind(info: FileType): string {
+  if (info.isDirectory()) return 'directory'
+  if (info.isFIFO()) return 'FIFO'
+  if (info.isSocket()) return 'socket'
+  if (info.isCharacterDevice()) return 'character device'
+  if (info.isBlockDevice()) return 'block device'
+  return 'special file'
+}
+
+const notRegular = (path: string, info: Stats): SourceError =>
+  info.isDirectory() ? new SourceError(`${path} is a directory, not a file`) : new SourceError(`${path} is not a regular file (a ${specialKind(info)})`)
+
 export async function readDocumentFile(path: string): Promise<unknown> {
   let text: string
   try {
-    text = await readFile(path, 'utf8')
+    // Opened without blocking and checked on the open file: a FIFO with no writer would otherwise
+    // hold the open (and startup) forever, and a file swapped after a check cannot slip through.
+    const file = await open(path, constants.O_RDONLY | constants.O_NONBLOCK)
+    try {
+      const info = await file.stat()
+      if (!info.isFile()) throw notRegular(path, info)
+      text = await file.readFile('utf8')
+    } finally {
+      await file.close()
+    }
   } catch (error) {
+    if (error instanceof SourceError) throw error
     throw unreadable(path, error)
   }
   return parseDocumentText(text, path)
 }
 
+/** How long a module may take to load when the caller does not say (options.server.loadTimeout). */
+export const DEFAULT_LOAD_TIMEOUT_MS = 10000
+
+export interface ImportOptions {
+  /** Milliseconds the module may take to load, top-level await included. */
+  readonly timeoutMs?: number
+}
+
+/** Settle with `work`, or fail with `expired()` after `ms`. */
+async function within<T>(work: Promise<T>, ms: number, expired: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  // Deliberately not unref'd: a top-level await that never settles leaves nothing else pending, and
+  // Node would exit 13 ("unsettled top-level await") without a word before this timer fired.
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(expired()), ms)
+  })
+  try {
+    return await Promise.race([work, deadline])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 let typescriptLoader: Promise<void> | undefined
 
 /** Import a module's default export; `.ts` modules are loaded through tsx. */
-export async function importDefault(path: string): Promise<unknown> {
+export async function importDefault(path: string, { timeoutMs = DEFAULT_LOAD_TIMEOUT_MS }: ImportOptions = {}): Promise<unknown> {
   const absolute = resolve(path)
+  let info: Stats
   try {
     await access(absolute, constants.R_OK)
+    info = await stat(absolute)
   } catch (error) {
     throw unreadable(path, error)
   }
+  if (!info.isFile()) throw notRegular(path, info)
   if (['.ts', '.mts', '.cts'].includes(extensionOf(absolute))) {
     typescriptLoader ??= import('tsx/esm/api').then(({ register }) => {
       register()
@@ -93,8 +147,10 @@ export async function importDefault(path: string): Promise<unknown> {
   }
   let module: { default?: unknown }
   try {
-    module = (await import(pathToFileURL(absolute).href)) as { default?: unknown }
+    const loading = import(pathToFileURL(absolute).href) as Promise<{ default?: unknown }>
+    module = await within(loading, timeoutMs, () => new SourceError(`${path} did not finish loading within ${timeoutMs} ms (options.server.loadTimeout)`))
   } catch (error) {
+    if (error instanceof SourceError) throw error
     throw new SourceError(`${path} cannot be loaded: ${oneLine((error as Error).message)}`)
   }
   // A module compiled to CommonJS (`exports.default = …`, `__esModule` set) arrives wrapped once more.

@@ -5,7 +5,7 @@ import { readdir, realpath, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { MappingDocument } from '../engine/index.js'
 import { packageInfo } from './package.js'
-import { DOCUMENT_EXTENSIONS, MODULE_EXTENSIONS, SourceError, extensionOf, importDefault, readDocumentFile, unreadable } from './files.js'
+import { DOCUMENT_EXTENSIONS, MODULE_EXTENSIONS, SourceError, extensionOf, importDefault, readDocumentFile, specialKind, unreadable, type FileType } from './files.js'
 
 /** A mapping ready to register, with where it came from (for messages). */
 export interface MappingEntry {
@@ -74,9 +74,10 @@ export function mappingEntries(input: MappingsInput | undefined, source = 'optio
 }
 
 /**
- * Every file under a directory. Hidden entries are skipped (a Kubernetes ConfigMap volume holds each
- * file twice: as a link at the top and inside a hidden `..<timestamp>` directory); links are
- * followed, each real directory scanned once.
+ * Every regular file under a directory. Hidden entries are skipped (a Kubernetes ConfigMap volume
+ * holds each file twice: as a link at the top and inside a hidden `..<timestamp>` directory); links
+ * are followed, each real directory scanned once; anything else that is not a regular file (a FIFO,
+ * a socket, a device: reading one could block startup forever) is skipped with a warning.
  */
 async function walk(directory: string, warn: (message: string) => void, scanned: Set<string>): Promise<string[]> {
   const real = await realpath(directory)
@@ -89,17 +90,18 @@ async function walk(directory: string, warn: (message: string) => void, scanned:
       warn(`ignoring hidden ${entry.isDirectory() ? 'directory' : 'file'} ${path}`)
       continue
     }
-    let isDirectory = entry.isDirectory()
+    let target: FileType = entry
     if (entry.isSymbolicLink()) {
       try {
-        isDirectory = (await stat(path)).isDirectory()
+        target = await stat(path)
       } catch {
         warn(`ignoring broken link ${path}`)
         continue
       }
     }
-    if (isDirectory) found.push(...(await walk(path, warn, scanned)))
-    else found.push(path)
+    if (target.isDirectory()) found.push(...(await walk(path, warn, scanned)))
+    else if (target.isFile()) found.push(path)
+    else warn(`ignoring ${specialKind(target)} ${path}: not a regular file`)
   }
   return found
 }
@@ -107,14 +109,16 @@ async function walk(directory: string, warn: (message: string) => void, scanned:
 export interface LoadOptions {
   /** Receives one line per skipped file. */
   warn?: (message: string) => void
+  /** Milliseconds a mapping module may take to load (default 10000). */
+  timeoutMs?: number
 }
 
 /**
  * Load mappings from a module, a document file or a directory. Unparseable document files and
- * duplicate ids fail; files that are not mapping documents, hidden entries and broken links are
- * skipped with a warning naming them.
+ * duplicate ids fail; in a directory, files that are not mapping documents, hidden entries, broken
+ * links and entries that are not regular files are skipped with a warning naming them.
  */
-export async function loadMappings(path: string, { warn = () => {} }: LoadOptions = {}): Promise<MappingEntry[]> {
+export async function loadMappings(path: string, { warn = () => {}, timeoutMs }: LoadOptions = {}): Promise<MappingEntry[]> {
   let info
   try {
     info = await stat(path)
@@ -139,7 +143,7 @@ export async function loadMappings(path: string, { warn = () => {} }: LoadOption
   }
   const extension = extensionOf(path)
   if (DOCUMENT_EXTENSIONS.has(extension)) return collect(mappingsOf(await readDocumentFile(path), path))
-  if (MODULE_EXTENSIONS.has(extension)) return mappingEntries((await importDefault(path)) as MappingsInput, path)
+  if (MODULE_EXTENSIONS.has(extension)) return mappingEntries((await importDefault(path, { timeoutMs })) as MappingsInput, path)
   throw new SourceError(`${path} must be a module (.js/.ts), a document file (.json/.yaml/.yml) or a directory`)
 }
 

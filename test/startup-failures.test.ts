@@ -84,6 +84,16 @@ const cases: Case[] = [
     says: ['options.map.invalidStatus'],
   },
   {
+    name: 'server.headersTimeout above server.requestTimeout (both named)',
+    env: { OPTIONS: '{"logging":{"level":"silent"},"server":{"requestTimeout":5000,"headersTimeout":8000}}' },
+    says: ['options.server.headersTimeout (8000) must not exceed options.server.requestTimeout (5000)'],
+  },
+  {
+    name: 'server.maxConnections out of bounds',
+    env: { OPTIONS: '{"logging":{"level":"silent"},"server":{"maxConnections":0}}' },
+    says: ['options.server.maxConnections'],
+  },
+  {
     name: 'unsafe auth: a short HMAC secret',
     env: { OPTIONS: '{"auth":{"secret":"short"}}' },
     says: ['options.auth.secret'],

@@ -1,10 +1,13 @@
 // Mapping, extension and options sources (http.md §8), in process: `loadMappings` for modules,
-// document files and directories; `configFromEnvironment` for EXTENSIONS and OPTIONS_FILE, served
-// through `buildServer` and `inject`.
+// document files and directories (regular files only); `configFromEnvironment` for EXTENSIONS and
+// OPTIONS_FILE, served through `buildServer` and `inject`; module loading bounded in time.
+import { execFileSync } from 'node:child_process'
 import { symlinkSync } from 'node:fs'
+import { createServer } from 'node:net'
 import fc from 'fast-check'
 import t from 'tap'
 import { buildServer, configFromEnvironment } from '../server.js'
+import { loadExtensions } from '../sources/extensions.js'
 import { jsonSyntaxProblem } from '../sources/json-syntax.js'
 import { loadMappings, mappingEntries, type MappingEntry } from '../sources/mappings.js'
 import { tempTree } from './startup-support.js'
@@ -171,6 +174,78 @@ t.test('MAPPINGS directory: a ConfigMap-style volume (hidden data dir, links) re
     ],
   )
   t.equal(entries[0]!.source, tree.path('volume/echo.json'), 'read through the visible link')
+})
+
+/** Fail instead of hanging: these loads used to block forever. */
+async function bounded<T>(what: string, work: Promise<T>, ms = 15000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms)
+  })
+  try {
+    return await Promise.race([work, expired])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+t.test('MAPPINGS directory: only regular files are read; FIFOs, sockets, devices and links to them are skipped with a warning', async (t) => {
+  const tree = tempTree(t, { 'm/good.json': JSON.stringify({ $id: 'good', mapping: {} }) })
+  execFileSync('mkfifo', [tree.path('m/x.json')])
+  const socket = createServer()
+  await new Promise<void>((resolve) => socket.listen(tree.path('m/socket.json'), resolve))
+  t.teardown(() => new Promise<void>((resolve) => socket.close(() => resolve())))
+  symlinkSync('x.json', tree.path('m/to-fifo.yaml'))
+  symlinkSync('/dev/zero', tree.path('m/zero.json'))
+  const { warn, seen } = warnings()
+  const entries = await bounded('loadMappings', loadMappings(tree.path('m'), { warn }))
+  t.strictSame(ids(entries), ['good'])
+  t.strictSame(
+    [...seen].sort(),
+    [
+      `ignoring FIFO ${tree.path('m/to-fifo.yaml')}: not a regular file`,
+      `ignoring FIFO ${tree.path('m/x.json')}: not a regular file`,
+      `ignoring character device ${tree.path('m/zero.json')}: not a regular file`,
+      `ignoring socket ${tree.path('m/socket.json')}: not a regular file`,
+    ],
+  )
+})
+
+t.test('a FIFO named as MAPPINGS, OPTIONS_FILE or EXTENSIONS fails at once, naming it', async (t) => {
+  const tree = tempTree(t)
+  for (const name of ['pipe.json', 'pipe.js', 'options.yaml']) execFileSync('mkfifo', [tree.path(name)])
+  await t.rejects(bounded('a document', loadMappings(tree.path('pipe.json'))), { name: 'SourceError', message: `${tree.path('pipe.json')} is not a regular file (a FIFO)` })
+  await t.rejects(bounded('a module', loadMappings(tree.path('pipe.js'))), { name: 'SourceError', message: `${tree.path('pipe.js')} is not a regular file (a FIFO)` })
+  await t.rejects(bounded('options', configFromEnvironment({ OPTIONS_FILE: tree.path('options.yaml') }, () => {})), {
+    message: `OPTIONS_FILE: ${tree.path('options.yaml')} is not a regular file (a FIFO)`,
+  })
+  await t.rejects(bounded('extensions', configFromEnvironment({ OPTIONS: SILENT, EXTENSIONS: tree.path('pipe.js') }, () => {})), {
+    message: `EXTENSIONS: ${tree.path('pipe.js')} is not a regular file (a FIFO)`,
+  })
+  await t.rejects(loadMappings('/dev/null'), { name: 'SourceError' }, 'a device is refused too')
+})
+
+t.test('a module whose top-level await never settles fails after the load timeout, naming it', async (t) => {
+  const tree = moduleTree(t, {
+    'hang.js': 'await new Promise(() => {})\nexport default {}\n',
+    'hang-mappings.js': 'await new Promise(() => {})\nexport default []\n',
+    'slow.js': 'await new Promise((resolve) => setTimeout(resolve, 50))\nexport default { transformers: { id: (value) => value } }\n',
+  })
+  await t.rejects(bounded('loadExtensions', loadExtensions(tree.path('hang.js'), { timeoutMs: 200 })), {
+    name: 'SourceError',
+    message: `${tree.path('hang.js')} did not finish loading within 200 ms (options.server.loadTimeout)`,
+  })
+  const options = JSON.stringify({ logging: { level: 'silent' }, server: { loadTimeout: 300 } })
+  await t.rejects(bounded('EXTENSIONS', configFromEnvironment({ OPTIONS: options, EXTENSIONS: tree.path('hang.js') }, () => {})), {
+    name: 'SourceError',
+    message: `EXTENSIONS: ${tree.path('hang.js')} did not finish loading within 300 ms (options.server.loadTimeout)`,
+  })
+  await t.rejects(bounded('MAPPINGS', configFromEnvironment({ OPTIONS: options, MAPPINGS: tree.path('hang-mappings.js') }, () => {})), {
+    name: 'SourceError',
+    message: `MAPPINGS: ${tree.path('hang-mappings.js')} did not finish loading within 300 ms (options.server.loadTimeout)`,
+  })
+  const slow = await configFromEnvironment({ OPTIONS: options, EXTENSIONS: tree.path('slow.js') }, () => {})
+  t.strictSame(Object.keys(slow.extensions?.transformers ?? {}), ['id'], 'a top-level await that settles in time loads')
 })
 
 t.test('configFromEnvironment: MAPPINGS unset serves the bundled examples with the stock surface', async (t) => {
