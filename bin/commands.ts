@@ -51,7 +51,7 @@ valid, 1 when it is not, 2 on bad arguments, unreadable files or an evaluation f
 }
 
 async function surface(env: NodeJS.ProcessEnv): Promise<{ extensions: Extensions; mappings: MappingEntry[] }> {
-  const extensions = env.EXTENSIONS ? await loadExtensions(env.EXTENSIONS) : stockExtensions()
+  const extensions = env.EXTENSIONS ? await loadExtensions(env.EXTENSIONS) : stockExtensions(env)
   const mappings = await loadMappings(env.MAPPINGS ? env.MAPPINGS : bundledMappingsPath())
   return { extensions, mappings }
 }

@@ -1,13 +1,29 @@
 // The stock extension surface (http.md §8): no initializers, no transformers, and the `request`
 // plugin with an empty header allowlist (no caller-chosen header goes upstream) that refuses
-// redirects. A deployment replaces all of it with EXTENSIONS.
+// redirects and private destinations. The hosts named in REQUEST_ALLOW_HOSTS are the exceptions
+// to the last rule, for a deployment whose upstream is internal. A deployment replaces all of it
+// with EXTENSIONS.
 import type { Extensions } from '../engine/index.js'
+import { ConfigError } from '../plugins/config.js'
 import { createRequest } from '../request/index.js'
 
-export function stockExtensions(): Extensions {
-  return {
-    initializers: {},
-    transformers: {},
-    plugins: { request: createRequest({ allowHeaders: [] }) },
+export const ALLOW_HOSTS_VARIABLE = 'REQUEST_ALLOW_HOSTS'
+
+/** The comma-separated host names or IP addresses of REQUEST_ALLOW_HOSTS (blank entries skipped). */
+function allowHostsFrom(env: NodeJS.ProcessEnv): string[] {
+  return (env[ALLOW_HOSTS_VARIABLE] ?? '')
+    .split(',')
+    .map((host) => host.trim())
+    .filter((host) => host !== '')
+}
+
+/** The stock surface; `env` is read once, here. A wrong REQUEST_ALLOW_HOSTS is a ConfigError. */
+export function stockExtensions(env: NodeJS.ProcessEnv = process.env): Extensions {
+  let request
+  try {
+    request = createRequest({ allowHeaders: [], denyPrivateNetworks: true, allowHosts: allowHostsFrom(env) })
+  } catch (error) {
+    throw new ConfigError(`${ALLOW_HOSTS_VARIABLE}: ${(error as Error).message}`)
   }
+  return { initializers: {}, transformers: {}, plugins: { request } }
 }

@@ -2,6 +2,7 @@
 // plugin is built, so a deployment finds a wrong value at start-up, never at the first request.
 // Nothing here can be set from a mapping: a document chooses what to fetch, never how safely.
 import type { Dispatcher } from 'undici'
+import { canonicalHost } from './private-network.js'
 
 export type RedirectMode = 'refuse' | 'follow'
 
@@ -19,8 +20,10 @@ export interface RequestConfig {
   allowHeaders?: true | readonly string[]
   /** Throw (or reject) to refuse a URL; called before the first request and before every hop. */
   checkUrl?: (url: string) => void | Promise<void>
-  /** Refuse destinations that resolve to loopback, private, link-local, unique-local or unspecified addresses. */
+  /** Refuse destinations that resolve to loopback, private, link-local or other special-purpose addresses. */
   denyPrivateNetworks?: boolean
+  /** Host names or IP literals exempt from `denyPrivateNetworks` (which they require). Default none. */
+  allowHosts?: readonly string[]
   /** Schemes the plugin may fetch; a subset of `['http:', 'https:']` (the default). */
   allowedProtocols?: readonly string[]
   /** Larger bodies are refused while streaming. Default 10485760 (10 MiB). */
@@ -39,6 +42,8 @@ export interface RequestPolicy {
   readonly allowHeaders: ReadonlySet<string> | null
   readonly checkUrl: ((url: string) => void | Promise<void>) | undefined
   readonly denyPrivateNetworks: boolean
+  /** Canonical hosts (`canonicalHost`) that connect without the private-network check. */
+  readonly allowHosts: ReadonlySet<string>
   readonly allowedProtocols: readonly string[]
   readonly maxResponseBytes: number
   /** The caller's dispatcher, or undefined for the plugin's shared Agent. */
@@ -52,6 +57,7 @@ export const DEFAULTS = Object.freeze({
   redirectHttpsUpgrade: true,
   allowHeaders: true as const,
   denyPrivateNetworks: false,
+  allowHosts: Object.freeze([] as string[]),
   allowedProtocols: Object.freeze(['http:', 'https:']),
   maxResponseBytes: 10_485_760,
 })
@@ -72,6 +78,7 @@ const CONFIG_KEYS = [
   'allowHeaders',
   'checkUrl',
   'denyPrivateNetworks',
+  'allowHosts',
   'allowedProtocols',
   'maxResponseBytes',
   'dispatcher',
@@ -134,6 +141,12 @@ export function resolvePolicy(config: unknown): RequestPolicy {
   const denyPrivateNetworks = or(pick('denyPrivateNetworks'), DEFAULTS.denyPrivateNetworks)
   if (typeof denyPrivateNetworks !== 'boolean') throw new TypeError('denyPrivateNetworks must be a boolean')
 
+  const allowHosts = readAllowHosts(or(pick('allowHosts'), DEFAULTS.allowHosts))
+  if (allowHosts.size > 0 && !denyPrivateNetworks) {
+    // Read as a destination allowlist, the list would promise a restriction nothing enforces.
+    throw new TypeError('allowHosts lists exceptions to denyPrivateNetworks, which must then be true')
+  }
+
   const protocolsGiven = or(pick('allowedProtocols'), DEFAULTS.allowedProtocols)
   if (
     !Array.isArray(protocolsGiven) ||
@@ -167,10 +180,24 @@ export function resolvePolicy(config: unknown): RequestPolicy {
     allowHeaders,
     checkUrl: checkUrl as RequestPolicy['checkUrl'],
     denyPrivateNetworks,
+    allowHosts,
     allowedProtocols,
     maxResponseBytes,
     dispatcher: dispatcher as Dispatcher | undefined,
   })
+}
+
+function readAllowHosts(given: unknown): ReadonlySet<string> {
+  if (!Array.isArray(given)) throw new TypeError('allowHosts must be a list of host names or IP addresses')
+  const hosts = new Set<string>()
+  for (const entry of given) {
+    const host = typeof entry === 'string' ? canonicalHost(entry) : null
+    if (host === null) {
+      throw new TypeError(`allowHosts entry ${JSON.stringify(entry) ?? String(entry)} is not a host name or IP address (no scheme, port, path or credentials)`)
+    }
+    hosts.add(host)
+  }
+  return hosts
 }
 
 function isDispatcher(value: unknown): value is Dispatcher {

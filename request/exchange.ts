@@ -7,6 +7,7 @@ import type { Dispatcher } from 'undici'
 import { discardBody } from './body.js'
 import type { RequestPolicy } from './config.js'
 import type { Deadline } from './deadline.js'
+import { HOP_HEADER, HOP_VALUE } from './headers.js'
 import { PrivateNetworkRefusedError } from './private-network.js'
 import { isAllowedHop, REDIRECT_STATUSES, RedirectRefusedError } from './redirect.js'
 
@@ -44,6 +45,7 @@ async function send(dispatcher: Dispatcher, outgoing: Outgoing, url: URL, deadli
     if (outgoing.body === undefined || name !== 'content-type') headers.push(name, value)
   }
   if (outgoing.body !== undefined) headers.push('content-type', 'application/json')
+  headers.push(HOP_HEADER, HOP_VALUE)
   try {
     return await dispatcher.request({
       origin: url.origin,

@@ -1,7 +1,15 @@
 // Outgoing headers (request-plugin.md §1 `headers`, §2 `allowHeaders`, §3 last point). The only
 // headers the plugin can send are the literal ones a mapping writes, filtered by the instance's
-// allowlist; the headers of whatever HTTP request reached the host never get here.
+// allowlist, plus the hop header; the headers of whatever HTTP request reached the host never get here.
 import { HEADER_NAME } from './config.js'
+
+/**
+ * Sent on every upstream request. A service that refuses requests carrying it (mapper-service
+ * does) cannot be made to call itself by a mapping, however the URL is spelt, so one request can
+ * never fan out into an unbounded chain of nested ones.
+ */
+export const HOP_HEADER = 'x-mapper-hop'
+export const HOP_VALUE = '1'
 
 // Framing and connection management belong to the HTTP client; a mapping that could set them
 // could smuggle a second request or confuse the connection pool.
@@ -30,6 +38,8 @@ export function readHeaders(headers: unknown): ReadonlyMap<string, string> {
   for (const [name, value] of Object.entries(headers)) {
     if (!HEADER_NAME.test(name)) throw new TypeError(`request header name ${JSON.stringify(name)} is not a valid HTTP field name`)
     if (RESERVED.has(name.toLowerCase())) throw new TypeError(`request header ${name} is controlled by the HTTP client and cannot be set`)
+    // Removing or changing it would let a mapping pass for an outside caller.
+    if (name.toLowerCase() === HOP_HEADER) throw new TypeError(`request header ${name} is set by the request plugin (loop protection) and cannot be set`)
     if (typeof value !== 'string' || !FIELD_VALUE.test(value)) {
       throw new TypeError(`request header ${name} must be a string without line breaks`)
     }

@@ -1,19 +1,25 @@
 // HTML bodies (request-plugin.md §1): the raw `html`, the first JSON-LD block as `ld`, the meta
 // tags as `meta`, and the scraper's result as `data` when the options asked for one.
 import { load, type CheerioAPI } from 'cheerio'
+import { checkJsonDepth } from './depth.js'
 import { ownMember, setMember } from './record.js'
 import { runScraper, type CompiledScraper } from './scraper.js'
 
 const LD_JSON = 'application/ld+json'
 
-/** The first `<script type="application/ld+json">` parsed, or null when there is none or it is not JSON. */
-export function linkedData($: CheerioAPI): unknown {
+/**
+ * The first `<script type="application/ld+json">` parsed, or null when there is none or it is not
+ * JSON. A block nested too deep is refused like a JSON body (`ResponseTooDeepError`).
+ */
+export function linkedData($: CheerioAPI, url: string): unknown {
   const block = $('script[type]')
     .toArray()
     .find((script) => (script.attribs.type ?? '').trim().toLowerCase() === LD_JSON)
   if (block === undefined) return null
+  const text = $(block).text()
+  checkJsonDepth(text, url, 'JSON-LD')
   try {
-    return JSON.parse($(block).text())
+    return JSON.parse(text)
   } catch {
     return null
   }
@@ -38,9 +44,9 @@ export function metaTags($: CheerioAPI): Record<string, string[]> {
   return meta as Record<string, string[]>
 }
 
-export function readHtml(html: string, scraper: CompiledScraper | undefined): Record<string, unknown> {
+export function readHtml(html: string, scraper: CompiledScraper | undefined, url: string): Record<string, unknown> {
   const $ = load(html)
-  const parsed: Record<string, unknown> = { html, ld: linkedData($), meta: metaTags($) }
+  const parsed: Record<string, unknown> = { html, ld: linkedData($, url), meta: metaTags($) }
   if (scraper !== undefined) parsed.data = runScraper(scraper, $, $.root())
   return parsed
 }

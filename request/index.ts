@@ -19,6 +19,8 @@ export { DEFAULTS, type RedirectMode, type RequestConfig, type RequestPolicy } f
 export { RedirectRefusedError } from './redirect.js'
 export { PrivateNetworkRefusedError, isPrivateAddress } from './private-network.js'
 export { ResponseTooLargeError } from './body.js'
+export { HOP_HEADER } from './headers.js'
+export { MAX_RESPONSE_DEPTH, ResponseTooDeepError } from './depth.js'
 
 function refuseProtocol(url: URL, policy: RequestPolicy): void {
   if (!policy.allowedProtocols.includes(url.protocol)) {
@@ -32,7 +34,7 @@ function refuseProtocol(url: URL, policy: RequestPolicy): void {
  */
 export function createRequest(config: RequestConfig = {}): Plugin {
   const policy = resolvePolicy(config)
-  const dispatcher = policy.dispatcher ?? sharedAgent(policy.denyPrivateNetworks)
+  const dispatcher = policy.dispatcher ?? sharedAgent(policy.denyPrivateNetworks, policy.allowHosts)
 
   return async function request(options: unknown, value: unknown, context: EvaluationContext): Promise<unknown> {
     const call = readOptions(options)

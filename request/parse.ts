@@ -2,6 +2,7 @@
 // parsed by its content type. Deterministic: the same response always gives the same envelope (no
 // timestamps), and a non-2xx response is data like any other, its `status` telling what happened.
 import { TextDecoder } from 'node:util'
+import { checkJsonDepth, checkXmlDepth } from './depth.js'
 import { readHtml } from './html.js'
 import type { CompiledScraper } from './scraper.js'
 import { xmlToJson } from './xml.js'
@@ -63,6 +64,7 @@ export function parseEnvelope(
     case 'json': {
       // JSON is UTF-8 (RFC 8259); an empty body (a 204, say) is null rather than a parse error.
       const text = decodeText(bytes, 'utf-8')
+      checkJsonDepth(text, url)
       try {
         envelope.json = text.trim() === '' ? null : JSON.parse(text)
       } catch (error) {
@@ -72,12 +74,13 @@ export function parseEnvelope(
     }
     case 'xml': {
       const text = decodeText(bytes, type.charset)
+      checkXmlDepth(text, url)
       envelope.xml = text
       envelope.json = xmlToJson(text)
       break
     }
     case 'html':
-      Object.assign(envelope, readHtml(decodeText(bytes, type.charset), scraper))
+      Object.assign(envelope, readHtml(decodeText(bytes, type.charset), scraper, url))
       break
     case 'text':
       envelope.text = decodeText(bytes, type.charset)

@@ -41,7 +41,9 @@ function pattern(source: unknown, flags: string, where: string): RegExp {
   if (verdict !== undefined) {
     throw new TypeError(`scraper ${where} refused: ${verdict.message} (${verdict.rule})`)
   }
-  return new RegExp(source as string, flags)
+  // The screen admitted only patterns V8's linear-time engine runs (engine/linear-regexp.ts, which
+  // switches that engine on): page text can never make them backtrack.
+  return new RegExp(source as string, `${flags}l`)
 }
 
 function compileField(key: string, spec: unknown, path: string): Field {

@@ -1,6 +1,7 @@
 // GET /health (liveness) and GET /health/mapping (the canary through the full engine, within
 // health.timeout, whose expiry aborts the canary's signal); neither is ever authenticated.
 import t from 'tap'
+import { stockExtensions } from '../extensions/stock.js'
 import type { EvaluationContext } from '../engine/index.js'
 import { ECHO, SECRET, call, serve, settlesWithin, upstream } from './http-support.js'
 
@@ -103,6 +104,7 @@ t.test('a canary that fails, or meets a refused redirect: 503, never 422', async
   })
   const redirecting = await serve(t, {
     mappings: [{ $id: 'fetching', mapping: { '/data': { request: { origin: up.origin, pathname: '/moved' } } } }],
+    extensions: stockExtensions({ REQUEST_ALLOW_HOSTS: '127.0.0.1' }),
     options: { health: { mapping: 'fetching' } },
   })
   const refused = await call(redirecting, canary)

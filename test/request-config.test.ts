@@ -23,13 +23,21 @@ const INVALID: Array<[string, Record<string, unknown>, string]> = [
   ['allowHeaders bad name', { allowHeaders: ['x api key'] }, 'allowHeaders must be true or a list of header names'],
   ['checkUrl string', { checkUrl: 'refuse-private' }, 'checkUrl must be a function'],
   ['denyPrivateNetworks string', { denyPrivateNetworks: 'true' }, 'denyPrivateNetworks must be a boolean'],
+  ['allowHosts string', { allowHosts: 'internal.example', denyPrivateNetworks: true }, 'allowHosts must be a list of host names or IP addresses'],
+  ['allowHosts with a port', { allowHosts: ['127.0.0.1:8080'], denyPrivateNetworks: true }, 'allowHosts entry "127.0.0.1:8080" is not a host name or IP address (no scheme, port, path or credentials)'],
+  ['allowHosts with a scheme', { allowHosts: ['http://internal'], denyPrivateNetworks: true }, 'allowHosts entry "http://internal" is not a host name or IP address (no scheme, port, path or credentials)'],
+  ['allowHosts with a path', { allowHosts: ['internal/x'], denyPrivateNetworks: true }, 'allowHosts entry "internal/x" is not a host name or IP address (no scheme, port, path or credentials)'],
+  ['allowHosts with credentials', { allowHosts: ['user@internal'], denyPrivateNetworks: true }, 'allowHosts entry "user@internal" is not a host name or IP address (no scheme, port, path or credentials)'],
+  ['allowHosts empty entry', { allowHosts: [''], denyPrivateNetworks: true }, 'allowHosts entry "" is not a host name or IP address (no scheme, port, path or credentials)'],
+  ['allowHosts number', { allowHosts: [127], denyPrivateNetworks: true }, 'allowHosts entry 127 is not a host name or IP address (no scheme, port, path or credentials)'],
+  ['allowHosts without denyPrivateNetworks', { allowHosts: ['127.0.0.1'] }, 'allowHosts lists exceptions to denyPrivateNetworks, which must then be true'],
   ['allowedProtocols empty', { allowedProtocols: [] }, 'allowedProtocols must be a non-empty list drawn from "http:" and "https:"'],
   ['allowedProtocols file:', { allowedProtocols: ['http:', 'file:'] }, 'allowedProtocols must be a non-empty list drawn from "http:" and "https:"'],
   ['allowedProtocols without colon', { allowedProtocols: ['https'] }, 'allowedProtocols must be a non-empty list drawn from "http:" and "https:"'],
   ['maxResponseBytes zero', { maxResponseBytes: 0 }, 'maxResponseBytes must be a positive integer'],
   ['maxResponseBytes Infinity', { maxResponseBytes: Number.POSITIVE_INFINITY }, 'maxResponseBytes must be a positive integer'],
   ['dispatcher object', { dispatcher: {} }, 'dispatcher must be an undici Dispatcher (an object with dispatch and request methods)'],
-  ['unknown key', { redirectSameOrigin: true }, 'redirectSameOrigin is not a request config key (known keys: timeoutMs, redirect, maxRedirects, redirectHttpsUpgrade, allowHeaders, checkUrl, denyPrivateNetworks, allowedProtocols, maxResponseBytes, dispatcher)'],
+  ['unknown key', { redirectSameOrigin: true }, 'redirectSameOrigin is not a request config key (known keys: timeoutMs, redirect, maxRedirects, redirectHttpsUpgrade, allowHeaders, checkUrl, denyPrivateNetworks, allowHosts, allowedProtocols, maxResponseBytes, dispatcher)'],
   ['typo', { maxRedirect: 3 }, /^maxRedirect is not a request config key/ as unknown as string],
 ]
 
@@ -59,6 +67,7 @@ t.test('defaults: no config, an empty config and explicit undefined values give 
     allowHeaders: null,
     checkUrl: undefined,
     denyPrivateNetworks: false,
+    allowHosts: new Set(),
     allowedProtocols: ['http:', 'https:'],
     maxResponseBytes: 10485760,
     dispatcher: undefined,
@@ -86,5 +95,7 @@ t.test('valid values are accepted and normalized', async (t) => {
   t.same(policy.allowedProtocols, ['https:'])
   t.equal(policy.maxRedirects, 20)
   t.same([...resolvePolicy({ allowHeaders: [] }).allowHeaders!], [], '[] forwards none')
+  const hosts = resolvePolicy({ denyPrivateNetworks: true, allowHosts: ['Internal.Example', '2130706433', '[::1]', '::FFFF:127.0.0.1', 'internal.example'] }).allowHosts
+  t.same([...hosts], ['internal.example', '127.0.0.1', '::1', '::ffff:7f00:1'], 'allowHosts in the WHATWG URL host form, without brackets, once each')
   t.ok(Object.isFrozen(policy), 'the policy cannot be changed after construction')
 })

@@ -3,7 +3,7 @@
 import { type IncomingMessage, type ServerResponse } from 'node:http'
 import t from 'tap'
 import { Mapper } from '../engine/index.js'
-import { createRequest, type RequestConfig } from '../request/index.js'
+import { createRequest, HOP_HEADER, type RequestConfig } from '../request/index.js'
 import { upstream } from './request-support.js'
 
 /** Reflects the request headers as JSON. */
@@ -41,10 +41,24 @@ t.test('allowHeaders [] forwards none', async (t) => {
   for (const name of ['authorization', 'cookie', 'x-api-key']) t.notOk(name in received, name)
 })
 
-t.test('the plugin adds no headers of its own to a GET beyond what HTTP needs', async (t) => {
+t.test('the plugin adds only the hop header to a GET beyond what HTTP needs', async (t) => {
   const up = await upstream(t, reflect)
   const received = await receivedHeaders(up.origin, {}, {})
-  t.same(Object.keys(received).filter((name) => !['host', 'connection'].includes(name)), [])
+  t.same(Object.keys(received).filter((name) => !['host', 'connection'].includes(name)), [HOP_HEADER])
+  t.equal(received[HOP_HEADER], '1')
+  t.equal((await receivedHeaders(up.origin, { allowHeaders: [] }, {}))[HOP_HEADER], '1', 'whatever the allowlist')
+})
+
+t.test('a mapping can neither set, change nor drop the hop header', async (t) => {
+  const up = await upstream(t, reflect)
+  for (const name of [HOP_HEADER, 'X-Mapper-Hop']) {
+    for (const config of [{}, { allowHeaders: [HOP_HEADER] }]) {
+      await t.rejects(receivedHeaders(up.origin, config, { [name]: '' }), {
+        message: `request header ${name} is set by the request plugin (loop protection) and cannot be set`,
+      }, name)
+    }
+  }
+  t.same(up.hits, [])
 })
 
 t.test('headers the HTTP client controls, and malformed headers, are refused before sending', async (t) => {

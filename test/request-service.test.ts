@@ -1,7 +1,9 @@
 // The request plugin end to end through the service (request-plugin.md §5, http.md §3–§4): a
 // refused redirect is 422 RedirectRefused with the raw Location; a connection failure is a 500 with
 // its detail hidden (and logged); a redirecting canary is 503; an EXTENSIONS module that follows
-// resolves a trailing-slash 301. Real upstreams on 127.0.0.1, the service through buildServer.
+// resolves a trailing-slash 301. Real upstreams on 127.0.0.1, the service through buildServer; the
+// stock surface refuses private destinations, so it is built as a deployment with
+// REQUEST_ALLOW_HOSTS=127.0.0.1 gets it (the refusal itself: request-hardening.test.ts).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Writable } from 'node:stream'
@@ -9,6 +11,7 @@ import type { FastifyInstance } from 'fastify'
 import pino from 'pino'
 import t from 'tap'
 import type { MappingDocument } from '../engine/index.js'
+import { stockExtensions } from '../extensions/stock.js'
 import { buildServer, configFromEnvironment } from '../server.js'
 import { loadExtensions } from '../sources/extensions.js'
 import { upstream } from './request-support.js'
@@ -55,7 +58,8 @@ function capturedLog(): { logger: pino.Logger; lines: () => Array<Record<string,
 }
 
 async function serve(t: { teardown(fn: () => unknown): void }, config: Parameters<typeof buildServer>[0]): Promise<FastifyInstance> {
-  const app = await buildServer({ options: { logging: { level: 'silent' } }, ...config })
+  const stock = stockExtensions({ REQUEST_ALLOW_HOSTS: '127.0.0.1' })
+  const app = await buildServer({ options: { logging: { level: 'silent' } }, extensions: stock, ...config })
   t.teardown(() => app.close())
   return app
 }
