@@ -9,8 +9,10 @@ import { resolveConfig, type ServiceConfig } from './plugins/config.js'
 import { corsPlugin } from './plugins/cors.js'
 import { EngineService, enginePlugin } from './plugins/engine.js'
 import { errorsPlugin } from './plugins/errors.js'
+import { hopPlugin } from './plugins/hop.js'
 import { loggingPlugin } from './plugins/logging.js'
 import { openapiPlugin } from './plugins/openapi.js'
+import { pressurePlugin } from './plugins/pressure.js'
 import { requestIdPlugin } from './plugins/request-id.js'
 import { healthRoutes } from './routes/health.js'
 import { mapRoutes } from './routes/map.js'
@@ -37,11 +39,18 @@ export interface MapperServiceOptions {
 const mapperService: FastifyPluginAsync<MapperServiceOptions> = async (app, opts) => {
   const config = opts.config ?? resolveConfig(opts.options)
   const entries: MappingEntry[] = mappingEntries(opts.mappings)
-  const engine = new EngineService(entries, opts.extensions ?? stockExtensions(), (message) => app.log.warn(message))
+  const engine = new EngineService(entries, opts.extensions ?? stockExtensions(), (message) => app.log.warn(message), {
+    limits: config.limits,
+    explicitStdout: config.map.explicit !== false && config.map.explicit.stdout,
+    cacheBytes: config.map.explicit === false ? 0 : config.map.explicit.cacheBytes,
+  })
 
   await app.register(requestIdPlugin, { prefix: config.requestIdPrefix, trust: config.trustRequestId, serverIds: opts.serverIds === true })
   await app.register(errorsPlugin, { maxBodyBytes: config.maxBodyBytes, errorDetail: config.errorDetail })
   await app.register(loggingPlugin, { slowThreshold: config.logging.slowThreshold })
+  // A request this service's own request plugin made is refused before anything else runs for it.
+  await app.register(hopPlugin)
+  if (config.underPressure !== false) await app.register(pressurePlugin, { underPressure: config.underPressure })
   await app.register(bodyPlugin, { maxBodyBytes: config.maxBodyBytes })
   await app.register(corsPlugin, { cors: config.cors })
   await app.register(authPlugin, { auth: config.auth })
@@ -49,7 +58,7 @@ const mapperService: FastifyPluginAsync<MapperServiceOptions> = async (app, opts
   if (config.openapi) await app.register(openapiPlugin, { bearer: config.auth !== null })
 
   await app.register(healthRoutes, { mapping: config.health.mapping, timeout: config.health.timeout })
-  await app.register(mapRoutes, { map: config.map })
+  await app.register(mapRoutes, { map: config.map, limits: config.limits })
   await app.register(validateRoutes, { validate: config.validate })
   await app.register(registryRoutes)
   await app.register(methodRoutes, { cors: config.cors, openapi: config.openapi })

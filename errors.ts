@@ -16,7 +16,9 @@ export const Unauthorized = define('Unauthorized', 401)
 export const Forbidden = define('Forbidden', 403)
 export const NotFound = define('NotFound', 404)
 export const MethodNotAllowed = define('MethodNotAllowed', 405)
+export const RequestTimeout = define('RequestTimeout', 408, 'The request was not received in time')
 export const PayloadTooLarge = define('PayloadTooLarge', 413, 'Request body exceeds the %s-byte limit')
+export const HeadersTooLarge = define('HeadersTooLarge', 431, 'Request headers exceed the %s-byte limit')
 export const InternalError = define('InternalError', 500)
 export const Unavailable = define('Unavailable', 503)
 
@@ -52,6 +54,15 @@ export class ValidationError extends Error {
     readonly errors: unknown[],
   ) {
     super(MESSAGES.invalidResult)
+  }
+}
+
+/** 422: the output nests deeper than JSON can be printed (the host stack's bound). */
+export class OutputNotSerializable extends Error {
+  readonly code = 'OutputNotSerializable'
+  readonly statusCode = 422
+  constructor() {
+    super('The mapping output nests too deeply to be serialized as JSON')
   }
 }
 

@@ -26,4 +26,4 @@ export type {
   Transformer,
 } from './types.js'
 export { screenPattern, PATTERN_QUANTIFIER_LIMIT, type PatternVerdict } from './validation/pattern-screen.js'
-export { parsePointer, readPointer, escapeToken } from './pointer.js'
+export { parsePointer, readPointer, escapeToken, EvaluationError } from './pointer.js'

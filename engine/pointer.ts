@@ -5,6 +5,15 @@
 /** A pointer parsed into its reference tokens. */
 export type Tokens = readonly string[]
 
+/**
+ * A host error the language raises for what a document meets in its input (writing through a
+ * primitive the input supplied): a TypeError, as the language has it, that a host can tell apart
+ * from an extension's failure.
+ */
+export class EvaluationError extends TypeError {
+  readonly code = 'EvaluationError'
+}
+
 /** Parse a pointer expression (slash or `#` fragment form). Throws the host errors of §3.1. */
 export function parsePointer(expression: unknown): Tokens {
   if (typeof expression !== 'string') throw new TypeError('JSON Pointer must be a string')
@@ -205,7 +214,7 @@ export function compileWriter(tokens: Tokens): Writer {
       }
       if (existing) {
         // A truthy primitive cannot hold properties (PTR-7, pinned by the write-through probe).
-        throw new TypeError(`Cannot create property '${tokens[i + 1]}' on ${describePrimitive(existing)}`)
+        throw new EvaluationError(`Cannot create property '${tokens[i + 1]}' on ${describePrimitive(existing)}`)
       }
       const created: object = nextIsArray[i] ? [] : {}
       if (isArray) {

@@ -1,6 +1,7 @@
 // Request bodies (http.md §2): parsed as JSON whatever the Content-Type (a client that forgets the
 // header still works), with the prototype-poisoning guard, and refused past `maxBodyBytes` while
-// streaming, so a chunked body is never buffered past the limit.
+// streaming, so a chunked body is never buffered past the limit, and refused when it nests deeper
+// than MAX_BODY_DEPTH before it is parsed.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
@@ -18,6 +19,41 @@ export function requireBody(request: FastifyRequest, _reply: FastifyReply, done:
 
 export const POISONED_BODY = 'Body must not contain __proto__ or constructor.prototype keys'
 
+/**
+ * The deepest body accepted: far beyond any mapping (documents nest at most 100 levels) or
+ * sensible input, and far below what printing an output that copies the input could survive.
+ */
+export const MAX_BODY_DEPTH = 512
+
+export const DEEP_BODY = `Body must not nest deeper than ${MAX_BODY_DEPTH} levels`
+
+/** True when JSON text opens more than `limit` arrays and objects at once (strings skipped whole). */
+export function nestsDeeperThan(text: string, limit: number): boolean {
+  // Every level takes two characters at least: a shorter text cannot be too deep.
+  if (text.length <= 2 * limit) return false
+  let depth = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 0x22) {
+      // Jump to the closing quote: one not preceded by an odd run of backslashes.
+      let end = text.indexOf('"', i + 1)
+      while (end !== -1) {
+        let slashes = 0
+        while (text.charCodeAt(end - 1 - slashes) === 0x5c) slashes++
+        if (slashes % 2 === 0) break
+        end = text.indexOf('"', end + 1)
+      }
+      if (end === -1) return false
+      i = end
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > limit) return true
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--
+    }
+  }
+  return false
+}
+
 export const bodyPlugin = fp<BodyPluginOptions>(
   async (app, { maxBodyBytes }) => {
     // Fastify refuses a Content-Type it cannot read as a media type (`json`, an empty value) with
@@ -33,6 +69,7 @@ export const bodyPlugin = fp<BodyPluginOptions>(
       // A leading byte order mark is allowed (RFC 8259 §8.1 lets a parser ignore it).
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1)
       if (text.trim() === '') return done(new BadRequest(MESSAGES.invalidJson), undefined)
+      if (nestsDeeperThan(text, MAX_BODY_DEPTH)) return done(new BadRequest(DEEP_BODY), undefined)
       let parsed: unknown
       try {
         parsed = JSON.parse(text)

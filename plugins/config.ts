@@ -2,7 +2,9 @@
 // filled in, and the cross-field rules a schema cannot state checked — all at startup, so a
 // mistake fails the start instead of surfacing at the first request.
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto'
+import { getHeapStatistics } from 'node:v8'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { resolveLimits, type Limits } from '../engine/index.js'
 import { OptionsSchema, type Claims, type Options } from '../schemas/options.js'
 
 export interface AuthConfig {
@@ -28,11 +30,88 @@ export interface ServiceConfig {
   readonly maxBodyBytes: number
   readonly requestIdPrefix: string
   readonly trustRequestId: boolean
-  readonly map: { readonly invalidStatus: number | undefined; readonly claims: Claims | undefined; readonly explicit: false | { readonly claims: Claims | undefined } }
+  readonly map: {
+    readonly invalidStatus: number | undefined
+    readonly claims: Claims | undefined
+    readonly explicit: false | { readonly claims: Claims | undefined; readonly stdout: boolean; readonly cacheBytes: number }
+  }
+  readonly limits: { readonly registered: Readonly<Required<Limits>>; readonly explicit: Readonly<Required<Limits>> }
+  readonly underPressure: false | UnderPressureConfig
   readonly validate: { readonly claims: Claims | undefined }
   readonly health: { readonly mapping: string | undefined; readonly timeout: number }
   readonly openapi: boolean
   readonly host: string
+  readonly server: ServerConfig
+}
+
+/** The standalone server's connection limits (options.server), every one filled in. */
+export interface ServerConfig {
+  readonly requestTimeout: number
+  readonly headersTimeout: number
+  readonly keepAliveTimeout: number
+  readonly connectionTimeout: number
+  readonly maxConnections: number
+  readonly maxHeaderSize: number
+  readonly loadTimeout: number
+}
+
+export const SERVER_DEFAULTS: ServerConfig = {
+  requestTimeout: 30000,
+  headersTimeout: 10000,
+  keepAliveTimeout: 5000,
+  // The only bound on a response nobody reads: requestTimeout ends when the request is in.
+  connectionTimeout: 60000,
+  maxConnections: 10000,
+  maxHeaderSize: 16384,
+  loadTimeout: 10000,
+}
+
+/** Load shedding (options.underPressure): a threshold of 0 is not checked. */
+export interface UnderPressureConfig {
+  readonly maxEventLoopDelay: number
+  readonly maxHeapUsedBytes: number
+  readonly maxRssBytes: number
+  readonly maxEventLoopUtilization: number
+  readonly retryAfter: number
+  readonly sampleInterval: number
+}
+
+/**
+ * Budgets of explicit documents: a caller wrote them, so they get a fraction of what a deployment's
+ * own mappings may use (engine/budget.ts DEFAULT_LIMITS apply to registered ones).
+ */
+export const EXPLICIT_LIMITS: Readonly<Required<Limits>> = Object.freeze({
+  steps: 1_000_000,
+  outputValues: 200_000,
+  outputBytes: 8 * 1024 * 1024,
+  fanOut: 100_000,
+  depth: 200,
+  timeMs: 2_000,
+  pluginCalls: 20,
+  patternInput: 20_000,
+})
+
+/** Total document bytes of the compiled explicit-document cache (plans take some tens of times more). */
+export const EXPLICIT_CACHE_BYTES = 4 * 1024 * 1024
+
+/** The heap fraction above which requests are shed by default. */
+const HEAP_SHED_FRACTION = 0.9
+
+function resolveUnderPressure(options: Options['underPressure']): false | UnderPressureConfig {
+  if (options === false) return false
+  return {
+    maxEventLoopDelay: options?.maxEventLoopDelay ?? 1000,
+    maxHeapUsedBytes: options?.maxHeapUsedBytes ?? Math.floor(getHeapStatistics().heap_size_limit * HEAP_SHED_FRACTION),
+    maxRssBytes: options?.maxRssBytes ?? 0,
+    maxEventLoopUtilization: options?.maxEventLoopUtilization ?? 0,
+    retryAfter: options?.retryAfter ?? 10,
+    sampleInterval: options?.sampleInterval ?? 1000,
+  }
+}
+
+function resolveBudgets(options: Options['limits']): ServiceConfig['limits'] {
+  const { explicit, ...registered } = options ?? {}
+  return { registered: resolveLimits(registered), explicit: resolveLimits(explicit, EXPLICIT_LIMITS) }
 }
 
 /** A startup failure: one clear line naming the setting. */
@@ -98,6 +177,24 @@ function publicKeyAlgorithms(pem: string, algorithms: readonly string[]): string
     throw new ConfigError(`options.auth.algorithm: ${algorithms.join(', ')} cannot be verified with ${describeKey(key)} in options.auth.publicKey (it verifies ${usable.join(', ')})`)
   }
   return fitting
+}
+
+function resolveServer(server: Options['server'] = {}): ServerConfig {
+  const requestTimeout = server.requestTimeout ?? SERVER_DEFAULTS.requestTimeout
+  // Unset, it follows a shorter requestTimeout down (as Node does), so that one setting alone is valid.
+  const headersTimeout = server.headersTimeout ?? Math.min(SERVER_DEFAULTS.headersTimeout, requestTimeout)
+  if (headersTimeout > requestTimeout) {
+    throw new ConfigError(`options.server.headersTimeout (${headersTimeout}) must not exceed options.server.requestTimeout (${requestTimeout}): the headers are part of the request`)
+  }
+  return {
+    requestTimeout,
+    headersTimeout,
+    keepAliveTimeout: server.keepAliveTimeout ?? SERVER_DEFAULTS.keepAliveTimeout,
+    connectionTimeout: server.connectionTimeout ?? SERVER_DEFAULTS.connectionTimeout,
+    maxConnections: server.maxConnections ?? SERVER_DEFAULTS.maxConnections,
+    maxHeaderSize: server.maxHeaderSize ?? SERVER_DEFAULTS.maxHeaderSize,
+    loadTimeout: server.loadTimeout ?? SERVER_DEFAULTS.loadTimeout,
+  }
 }
 
 function resolveAuth(auth: NonNullable<Options['auth']>): AuthConfig {
@@ -176,6 +273,7 @@ export function resolveConfig(raw: unknown = {}): ServiceConfig {
     if (claims !== undefined && auth === null) throw new ConfigError(`${name} needs options.auth: claims cannot be checked without authentication`)
   }
   const cors = options.cors
+  const server = resolveServer(options.server)
   return {
     auth,
     cors:
@@ -198,11 +296,19 @@ export function resolveConfig(raw: unknown = {}): ServiceConfig {
     map: {
       invalidStatus: options.map?.invalidStatus,
       claims: options.map?.claims,
-      explicit: explicit === undefined || explicit === false ? false : { claims: explicit === true ? undefined : explicit.claims },
+      explicit:
+        explicit === undefined || explicit === false
+          ? false
+          : explicit === true
+            ? { claims: undefined, stdout: false, cacheBytes: EXPLICIT_CACHE_BYTES }
+            : { claims: explicit.claims, stdout: explicit.stdout ?? false, cacheBytes: explicit.cacheBytes ?? EXPLICIT_CACHE_BYTES },
     },
+    limits: resolveBudgets(options.limits),
+    underPressure: resolveUnderPressure(options.underPressure),
     validate: { claims: options.validate?.claims },
     health: { mapping: options.health?.mapping, timeout: options.health?.timeout ?? 5000 },
     openapi: options.openapi ?? true,
     host: options.host ?? '0.0.0.0',
+    server,
   }
 }

@@ -3,7 +3,8 @@
 // (an unobservable cache: the same document text always yields the same plan and report).
 import { createHash } from 'node:crypto'
 import fp from 'fastify-plugin'
-import { Mapper, type CompiledMapping, type Extensions, type ValidationReport } from '../engine/index.js'
+import { escapeToken, Mapper, MAX_DOCUMENT_DEPTH, type CompiledMapping, type Extensions, type Limits, type ValidationReport } from '../engine/index.js'
+import { nestingDepth } from '../engine/values.js'
 import type { MappingEntry } from '../sources/mappings.js'
 
 /** A registered mapping failed validation at startup; the message carries its report. */
@@ -11,13 +12,47 @@ export class RegistrationError extends Error {
   override readonly name = 'RegistrationError'
 }
 
-export interface ExplicitPlan {
-  readonly report: ValidationReport
-  readonly plan: CompiledMapping | null
+/** The validation report as the service gives it: with the static expansion bound where there is one. */
+export interface ServiceReport extends ValidationReport {
+  expansion?: number
 }
 
-/** How many distinct explicit documents stay compiled. */
+export interface ExplicitPlan {
+  readonly report: ServiceReport
+  readonly plan: CompiledMapping | null
+  /** The bytes it counts for in the cache. */
+  readonly size: number
+}
+
+/** How many distinct explicit documents stay compiled (the byte budget usually binds first). */
 const EXPLICIT_CACHE_SIZE = 256
+
+/** What the engine service needs to know of the configuration. */
+export interface EngineSettings {
+  readonly limits: { readonly registered: Readonly<Required<Limits>>; readonly explicit: Readonly<Required<Limits>> }
+  /** Whether explicit documents may use `stdout`. */
+  readonly explicitStdout: boolean
+  /** Total document bytes the explicit cache may hold. */
+  readonly cacheBytes: number
+}
+
+/** Keywords whose operands are data, not descriptors: a `stdout` key inside them is inert. */
+const DATA_OPERANDS = new Set(['constant', 'default', 'enum', 'find', 'transform'])
+
+/** The pointer of the first truthy `stdout` keyword of a document, or undefined. */
+function stdoutAt(document: object): string | undefined {
+  const work: Array<[object, string]> = [[document, '']]
+  while (work.length > 0) {
+    const [value, pointer] = work.pop()!
+    if (!Array.isArray(value) && Object.hasOwn(value, 'stdout') && (value as Record<string, unknown>).stdout) return `${pointer}/stdout`
+    for (const key of Object.keys(value)) {
+      const member: unknown = (value as Record<string, unknown>)[key]
+      if (member === null || typeof member !== 'object' || (!Array.isArray(value) && DATA_OPERANDS.has(key))) continue
+      work.push([member, `${pointer}/${escapeToken(key)}`])
+    }
+  }
+  return undefined
+}
 
 /** Documents this short are their own cache key; longer ones are keyed by a hash of their text. */
 const KEY_TEXT_LIMIT = 2048
@@ -41,10 +76,10 @@ function jsonExact(document: object): boolean {
  * would not tell it apart from another document (1e400 and null, -0 and 0 print alike), so it is
  * never shared.
  */
-function contentKey(document: object): string | undefined {
+function contentKey(document: object): { key: string; size: number } | undefined {
   if (!jsonExact(document)) return undefined
   const text = JSON.stringify(document)
-  return text.length <= KEY_TEXT_LIMIT ? text : createHash('sha256').update(text).digest('base64')
+  return { key: text.length <= KEY_TEXT_LIMIT ? text : createHash('sha256').update(text).digest('base64'), size: text.length }
 }
 
 export class EngineService {
@@ -52,9 +87,15 @@ export class EngineService {
   readonly extensionNames: { initializers: string[]; transformers: string[]; plugins: string[] }
   private readonly registeredPlans = new Map<string, CompiledMapping>()
   private readonly explicitPlans = new Map<string, ExplicitPlan>()
+  private cachedBytes = 0
 
-  constructor(entries: readonly MappingEntry[], extensions: Extensions, warn: (message: string) => void) {
-    this.mapper = new Mapper({}, extensions)
+  constructor(
+    entries: readonly MappingEntry[],
+    extensions: Extensions,
+    warn: (message: string) => void,
+    readonly settings: EngineSettings,
+  ) {
+    this.mapper = new Mapper({}, extensions, { limits: settings.limits.registered })
     try {
       this.mapper.register({ mappings: Object.fromEntries(entries.map((entry, i) => [String(i), entry.document])) })
     } catch (error) {
@@ -87,26 +128,63 @@ export class EngineService {
     return plan
   }
 
-  /** Validate (instance level, screens included) and, when valid, compile an explicit document. */
+  /** The validation report of a registered id, with its static expansion bound. */
+  registeredReport(id: string): ServiceReport {
+    return this.withExpansion(this.mapper.validate(id), id)
+  }
+
+  /**
+   * Validate (instance level, screens and the explicit budgets included) and, when valid, compile
+   * an explicit document. Results are cached by content, least recently used first out, within a
+   * count and a total document size.
+   */
   explicit(document: object): ExplicitPlan {
+    // Too deep to be a mapping: validation says so (DOC-6) without the document ever being printed.
+    if (nestingDepth(document, MAX_DOCUMENT_DEPTH) > MAX_DOCUMENT_DEPTH) return this.prepare(document, 0)
     const key = contentKey(document)
-    if (key === undefined) return this.prepare(document)
-    const cached = this.explicitPlans.get(key)
+    if (key === undefined) return this.prepare(document, 0)
+    const cached = this.explicitPlans.get(key.key)
     if (cached !== undefined) {
       // Refresh its place in the least-recently-used order.
-      this.explicitPlans.delete(key)
-      this.explicitPlans.set(key, cached)
+      this.explicitPlans.delete(key.key)
+      this.explicitPlans.set(key.key, cached)
       return cached
     }
-    const entry = this.prepare(document)
-    this.explicitPlans.set(key, entry)
-    if (this.explicitPlans.size > EXPLICIT_CACHE_SIZE) this.explicitPlans.delete(this.explicitPlans.keys().next().value!)
+    const entry = this.prepare(document, key.size)
+    const budget = this.settings.cacheBytes
+    // A document larger than a quarter of the cache would push out everything else: not kept.
+    if (entry.size > budget / 4) return entry
+    this.explicitPlans.set(key.key, entry)
+    this.cachedBytes += entry.size
+    while (this.explicitPlans.size > EXPLICIT_CACHE_SIZE || this.cachedBytes > budget) {
+      const [oldest, evicted] = this.explicitPlans.entries().next().value!
+      this.explicitPlans.delete(oldest)
+      this.cachedBytes -= evicted.size
+    }
     return entry
   }
 
-  private prepare(document: object): ExplicitPlan {
-    const report = this.mapper.validate(document)
-    return { report, plan: report.valid ? this.mapper.compile(document) : null }
+  /** Documents and bytes the explicit cache holds now. */
+  get explicitCache(): { entries: number; bytes: number } {
+    return { entries: this.explicitPlans.size, bytes: this.cachedBytes }
+  }
+
+  private prepare(document: object, size: number): ExplicitPlan {
+    const report = this.withExpansion(this.mapper.validate(document, this.settings.limits.explicit), document)
+    if (report.valid && !this.settings.explicitStdout) {
+      const pointer = stdoutAt(document)
+      if (pointer !== undefined) {
+        report.valid = false
+        report.errors.push({ rule: 'SVC-stdout', message: 'stdout is not enabled for explicit documents on this deployment', pointer, descriptor: true })
+      }
+    }
+    return { report, plan: report.valid ? this.mapper.compile(document) : null, size }
+  }
+
+  private withExpansion(report: ValidationReport, documentOrId: unknown): ServiceReport {
+    if (!report.valid && report.errors.some((error) => error.rule !== 'BUDGET-1')) return report
+    const expansion = this.mapper.expansion(documentOrId)
+    return expansion === undefined ? report : { ...report, expansion }
   }
 }
 

@@ -2,7 +2,8 @@
 // 5xx detail reaches clients only with `errorDetail: full`; it is always kept for the log line.
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { BODY_CODES, InvalidMappingDocument, MESSAGES, NotFound, RedirectRefused, ValidationError } from '../errors.js'
+import { BudgetExceeded, EvaluationError } from '../engine/index.js'
+import { BODY_CODES, InvalidMappingDocument, MESSAGES, NotFound, OutputNotSerializable, RedirectRefused, ValidationError } from '../errors.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -18,9 +19,28 @@ interface Shaped {
   readonly extra: Record<string, unknown>
 }
 
+/** The error or one of its causes carrying `code` (the request plugin keeps refusals as causes). */
+function withCode(error: unknown, code: string): Error | undefined {
+  let current = error as { code?: unknown; cause?: unknown } | undefined
+  for (let hops = 0; hops < 8 && current !== null && typeof current === 'object'; hops++) {
+    if (current.code === code) return current as Error
+    current = current.cause as typeof current
+  }
+  return undefined
+}
+
+/** The fields a BudgetExceeded body carries beside code and message. */
+export function budgetFields(error: BudgetExceeded): Record<string, unknown> {
+  const { code: _code, ...fields } = error.toJSON()
+  return fields
+}
+
 /** Classify anything thrown into a status, code, message and the code's extra field. */
 export function shapeError(error: unknown, maxBodyBytes: number): Shaped {
   const e = error as Partial<FastifyError> & { location?: string }
+  if (error instanceof BudgetExceeded) return { status: 422, code: error.code, message: error.message, extra: budgetFields(error) }
+  if (error instanceof EvaluationError) return { status: 422, code: error.code, message: error.message, extra: {} }
+  if (error instanceof OutputNotSerializable) return { status: 422, code: error.code, message: error.message, extra: {} }
   if (error instanceof InvalidMappingDocument) return { status: 422, code: e.code!, message: e.message!, extra: { report: error.report } }
   if (error instanceof ValidationError) return { status: error.statusCode, code: e.code!, message: e.message!, extra: { errors: error.errors } }
   if (error instanceof RedirectRefused) {
@@ -29,6 +49,9 @@ export function shapeError(error: unknown, maxBodyBytes: number): Shaped {
   if (e.code === 'E_REDIRECT_REFUSED') {
     return { status: 422, code: 'RedirectRefused', message: String(e.message), extra: typeof e.location === 'string' && e.location !== '' ? { location: e.location } : {} }
   }
+  // A mapping that asked for a private or special-purpose destination the plugin refuses.
+  const refused = withCode(error, 'E_PRIVATE_NETWORK')
+  if (refused !== undefined) return { status: 422, code: 'DestinationRefused', message: refused.message, extra: {} }
   const catalogued = typeof e.code === 'string' ? BODY_CODES.get(e.code) : undefined
   if (catalogued !== undefined && typeof e.statusCode === 'number') {
     return { status: e.statusCode, code: catalogued, message: String(e.message), extra: {} }

@@ -1,8 +1,11 @@
 // One log line per request when it completes (http.md §7): requestId, method, path (no query),
-// status, durationMs; `error` with the real error for 5xx, `warn` "slow request" above the
-// threshold, `info` otherwise. Headers are never logged (the logger also redacts Authorization).
+// status, durationMs; `error` with the real error for 5xx, `warn` "evaluation budget exceeded"
+// with the budget's fields, `warn` "slow request" above the threshold, `info` otherwise. Headers
+// are never logged (the logger also redacts Authorization).
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { BudgetExceeded } from '../engine/index.js'
+import { budgetFields } from './errors.js'
 
 export interface LoggingPluginOptions {
   readonly slowThreshold: number
@@ -27,7 +30,9 @@ export const loggingPlugin = fp<LoggingPluginOptions>(
     app.addHook('onResponse', (request, reply, done) => {
       done()
       const durationMs = Math.round(reply.elapsedTime * 1000) / 1000
-      const level = reply.statusCode >= 500 ? 'error' : durationMs > slowThreshold ? 'warn' : 'info'
+      const failure = request.failure
+      const budget = failure instanceof BudgetExceeded ? failure : undefined
+      const level = reply.statusCode >= 500 ? 'error' : budget !== undefined || durationMs > slowThreshold ? 'warn' : 'info'
       // Nothing is built for a line the logger would drop.
       const log = request.log as typeof request.log & { isLevelEnabled?: (level: string) => boolean }
       if (log.isLevelEnabled !== undefined && !log.isLevelEnabled(level)) return
@@ -39,7 +44,8 @@ export const loggingPlugin = fp<LoggingPluginOptions>(
         status: reply.statusCode,
         durationMs,
       }
-      if (level === 'error') request.log.error({ ...line, err: request.failure ?? undefined }, 'request failed')
+      if (level === 'error') request.log.error({ ...line, err: failure ?? undefined }, 'request failed')
+      else if (budget !== undefined) request.log.warn({ ...line, ...budgetFields(budget) }, 'evaluation budget exceeded')
       else if (level === 'warn') request.log.warn(line, 'slow request')
       else request.log.info(line, 'request completed')
     })

@@ -4,7 +4,7 @@
 // `map.invalidStatus` promotes `valid: false`.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Envelope } from '../engine/index.js'
-import { Forbidden, InvalidMappingDocument, MESSAGES, RedirectRefused, ValidationError, lacksClaims, unknownMapping } from '../errors.js'
+import { Forbidden, InvalidMappingDocument, MESSAGES, OutputNotSerializable, RedirectRefused, ValidationError, lacksClaims, unknownMapping } from '../errors.js'
 import { claimsSatisfied } from '../plugins/auth.js'
 import { requireBody } from '../plugins/body.js'
 import type { ServiceConfig } from '../plugins/config.js'
@@ -15,6 +15,7 @@ const JSON_TYPE = 'application/json; charset=utf-8'
 
 export interface MapRoutesOptions {
   readonly map: ServiceConfig['map']
+  readonly limits: ServiceConfig['limits']
 }
 
 /** A refused upstream redirect (the request plugin's error, recognized by its code) is 422. */
@@ -26,7 +27,7 @@ function classify(error: unknown): unknown {
   return error
 }
 
-export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app, { map }) => {
+export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app, { map, limits }) => {
   app.post(
     '/map',
     {
@@ -40,10 +41,12 @@ export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app
       if (!claimsSatisfied(request.identity, map.claims)) throw lacksClaims('/map')
       const { mapping, input } = request.body
       let plan
+      let budgets = limits.registered
       if (typeof mapping === 'string') {
         plan = app.engine.registered(mapping)
         if (plan === undefined) throw unknownMapping(mapping)
       } else {
+        budgets = limits.explicit
         if (map.explicit === false) throw new Forbidden(MESSAGES.explicitDisabled)
         if (!claimsSatisfied(request.identity, map.explicit.claims)) throw lacksClaims('explicit mappings')
         const explicit = app.engine.explicit(mapping)
@@ -70,15 +73,28 @@ export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app
           return controller.signal
         },
       }
+      // `stdout` prints to this request's log at debug level, as data: never a raw line of its own.
+      const stdout = (text: string): void => {
+        request.log.debug({ requestId: request.requestId, stdout: text }, 'mapping stdout')
+      }
       let envelope: Envelope
       try {
-        envelope = await plan.run(input, extra)
+        envelope = await plan.run(input, extra, { limits: budgets, stdout })
       } catch (error) {
         throw classify(error)
       }
       if (!envelope.valid && map.invalidStatus !== undefined) throw new ValidationError(map.invalidStatus, envelope.errors)
-      // Serialized as it is: the output's keys in their order, then valid and errors.
-      return reply.type(JSON_TYPE).serializer(JSON.stringify).send(envelope)
+      // Serialized as it is: the output's keys in their order, then valid and errors. Printed here,
+      // not by a reply serializer, so that an error answer is never printed twice.
+      let text: string
+      try {
+        text = JSON.stringify(envelope)
+      } catch (error) {
+        if (error instanceof RangeError) throw new OutputNotSerializable()
+        throw error
+      }
+      // A string payload is sent as it is (the response schema serializes objects only).
+      return reply.type(JSON_TYPE).send(text as unknown as Envelope)
     },
   )
 }

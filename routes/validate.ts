@@ -23,7 +23,7 @@ export const validateRoutes: FastifyPluginAsyncTypebox<ValidateRoutesOptions> = 
       const { mapping } = request.body
       if (typeof mapping === 'string') {
         if (!Object.hasOwn(app.engine.mapper.mappings, mapping)) throw unknownMapping(mapping)
-        return app.engine.mapper.validate(mapping)
+        return app.engine.registeredReport(mapping)
       }
       return app.engine.explicit(mapping).report
     },

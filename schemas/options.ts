@@ -44,6 +44,60 @@ export const LoggingOptionsSchema = Type.Object(
   { additionalProperties: false },
 )
 
+const Milliseconds = (minimum: number, description: string) => Type.Integer({ minimum, maximum: 3600000, description })
+
+/**
+ * The standalone server's connection limits (buildServer, the `mapper-service` command). The plugin
+ * form serves on its host's server and never reads this block: the host sets its own.
+ */
+export const ServerOptionsSchema = Type.Object(
+  {
+    requestTimeout: Type.Optional(Milliseconds(100, 'Milliseconds to receive a whole request, headers and body, from its first byte; then 408 and the connection is closed (default 30000).')),
+    headersTimeout: Type.Optional(Milliseconds(100, 'Milliseconds to receive the request line and headers; then 408 and the connection is closed. At most requestTimeout (default 10000, or requestTimeout when that is smaller).')),
+    keepAliveTimeout: Type.Optional(Milliseconds(1, 'Milliseconds an idle keep-alive connection is kept open after a response (default 5000). Behind a pooling load balancer, set it above the balancer\'s idle timeout.')),
+    connectionTimeout: Type.Optional(Milliseconds(0, 'Milliseconds a connection may stay silent in both directions, while a response is computed or written included, before it is closed; 0 never (default 60000).')),
+    maxConnections: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000000, description: 'Connections open at once; one more is closed as it arrives, without a response (default 10000).' })),
+    maxHeaderSize: Type.Optional(Type.Integer({ minimum: 1024, maximum: 1048576, description: 'Bytes of request line and headers accepted; a request with more is answered 431 (default 16384).' })),
+    loadTimeout: Type.Optional(Type.Integer({ minimum: 1, maximum: 600000, description: 'Milliseconds a MAPPINGS or EXTENSIONS module may take to load, top-level await included; then startup fails (default 10000).' })),
+  },
+  { additionalProperties: false },
+)
+
+/** One set of evaluation budgets (engine/budget.ts): every key optional, missing ones take the defaults. */
+const budget = (description: string, maximum = Number.MAX_SAFE_INTEGER) => Type.Optional(Type.Integer({ minimum: 1, maximum, description }))
+const budgetFields = {
+  steps: budget('Work steps of one evaluation: pairings and pipeline stages run, elements scanned or copied.'),
+  outputValues: budget('Values one evaluation may write into its output.'),
+  outputBytes: budget('Estimated serialized bytes of one output.'),
+  fanOut: budget('Mapping levels one evaluation may enter (each element, mapping and reference expansion); also the static expansion bound of BUDGET-1.'),
+  depth: budget('Nested evaluation contexts (recursion through a self-referencing mapping).', 500),
+  timeMs: budget('Wall-clock milliseconds of one evaluation, plugin awaits included.'),
+  pluginCalls: budget('Plugin calls (upstream requests) of one evaluation.'),
+  patternInput: budget('The longest string a `pattern` is matched against.'),
+}
+
+export const LimitsOptionsSchema = Type.Object(
+  {
+    ...budgetFields,
+    explicit: Type.Optional(
+      Type.Object(budgetFields, { additionalProperties: false, description: 'Budgets of explicit (caller-supplied) documents; tighter defaults.' }),
+    ),
+  },
+  { additionalProperties: false, description: 'Per-evaluation budgets of registered mappings; `explicit` holds those of explicit documents.' },
+)
+
+export const UnderPressureOptionsSchema = Type.Object(
+  {
+    maxEventLoopDelay: Type.Optional(Type.Integer({ minimum: 0, description: 'Milliseconds of event-loop delay above which requests get 503 (0: not checked).' })),
+    maxHeapUsedBytes: Type.Optional(Type.Integer({ minimum: 0, description: 'Heap bytes in use above which requests get 503 (0: not checked).' })),
+    maxRssBytes: Type.Optional(Type.Integer({ minimum: 0, description: 'Resident set bytes above which requests get 503 (0: not checked).' })),
+    maxEventLoopUtilization: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'Event-loop utilization (0–1) above which requests get 503 (0: not checked).' })),
+    retryAfter: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600, description: 'Seconds sent in Retry-After with the 503.' })),
+    sampleInterval: Type.Optional(Type.Integer({ minimum: 5, maximum: 60000, description: 'Milliseconds between two samples.' })),
+  },
+  { additionalProperties: false },
+)
+
 export const OptionsSchema = Type.Object(
   {
     auth: Type.Optional(AuthOptionsSchema),
@@ -59,7 +113,17 @@ export const OptionsSchema = Type.Object(
           invalidStatus: Type.Optional(Type.Integer({ minimum: 400, maximum: 499 })),
           claims: Type.Optional(ClaimsSchema),
           explicit: Type.Optional(
-            Type.Union([Type.Boolean(), Type.Object({ claims: Type.Optional(ClaimsSchema) }, { additionalProperties: false })]),
+            Type.Union([
+              Type.Boolean(),
+              Type.Object(
+                {
+                  claims: Type.Optional(ClaimsSchema),
+                  stdout: Type.Optional(Type.Boolean({ description: 'Let explicit documents use the `stdout` keyword (printed to the request log at debug level).' })),
+                  cacheBytes: Type.Optional(Type.Integer({ minimum: 0, maximum: 1073741824, description: 'Total document bytes the compiled explicit-document cache may hold (0: no cache).' })),
+                },
+                { additionalProperties: false },
+              ),
+            ]),
           ),
         },
         { additionalProperties: false },
@@ -76,7 +140,10 @@ export const OptionsSchema = Type.Object(
       ),
     ),
     openapi: Type.Optional(Type.Boolean()),
+    limits: Type.Optional(LimitsOptionsSchema),
+    underPressure: Type.Optional(Type.Union([Type.Literal(false), UnderPressureOptionsSchema])),
     host: Type.Optional(Type.String({ minLength: 1 })),
+    server: Type.Optional(ServerOptionsSchema),
   },
   { additionalProperties: false },
 )
@@ -84,4 +151,7 @@ export const OptionsSchema = Type.Object(
 export type Options = Static<typeof OptionsSchema>
 export type AuthOptions = Static<typeof AuthOptionsSchema>
 export type CorsOptions = Static<typeof CorsOptionsSchema>
+export type ServerOptions = Static<typeof ServerOptionsSchema>
 export type Claims = Static<typeof ClaimsSchema>
+export type LimitsOptions = Static<typeof LimitsOptionsSchema>
+export type UnderPressureOptions = Static<typeof UnderPressureOptionsSchema>

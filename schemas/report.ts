@@ -15,6 +15,12 @@ export const ReportSchema = Type.Object(
     valid: Type.Boolean(),
     errors: Type.Array(DiagnosticSchema),
     warnings: Type.Array(DiagnosticSchema),
+    expansion: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description: 'Static upper bound of the mapping levels one evaluation enters on any input (each `each` counted once); absent when references recurse.',
+      }),
+    ),
   }
 )
 

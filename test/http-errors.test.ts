@@ -6,6 +6,9 @@ import type { InjectOptions } from 'fastify'
 import type { BuildConfig } from '../server.js'
 import { createRequest } from '../request/index.js'
 import { stockExtensions } from '../extensions/stock.js'
+
+/** The stock surface with the upstreams of these tests (on 127.0.0.1) allowed. */
+const LOOPBACK_ALLOWED = stockExtensions({ REQUEST_ALLOW_HOSTS: '127.0.0.1' })
 import { ECHO, GENERATED_ID, JSON_TYPE, SECRET, STRICT, bearer, call, refusingOrigin, serve, token, upstream } from './http-support.js'
 
 interface Expected {
@@ -329,7 +332,10 @@ t.test('422 RedirectRefused: the plugin message and the raw Location', async (t)
     res.setHeader('location', '/article/')
     res.end()
   })
-  const build: BuildConfig = { mappings: [{ $id: 'fetching', mapping: { '/data': { request: { origin: up.origin, pathname: '/article' } } } }] }
+  const build: BuildConfig = {
+    mappings: [{ $id: 'fetching', mapping: { '/data': { request: { origin: up.origin, pathname: '/article' } } } }],
+    extensions: LOOPBACK_ALLOWED,
+  }
   await expectError(t, build, { method: 'POST', url: '/map', payload: { mapping: 'fetching', input: {} } }, {
     status: 422,
     code: 'RedirectRefused',
@@ -342,9 +348,16 @@ t.test('422 RedirectRefused: the plugin message and the raw Location', async (t)
   t.same(up.hits.slice(-1), ['GET /article'], 'the redirect was not followed')
 })
 
+t.test('422 DestinationRefused: the stock request plugin never reaches a private address by default', async (t) => {
+  const up = await upstream(t, (_req, res) => res.end('{}'))
+  const build: BuildConfig = { mappings: [{ $id: 'fetching', mapping: { '/data': { request: { origin: up.origin, pathname: '/secret' } } } }] }
+  await expectError(t, build, { method: 'POST', url: '/map', payload: { mapping: 'fetching', input: {} } }, { status: 422, code: 'DestinationRefused', message: 'Refused destination 127.0.0.1: a private network address (denyPrivateNetworks)' })
+  t.same(up.hits, [], 'no connection reached the upstream')
+})
+
 t.test('500 InternalError: an upstream connection refused', async (t) => {
   const origin = await refusingOrigin()
-  const build: BuildConfig = { mappings: [{ $id: 'fetching', mapping: { '/data': { request: { origin, pathname: '/' } } } }] }
+  const build: BuildConfig = { mappings: [{ $id: 'fetching', mapping: { '/data': { request: { origin, pathname: '/' } } } }], extensions: LOOPBACK_ALLOWED }
   await expectError(t, build, { method: 'POST', url: '/map', payload: { mapping: 'fetching', input: {} } }, { status: 500, code: 'InternalError', message: HIDDEN })
 })
 

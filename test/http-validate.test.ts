@@ -1,5 +1,6 @@
 // POST /validate (http.md §4): a submitted document against this instance (registry plus its own
-// members, screens included) or a registered id; always 200 with { valid, errors, warnings }, 404
+// members, screens included) or a registered id; always 200 with { valid, errors, warnings } and,
+// when it has one, the static expansion bound; 404
 // for an unknown id, 400 only for a malformed request; never gated by map.explicit.
 import fc from 'fast-check'
 import t from 'tap'
@@ -7,14 +8,16 @@ import { ECHO, GREETINGS, SECRET, bearer, call, serve } from './http-support.js'
 
 const validate = (payload: unknown) => ({ method: 'POST' as const, url: '/validate', payload: payload as object })
 const CLEAN = { valid: true, errors: [], warnings: [] }
+/** A clean report whose document enters `levels` mapping levels on any input. */
+const clean = (levels: number) => ({ ...CLEAN, expansion: levels })
 
 t.test('a valid document: 200 with a clean report, explicit form off', async (t) => {
   const app = await serve(t)
   for (const mapping of [GREETINGS, { mapping: { '/text': '/message' } }, { '/text': '/message' }]) {
     const response = await call(app, validate({ mapping }))
     t.equal(response.statusCode, 200)
-    t.same(response.data, CLEAN)
-    t.same(Object.keys(response.data), ['valid', 'errors', 'warnings'])
+    t.same(response.data, clean(1))
+    t.same(Object.keys(response.data), ['valid', 'errors', 'warnings', 'expansion'])
   }
 })
 
@@ -31,10 +34,10 @@ t.test('an invalid document is data at 200 with the full report', async (t) => {
 
 t.test('instance level: installed names and the document members are reachable', async (t) => {
   const app = await serve(t, { mappings: [ECHO], extensions: { transformers: { slugify: (value: unknown) => value } } })
-  t.same((await call(app, validate({ mapping: { mapping: { '/slug': { source: '/title', transform: 'slugify' } } } }))).data, CLEAN)
-  t.same((await call(app, validate({ mapping: { mapping: { '/inner': 'echo' } } }))).data, CLEAN, 'an installed mapping')
-  const members = { mappings: { a: { $id: 'a', mapping: { '/x': 'b' } }, b: { $id: 'b', mapping: { '/y': '/y' } } } }
-  t.same((await call(app, validate({ mapping: members }))).data, CLEAN, 'a sibling member')
+  t.same((await call(app, validate({ mapping: { mapping: { '/slug': { source: '/title', transform: 'slugify' } } } }))).data, clean(1))
+  t.same((await call(app, validate({ mapping: { mapping: { '/inner': 'echo' } } }))).data, clean(2), 'an installed mapping')
+  const members = { mappings: { b: { $id: 'b', mapping: { '/y': '/y' } }, a: { $id: 'a', mapping: { '/x': 'b', '/z': 'b' } } } }
+  t.same((await call(app, validate({ mapping: members }))).data, clean(3), 'a sibling member, named twice')
   const missing = await call(app, validate({ mapping: { mapping: { '/x': 'missing' } } }))
   t.same(missing.data, {
     valid: false,
@@ -65,8 +68,8 @@ t.test('the screens report at 200: REG-6, DOC-6 and the pattern screen', async (
 
 t.test('a registered id: its flattened document is validated; unknown ids are 404', async (t) => {
   const app = await serve(t, { mappings: [ECHO, { $id: 'base', mapping: { '/a': '/a' } }, { $id: 'derived', $extend: 'base', mapping: { '/b': '/b' } }] })
-  t.same((await call(app, validate({ mapping: 'echo' }))).data, CLEAN)
-  t.same((await call(app, validate({ mapping: 'derived' }))).data, CLEAN)
+  t.same((await call(app, validate({ mapping: 'echo' }))).data, clean(1))
+  t.same((await call(app, validate({ mapping: 'derived' }))).data, clean(1))
   for (const id of ['nope', '__proto__', 'toString']) {
     const response = await call(app, validate({ mapping: id }))
     t.equal(response.statusCode, 404)

@@ -12,6 +12,13 @@ const instance = new Mapper(
   },
 )
 
+/** A compound document whose members each name the next one twice, `levels` deep. */
+function doubling(levels: number): Record<string, unknown> {
+  const mappings: Record<string, unknown> = { [`m${levels}`]: { $id: `m${levels}`, mapping: { '/x': '/x' } } }
+  for (let i = levels - 1; i >= 0; i--) mappings[`m${i}`] = { $id: `m${i}`, mapping: { '/a': `m${i + 1}`, '/b': `m${i + 1}` } }
+  return { mappings }
+}
+
 interface Row {
   rule: string
   level: 'document' | 'instance'
@@ -62,6 +69,10 @@ const rows: Row[] = [
   { rule: 'KW-pattern-2', level: 'document', draws: { mapping: { '/code': { source: '/a', pattern: '(a+)+$' } } }, expect: { message: 'pattern must not quantify a group that contains a quantifier', pointer: '/mapping/~1code/pattern', descriptor: '(a+)+$' }, nearMiss: { mapping: { '/code': { source: '/a', pattern: '(a)+$' } } } },
   { rule: 'KW-pattern-3', level: 'document', draws: { mapping: { '/v': { source: '/a', pattern: 'a?'.repeat(26) } } }, expect: { message: 'pattern must not contain more than 25 quantifiers', pointer: '/mapping/~1v/pattern', descriptor: 'a?'.repeat(26) }, nearMiss: { mapping: { '/v': { source: '/a', pattern: 'a?'.repeat(25) } } } },
   { rule: 'KW-random-1', level: 'document', draws: { mapping: { '/v': { source: '/a', random: 1.5 } } }, expect: { message: 'random must be a positive integer', pointer: '/mapping/~1v/random', descriptor: 1.5 }, nearMiss: { mapping: { '/v': { source: '/a', random: 2, unique: true } } } },
+  { rule: 'KW-pattern-1', level: 'document', draws: { mapping: { '/v': { source: '/a', pattern: '(a)\\1' } } }, expect: { message: 'pattern must run in linear time: no backreferences, lookahead or lookbehind, and no repetition count above 16', pointer: '/mapping/~1v/pattern', descriptor: '(a)\\1' }, nearMiss: { mapping: { '/v': { source: '/a', pattern: '(a)b{16}' } } } },
+  { rule: 'KW-pattern-1', level: 'document', draws: { mapping: { '/v': { source: '/a', pattern: '^(?=x)' } } }, expect: { message: 'pattern must run in linear time: no backreferences, lookahead or lookbehind, and no repetition count above 16', pointer: '/mapping/~1v/pattern', descriptor: '^(?=x)' }, nearMiss: { mapping: { '/v': { source: '/a', pattern: '^(?:x)' } } } },
+  { rule: 'KW-random-1', level: 'document', draws: { mapping: { '/v': { source: '/a', random: 300_000_000 } } }, expect: { message: 'random must not exceed 10000', pointer: '/mapping/~1v/random', descriptor: 300_000_000 }, nearMiss: { mapping: { '/v': { source: '/a', random: 10_000 } } } },
+  { rule: 'BUDGET-1', level: 'instance', draws: doubling(21), expect: { message: 'the mapping enters 4194303 mapping levels on any input, more than the fanOut budget of 2000000', pointer: '', descriptor: null }, nearMiss: doubling(19) },
   { rule: 'CTX-3', level: 'document', draws: { mapping: { '/errors': { constant: [] } } }, expect: { message: 'a top level pairing writes an envelope key', pointer: '/mapping/~1errors', descriptor: '/errors' }, nearMiss: { mapping: { '/out': { source: '/', mapping: { '/errors': { constant: [] } } } } } },
   { rule: 'KW-transform-1', level: 'instance', draws: { mapping: { '/slug': { source: '/title', transform: ['trim', { sluggify: {} }] } } }, expect: { message: 'sluggify matches no registered transformer', pointer: '/mapping/~1slug/transform/1/sluggify', descriptor: 'sluggify' }, nearMiss: { mapping: { '/slug': { source: '/title', transform: ['trim', { slugify: {} }] } } } },
   { rule: 'KW-init-1', level: 'instance', draws: { mapping: { '/id': { init: 'uuid4' } } }, expect: { message: 'uuid4 matches no registered initializer', pointer: '/mapping/~1id/init', descriptor: 'uuid4' }, nearMiss: { mapping: { '/id': { init: 'uuid' } } } },
@@ -91,7 +102,7 @@ for (const row of rows) {
 
 t.test('every rule of the table has a row', async (t) => {
   const covered = new Set(rows.map((r) => r.rule))
-  for (const rule of ['DOC-3', 'DOC-2', 'DOC-5', 'DOC-6', 'PTR-9', 'PTR-10', 'REG-5', 'REG-6', 'KW-locate-1', 'KW-mapping-1', 'KW-combinator-1', 'KW-switch-1', 'KW-find-1', 'KW-pipeline-1', 'KW-validate-1', 'KW-pattern-1', 'KW-pattern-2', 'KW-pattern-3', 'KW-random-1', 'CTX-3', 'KW-transform-1', 'KW-init-1', 'REG-1', 'REG-3', 'KW-2']) {
+  for (const rule of ['DOC-3', 'DOC-2', 'DOC-5', 'DOC-6', 'PTR-9', 'PTR-10', 'REG-5', 'REG-6', 'KW-locate-1', 'KW-mapping-1', 'KW-combinator-1', 'KW-switch-1', 'KW-find-1', 'KW-pipeline-1', 'KW-validate-1', 'KW-pattern-1', 'KW-pattern-2', 'KW-pattern-3', 'KW-random-1', 'CTX-3', 'KW-transform-1', 'KW-init-1', 'REG-1', 'REG-3', 'KW-2', 'BUDGET-1']) {
     t.ok(covered.has(rule), rule)
   }
 })

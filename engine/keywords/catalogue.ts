@@ -94,8 +94,12 @@ function findOperand(value: unknown): OperandIssue[] {
   return good ? ok : issue('KW-find-1', 'find must be an object with an eq object')
 }
 
+/** The largest `random` selection a document may ask for (each member is a value of the output). */
+export const MAX_RANDOM = 10_000
+
 function randomOperand(value: unknown): OperandIssue[] {
-  return Number.isInteger(value) && (value as number) > 0 ? ok : issue('KW-random-1', 'random must be a positive integer')
+  if (!Number.isInteger(value) || (value as number) <= 0) return issue('KW-random-1', 'random must be a positive integer')
+  return (value as number) <= MAX_RANDOM ? ok : issue('KW-random-1', `random must not exceed ${MAX_RANDOM}`)
 }
 
 function patternOperand(value: unknown): OperandIssue[] {
