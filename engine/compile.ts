@@ -36,7 +36,22 @@ export interface CompilerOptions {
   readonly unknownNames: 'skip' | 'error'
 }
 
-const EMPTY_PAIRINGS: Pairings = Object.freeze({ list: Object.freeze([]) })
+const EMPTY_PAIRINGS: Pairings = Object.freeze({ list: Object.freeze([]), weight: 0, keyBytes: 0 })
+
+/** A pairing's share of the printed output beside a string's text: key, quotes, colon, comma, a short scalar. */
+const PAIRING_BYTES = 10
+
+const COMBINATORS = ['first', 'last', 'all'] as const
+
+/** The work steps one run of a descriptor's pipeline counts for: its stages and combinator reads. */
+function weightOf(descriptor: Record<string, unknown>, stages: number): number {
+  let weight = stages
+  for (const keyword of COMBINATORS) {
+    const operand = descriptor[keyword]
+    if (Array.isArray(operand)) weight += operand.length
+  }
+  return weight
+}
 
 /** How many names one `mapping` / `each` value may pass through before it counts as a loop. */
 const MAX_REFERENCE_HOPS = 32
@@ -83,14 +98,9 @@ function runSteps(steps: readonly Step[], start: number, value: unknown, context
 
 function pipeline(locate: Locate, locateIsSync: boolean, steps: readonly Step[]): (context: Context) => unknown {
   if (steps.length === 0) return locate
-  // Each run of the pipeline counts its stages as work steps.
-  const weight = steps.length
   if (locateIsSync && steps.every((step) => !step.awaits)) {
     // A synchronous pipeline composes into direct calls: no loop, no promise checks.
-    let composed: (context: Context) => unknown = (context) => {
-      context.run.tick(weight)
-      return locate(context)
-    }
+    let composed: (context: Context) => unknown = locate
     for (const step of steps) {
       const previous = composed
       const run = step.run
@@ -99,7 +109,6 @@ function pipeline(locate: Locate, locateIsSync: boolean, steps: readonly Step[])
     return composed
   }
   return (context) => {
-    context.run.tick(weight)
     const located = locate(context)
     if (located instanceof Promise) return located.then((settled) => runSteps(steps, 0, settled, context))
     return runSteps(steps, 0, located, context)
@@ -240,7 +249,17 @@ export class Compiler {
     let pairings = this.pairingMaps.get(value)
     if (pairings === undefined) {
       const place = this.places.get(value)
-      pairings = Object.freeze({ list: Object.freeze(Object.keys(value).map((left) => this.pairing(left, value[left], place))) })
+      const list = Object.freeze(Object.keys(value).map((left) => this.pairing(left, value[left], place)))
+      // A level counts one step per pairing, plus the stages of the right sides known here (a
+      // name resolved at run time counts its own levels).
+      let weight = 0
+      let keyBytes = 0
+      for (const left of Object.keys(value)) {
+        const right = value[left]
+        weight += 1 + (isObject(right) && !truthy(right.$ref) ? this.plan(right).weight : 0)
+        keyBytes += left.length + PAIRING_BYTES
+      }
+      pairings = Object.freeze({ list, weight, keyBytes })
       this.pairingMaps.set(value, pairings)
     }
     const fixed = pairings
@@ -262,6 +281,7 @@ export class Compiler {
       kind,
       descriptor,
       get,
+      weight: 0,
       structural: false,
       hasSwitch: false,
       sourcePath: undefined,
@@ -311,6 +331,7 @@ export class Compiler {
     const structural = truthy(descriptor.mapping) || truthy(descriptor.each)
     const pluginSteps = compilePlugins(descriptor, this)
     let get: (context: Context) => unknown
+    let stages = 0
     const badPointer = LOCATE_POINTERS.some((key) => {
       const pointer = descriptor[key]
       return typeof pointer === 'string' && pointer.startsWith('/') && hasDotDotSegment(pointer)
@@ -332,6 +353,7 @@ export class Compiler {
       steps.push(...compileFinalize(descriptor))
       const located = compileLocate(descriptor, this)
       get = pipeline(located.locate, located.sync, steps)
+      stages = steps.length
     }
     const pairingValue = truthy(descriptor.mapping) ? descriptor.mapping : descriptor.each
     let ownPairings: PairingSlot | undefined
@@ -339,6 +361,7 @@ export class Compiler {
       kind: 'object' as const,
       descriptor,
       get,
+      weight: weightOf(descriptor, stages),
       structural,
       hasSwitch: truthy(descriptor.switch),
       sourcePath: truthy(descriptor.source) && typeof descriptor.source === 'string' ? descriptor.source : undefined,
@@ -366,12 +389,16 @@ export class Compiler {
         return undefined
       }
     }
-    const keyLength = left.length + 3
+    // The level counted this pairing's value and key when it was entered (Run.enterLevel); what a
+    // write adds beyond that is the text of a string, or a container written by reference.
     const putThroughWriter = (context: Context, value: unknown, fresh: boolean): void => {
       if (value === undefined) return
       const run = context.run
-      run.wrote(value, fresh, keyLength)
-      if (!fresh && value !== null && typeof value === 'object') run.markForeign(value)
+      if (typeof value === 'string') run.wroteText(value.length)
+      else if (!fresh && value !== null && typeof value === 'object') {
+        run.wroteReference(value)
+        run.markForeign(value)
+      }
       const refused = write(context.target, value, run)
       if (refused !== undefined) run.errors.push({ target: left, message: refused })
     }
@@ -383,9 +410,12 @@ export class Compiler {
             if (value === undefined) return
             const target = context.target
             if (Array.isArray(target)) return putThroughWriter(context, value, fresh)
-            const run = context.run
-            run.wrote(value, fresh, keyLength)
-            if (!fresh && value !== null && typeof value === 'object') run.markForeign(value)
+            if (typeof value === 'string') context.run.wroteText(value.length)
+            else if (!fresh && value !== null && typeof value === 'object') {
+              const run = context.run
+              run.wroteReference(value)
+              run.markForeign(value)
+            }
             ;(target as Record<string, unknown>)[key] = value
           }
 

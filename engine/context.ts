@@ -1,9 +1,10 @@
 // The evaluation context (engine.md §4). Everything shared by one invocation lives in its `Run`;
 // a `Context` adds the rebound scopes. Compiled plans hold no per-run state, so one plan serves
 // any number of concurrent runs.
-import { BudgetExceeded, measure, scalarBytes, type Budget, type Limits } from './budget.js'
+import { BudgetExceeded, measure, type Budget, type Limits } from './budget.js'
 import { resolvePath, type WriteOwnership } from './pointer.js'
 import type { Compiler } from './compile.js'
+import type { Pairings } from './plan.js'
 import type { RegistryView } from './registry.js'
 import type {
   Descriptor,
@@ -30,22 +31,31 @@ const RESERVED = new Set([
 /** How many steps pass between two looks at the clock. */
 const CLOCK_INTERVAL = 1024
 
+/** The meter's state that a short, pure evaluation never touches. */
+interface RareState {
+  pluginCalls: number
+  /** The clock starts at the first checkpoint (or plugin await): short evaluations never read it. */
+  started: number
+  deadline: number
+  tripped: BudgetExceeded | null
+  signal: AbortSignal | undefined
+}
+
+/** The first step count at which a run with these limits looks at its meter. */
+export function firstCheckpoint(limits: Readonly<Required<Limits>>): number {
+  return Math.min(CLOCK_INTERVAL, limits.steps, limits.fanOut, limits.outputValues) + 1
+}
+
 /** The shared state of one invocation, and the meter of its budgets. */
 export class Run implements WriteOwnership {
   readonly extraKeys: readonly string[]
   private foreign: WeakSet<object> | null = null
   private steps = 0
-  /** The step count at which the meter next looks at the step limit and the clock. */
-  private checkpoint: number
   private values = 0
   private bytes = 0
   private levels = 0
-  private pluginCalls = 0
-  /** The clock starts at the first checkpoint (or plugin await): short evaluations never read it. */
-  private started = 0
-  private deadline = Infinity
-  private tripped: BudgetExceeded | null = null
-  private deadlineSignal: AbortSignal | undefined
+  /** What only long, tripped or plugin-calling evaluations need, made when first needed. */
+  private rare: RareState | null = null
 
   constructor(
     readonly input: unknown,
@@ -56,55 +66,93 @@ export class Run implements WriteOwnership {
     readonly stdout: (text: string) => void,
     readonly extra: Readonly<Record<string, unknown>> | undefined,
     readonly limits: Readonly<Required<Limits>>,
+    /** `firstCheckpoint(limits)`, computed once per set of limits by the caller. */
+    private checkpoint: number,
+    /** `limits.depth`, read on every context made. */
+    readonly maxDepth: number,
   ) {
     this.extraKeys = extra === undefined ? NO_EXTRAS : Object.keys(extra).filter((k) => !RESERVED.has(k))
-    this.checkpoint = Math.min(limits.steps + 1, CLOCK_INTERVAL)
+  }
+
+  private get state(): RareState {
+    return (this.rare ??= { pluginCalls: 0, started: 0, deadline: Infinity, tripped: null, signal: undefined })
   }
 
   /** Stop the evaluation: every later step of it (a concurrent branch too) rethrows the same error. */
   trip(budget: Budget, limit: number, used: number): never {
-    this.tripped = new BudgetExceeded(budget, limit, used)
+    const tripped = (this.state.tripped = new BudgetExceeded(budget, limit, used))
     this.checkpoint = -Infinity
-    throw this.tripped
+    throw tripped
   }
 
-  /** Count `n` work steps; the step limit and the clock are looked at every few hundred steps. */
+  /**
+   * Count `n` work steps. Every level entered and every value written is a step too, so one
+   * comparison serves all the counted budgets: the checkpoint is never further than the step,
+   * fan-out or value budget has room left, nor than CLOCK_INTERVAL steps.
+   */
   tick(n: number): void {
     if ((this.steps += n) >= this.checkpoint) this.atCheckpoint()
   }
 
-  private atCheckpoint(): void {
-    if (this.tripped !== null) throw this.tripped
+  private nextCheckpoint(): number {
     const limits = this.limits
-    if (this.steps > limits.steps) this.trip('steps', limits.steps, this.steps)
+    const room = Math.min(CLOCK_INTERVAL, limits.steps - this.steps, limits.fanOut - this.levels, limits.outputValues - this.values)
+    return this.steps + room + 1
+  }
+
+  private atCheckpoint(): void {
+    const tripped = this.rare?.tripped
+    if (tripped) throw tripped
+    this.checkCounts()
+    const limits = this.limits
     if (this.startClock()) {
       const now = performance.now()
-      if (now > this.deadline) this.trip('timeMs', limits.timeMs, Math.ceil(now - this.started))
+      if (now > this.state.deadline) this.trip('timeMs', limits.timeMs, Math.ceil(now - this.state.started))
     }
-    this.checkpoint = Math.min(limits.steps + 1, this.steps + CLOCK_INTERVAL)
+    this.checkpoint = this.nextCheckpoint()
   }
 
-  /** One mapping level entered (an `each` element, a `mapping` or reference expansion) with its pairings. */
-  enterLevel(pairings: number): void {
-    if (++this.levels > this.limits.fanOut) this.trip('fanOut', this.limits.fanOut, this.levels)
-    this.tick(pairings + 1)
-  }
-
-  /** A value written at a key of `keyLength` characters; `fresh` containers were counted as they were built. */
-  wrote(value: unknown, fresh: boolean, keyLength: number): void {
+  private checkCounts(): void {
     const limits = this.limits
-    if (value === null || typeof value !== 'object') {
-      this.values++
-      this.bytes += scalarBytes(value) + keyLength
-    } else if (fresh) {
-      this.values++
-      this.bytes += 2 + keyLength
-    } else {
-      const size = measure(value, limits.outputValues - this.values, limits.outputBytes - this.bytes)
-      this.values += size.values
-      this.bytes += size.bytes + keyLength
-      this.tick(size.values)
-    }
+    if (this.steps > limits.steps) this.trip('steps', limits.steps, this.steps)
+    if (this.levels > limits.fanOut) this.trip('fanOut', limits.fanOut, this.levels)
+    if (this.values > limits.outputValues) this.trip('outputValues', limits.outputValues, this.values)
+    // Scalar text is looked at here, not per write: a string written many times is shared until
+    // the output is printed, and the evaluation's end looks once more (`finish`).
+    if (this.bytes > limits.outputBytes) this.trip('outputBytes', limits.outputBytes, this.bytes)
+  }
+
+  /** The evaluation is over: its output is within the budgets, or it throws. */
+  finish(): void {
+    const tripped = this.rare?.tripped
+    if (tripped) throw tripped
+    this.checkCounts()
+  }
+
+  /**
+   * One mapping level entered (an `each` element, a `mapping` or reference expansion). It counts
+   * its pairings' work, and a value and a key for each of them: an upper bound of what they write,
+   * so that a write itself costs nothing unless it brings text or a container by reference.
+   */
+  enterLevel(pairings: Pairings): void {
+    this.levels++
+    this.values += pairings.list.length
+    this.bytes += pairings.keyBytes
+    this.tick(pairings.weight + 1)
+  }
+
+  /** A string written: its text will be printed (looked at on the next checkpoint). */
+  wroteText(length: number): void {
+    this.bytes += length
+  }
+
+  /** A container written by reference: measured now, as printing copies it each time it is written. */
+  wroteReference(value: object): void {
+    const limits = this.limits
+    const size = measure(value, limits.outputValues - this.values, limits.outputBytes - this.bytes)
+    this.values += size.values
+    this.bytes += size.bytes
+    this.tick(size.values)
     if (this.values > limits.outputValues) this.trip('outputValues', limits.outputValues, this.values)
     if (this.bytes > limits.outputBytes) this.trip('outputBytes', limits.outputBytes, this.bytes)
   }
@@ -118,7 +166,8 @@ export class Run implements WriteOwnership {
 
   /** One plugin call about to start. */
   callPlugin(): void {
-    if (++this.pluginCalls > this.limits.pluginCalls) this.trip('pluginCalls', this.limits.pluginCalls, this.pluginCalls)
+    const state = this.state
+    if (++state.pluginCalls > this.limits.pluginCalls) this.trip('pluginCalls', this.limits.pluginCalls, state.pluginCalls)
     this.tick(1)
   }
 
@@ -131,16 +180,17 @@ export class Run implements WriteOwnership {
   /** Start the clock unless it runs already; false when there is no time budget. */
   private startClock(): boolean {
     if (this.limits.timeMs === Infinity) return false
-    if (this.deadline === Infinity) {
-      this.started = performance.now()
-      this.deadline = this.started + this.limits.timeMs
+    const state = this.state
+    if (state.deadline === Infinity) {
+      state.started = performance.now()
+      state.deadline = state.started + this.limits.timeMs
     }
     return true
   }
 
   /** Milliseconds left before the deadline (Infinity without one). */
   remainingMs(): number {
-    return this.startClock() ? this.deadline - performance.now() : Infinity
+    return this.startClock() ? this.state.deadline - performance.now() : Infinity
   }
 
   /** Settle a plugin's promise, or fail with the time budget when the deadline comes first. */
@@ -149,7 +199,7 @@ export class Run implements WriteOwnership {
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
         try {
-          this.trip('timeMs', this.limits.timeMs, Math.ceil(performance.now() - this.started))
+          this.trip('timeMs', this.limits.timeMs, Math.ceil(performance.now() - this.state.started))
         } catch (error) {
           reject(error)
         }
@@ -171,11 +221,12 @@ export class Run implements WriteOwnership {
   signal(): AbortSignal | undefined {
     const host = this.extra?.signal as AbortSignal | undefined
     if (!this.startClock()) return host
-    if (this.deadlineSignal === undefined) {
+    const state = this.state
+    if (state.signal === undefined) {
       const timeout = AbortSignal.timeout(Math.max(0, Math.ceil(this.remainingMs())))
-      this.deadlineSignal = host === undefined ? timeout : AbortSignal.any([host, timeout])
+      state.signal = host === undefined ? timeout : AbortSignal.any([host, timeout])
     }
-    return this.deadlineSignal
+    return state.signal
   }
 
   /** A value written into the output that came from outside the engine (input, document, extension). */
@@ -218,7 +269,7 @@ export class Context implements EvaluationContext {
     // A mapping that references itself recurses as long as its input does; one whose scope never
     // shrinks would recurse forever, so the depth budget stops it before the host stack runs out.
     this.depth = parent === null ? 0 : parent.depth + 1
-    if (this.depth > run.limits.depth) run.trip('depth', run.limits.depth, this.depth)
+    if (this.depth > run.maxDepth) run.trip('depth', run.maxDepth, this.depth)
     const keys = run.extraKeys
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i]!

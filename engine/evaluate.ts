@@ -3,7 +3,7 @@
 // conformance suite run through these.
 import { resolveLimits } from './budget.js'
 import { Compiler } from './compile.js'
-import { Context, Run } from './context.js'
+import { Context, firstCheckpoint, Run } from './context.js'
 import { admitDocument, resolveExtensions } from './mapper.js'
 import { mapPlan } from './procedures.js'
 import { DocumentRegistry, EMPTY_REGISTRY, flatten } from './registry.js'
@@ -15,7 +15,8 @@ function rootContext(env: Environment): { root: Context; compiler: Compiler } {
   const compiler = new Compiler(resolveExtensions(env), { unknownNames: env.unknownNames ?? 'skip', stdout })
   const registry = env.mappings === undefined ? EMPTY_REGISTRY : new DocumentRegistry(admitDocument(env.mappings), compiler)
   const output = {}
-  const run = new Run(env.input, output, env.errors ?? [], registry, compiler, stdout, undefined, resolveLimits(env.limits))
+  const limits = resolveLimits(env.limits)
+  const run = new Run(env.input, output, env.errors ?? [], registry, compiler, stdout, undefined, limits, firstCheckpoint(limits), limits.depth)
   return { root: new Context(run, env.input, output, null, -1, undefined, undefined), compiler }
 }
 

@@ -2,7 +2,7 @@
 // extension registries, and top-level invocation with array wrapping and the envelope.
 import { BUDGETS, BudgetExceeded, resolveLimits, type Limits } from './budget.js'
 import { Compiler, type ResolvedExtensions } from './compile.js'
-import { Context, Run } from './context.js'
+import { Context, firstCheckpoint, Run } from './context.js'
 import { documentForm } from './document.js'
 import { isKeyword } from './keywords/catalogue.js'
 import type { Maybe, Slot } from './plan.js'
@@ -89,7 +89,10 @@ export class CompiledMapping {
     private readonly limits: Readonly<Required<Limits>>,
   ) {
     this.direct = compiler.slot(entry)
+    this.checkpoint = firstCheckpoint(limits)
   }
+
+  private readonly checkpoint: number
 
   private entrySlot(arrayInput: boolean): Slot {
     if (!arrayInput) return this.direct
@@ -109,18 +112,31 @@ export class CompiledMapping {
     const output = {}
     const errors: ErrorObject[] = []
     const limits = options?.limits
-    const budgets = limits === undefined ? this.limits : Object.isFrozen(limits) && isComplete(limits) ? limits : resolveLimits(limits, this.limits)
-    const run = new Run(rootInput, output, errors, this.registry, this.compiler, options?.stdout ?? this.stdout, extra, budgets)
+    let run: Run
+    if (limits === undefined) {
+      run = new Run(rootInput, output, errors, this.registry, this.compiler, options?.stdout ?? this.stdout, extra, this.limits, this.checkpoint, this.limits.depth)
+    } else {
+      const budgets = Object.isFrozen(limits) && isComplete(limits) ? limits : resolveLimits(limits, this.limits)
+      run = new Run(rootInput, output, errors, this.registry, this.compiler, options?.stdout ?? this.stdout, extra, budgets, firstCheckpoint(budgets), budgets.depth)
+    }
     const root = new Context(run, rootInput, output, null, -1, undefined, undefined)
     let result: Maybe<object | null>
     try {
       result = mapPlan(this.entrySlot(arrayInput)(root), root)
+      if (!(result instanceof Promise)) run.finish()
     } catch (error) {
       throw this.placed(error)
     }
     if (result instanceof Promise) {
       return result.then(
-        (settled) => envelope(settled, output, errors),
+        (settled) => {
+          try {
+            run.finish()
+          } catch (error) {
+            throw this.placed(error)
+          }
+          return envelope(settled, output, errors)
+        },
         (error: unknown) => {
           throw this.placed(error)
         },

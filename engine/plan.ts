@@ -21,6 +21,10 @@ export type PairingSlot = (context: Context, hops?: number) => Pairings
 /** The pairings of one mapping level, compiled. */
 export interface Pairings {
   readonly list: readonly Pairing[]
+  /** The work steps one run of the level counts for (budgets). */
+  readonly weight: number
+  /** The printed bytes its pairings' keys and short values take at most (budgets). */
+  readonly keyBytes: number
 }
 
 /** Where a pairing map stands: a JSON Pointer into the document named by `mapping`, or into the evaluated one. */
@@ -47,6 +51,8 @@ export interface Plan {
   readonly descriptor: unknown
   /** GET (engine.md §8): the descriptor's value in a context. */
   readonly get: (context: Context) => unknown
+  /** The work steps one GET counts for in its level's weight: pipeline stages and combinator reads. */
+  readonly weight: number
   /** Truthy `mapping` or `each`: the descriptor maps instead of returning a read value. */
   readonly structural: boolean
   readonly hasSwitch: boolean

@@ -19,6 +19,8 @@ export function runLevel(plan: Plan, pairings: Pairings | null, context: Context
   return runPairings(pairings, context, scope, plan.stdout)
 }
 
+const EMPTY_LEVEL: Pairings = Object.freeze({ list: Object.freeze([]), weight: 0, keyBytes: 0 })
+
 /** A budget error passing through a pairing is placed there, unless an inner pairing placed it first. */
 function placed(error: unknown, pairing: Pairing): unknown {
   if (error instanceof BudgetExceeded && error.pointer === undefined) {
@@ -31,10 +33,10 @@ function placed(error: unknown, pairing: Pairing): unknown {
 /** Run a level's pairings in order against `scope`; null as soon as the shared error list is non-empty. */
 export function runPairings(pairings: Pairings | null, context: Context, scope: unknown, stdout: unknown): Maybe<object | null> {
   const run = context.run
-  if (pairings === null) run.enterLevel(0)
+  if (pairings === null) run.enterLevel(EMPTY_LEVEL)
   else {
     const list = pairings.list
-    run.enterLevel(list.length)
+    run.enterLevel(pairings)
     const pairingContext = scope === undefined || scope === context.source ? context : context.withSource(scope)
     const errors = run.errors
     let i = 0
