@@ -144,20 +144,21 @@ export class Compiler {
   }
 
   /**
-   * Record where every object of a document stands in it, before the document is compiled, so that
-   * a budget error can name the pairing it stopped in. An object already placed keeps its place.
+   * Record where each pairing map of a document stands in it, before the document is compiled, so
+   * that a budget error can name the pairing it stopped in. A map already placed keeps its place.
    */
   locate(document: object, mapping: string | undefined, base = ''): void {
-    const work: Array<[object, string]> = [[document, base]]
+    if (this.places.has(document)) return
+    const work: Array<[object, string, boolean]> = [[document, base, true]]
     while (work.length > 0) {
-      const [value, pointer] = work.pop()!
-      if (!Array.isArray(value)) {
-        if (this.places.has(value)) continue
-        this.places.set(value, { mapping, pointer })
-      }
+      const [value, pointer, pairingMap] = work.pop()!
+      // Only what can be a level's pairing map is placed: the root and `mapping` / `each` values.
+      if (pairingMap && !Array.isArray(value) && !this.places.has(value)) this.places.set(value, { mapping, pointer })
       for (const key of Object.keys(value)) {
         const member: unknown = (value as Record<string, unknown>)[key]
-        if (member !== null && typeof member === 'object') work.push([member, `${pointer}/${escapeToken(key)}`])
+        if (member !== null && typeof member === 'object') {
+          work.push([member, `${pointer}/${escapeToken(key)}`, key === 'mapping' || key === 'each'])
+        }
       }
     }
   }
