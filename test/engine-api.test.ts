@@ -87,3 +87,14 @@ t.test('one-shot evaluate, evaluateMapping and extend', async (t) => {
   })
   t.same(extend({ mapping: { '/x': '/x' } }), { mapping: { '/x': '/x' } }, 'nothing to extend')
 })
+
+t.test('template placeholders: a name of one or more non-} characters, as the reference reads them', async (t) => {
+  const mapper = new Mapper()
+  const render = async (template: string): Promise<unknown> =>
+    (await mapper.map({ mapping: { '/out': { source: '/p', template, mapping: { '/a': '/a', '/b c': '/b' } } } }, { p: { a: 'A', b: 'B' } })).out
+  t.equal(await render('{{a}}-{{b c}}'), 'A-B', 'names may hold spaces')
+  t.equal(await render('{{}}'), '{{}}', 'an empty name is literal text')
+  t.equal(await render('{{a}b}}'), '{{a}b}}', 'a name cannot hold }')
+  t.equal(await render('{{a}}}'), 'A}', 'a third } is literal text')
+  t.equal(await render('{{{a}}'), '', 'the first {{ opens: the name is {a, which has no value')
+})

@@ -138,7 +138,11 @@ function compileRandom(descriptor: Record<string, unknown>, provenance: Provenan
   }
 }
 
-const PLACEHOLDER = /\{\{([\s\S]*?)\}\}/
+/**
+ * A placeholder: `{{name}}`, the name one or more characters none of which is `}` (the reference
+ * engine's reading), so `{{}}` and `{{a}b}}` stay literal text.
+ */
+const PLACEHOLDER = /\{\{([^}]+)\}\}/
 
 function compileTemplate(descriptor: Record<string, unknown>, compiler: Compiler): Step | null {
   if (!truthy(descriptor.template) || !truthy(descriptor.mapping)) return null
