@@ -11,7 +11,7 @@ import { compileLocate, type Locate } from './keywords/locate.js'
 import { compilePlugins } from './keywords/plugins.js'
 import { compileShape } from './keywords/shape.js'
 import { compileValidate } from './keywords/validate.js'
-import type { Pairing, PairingSlot, Pairings, Place, Plan, PlanKind, Slot, Step } from './plan.js'
+import type { CompileContext, DocumentCompiler, Pairing, PairingSlot, Pairings, Place, Plan, PlanKind, ResolvedExtensions, RunCompiler, Slot, Step } from './plan.js'
 import {
   compileReader,
   compileWriter,
@@ -22,15 +22,9 @@ import {
   type Reader,
   type Writer,
 } from './pointer.js'
-import { dispatch, firstDefined, readEach, runLevel } from './procedures.js'
-import type { Descriptor, EngineOptions, Initializer, Plugin, ScopeOverrides, Transformer } from './types.js'
+import { putFirstDefined, putPlan, putter, putValue, runLevel } from './procedures.js'
+import type { Descriptor, EngineOptions, ScopeOverrides } from './types.js'
 import { isObject, isThenable, truthy } from './values.js'
-
-export interface ResolvedExtensions {
-  readonly initializers: Readonly<Record<string, Initializer>>
-  readonly transformers: Readonly<Record<string, Transformer>>
-  readonly plugins: Readonly<Record<string, Plugin>>
-}
 
 export interface CompilerOptions {
   readonly unknownNames: 'skip' | 'error'
@@ -127,7 +121,7 @@ function observesPaths(descriptor: Record<string, unknown>, hasPlugins: boolean)
   )
 }
 
-export class Compiler {
+export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
   private readonly objectPlans = new WeakMap<object, Plan>()
   private readonly stringPlans = new Map<string, Plan>()
   private readonly pairingMaps = new WeakMap<object, Pairings>()
@@ -374,7 +368,7 @@ export class Compiler {
     })
   }
 
-  /** One pairing: evaluate the right side (§7.1 step 4) and write it at the left pointer. */
+  /** One pairing: its left pointer compiled, and the right side in the fastest form that behaves the same. */
   private pairing(left: string, right: unknown, place: Place | undefined): Pairing {
     let write: Writer
     let ownKey: string | undefined
@@ -390,113 +384,34 @@ export class Compiler {
         return undefined
       }
     }
-    // The level counted this pairing's value and key when it was entered (Run.enterLevel); what a
-    // write adds beyond that is the text of a string, or a container written by reference.
-    const putThroughWriter = (context: Context, value: unknown, fresh: boolean): void => {
-      if (value === undefined) return
-      const run = context.run
-      if (typeof value === 'string') run.wroteText(value.length)
-      else if (!fresh && value !== null && typeof value === 'object') {
-        run.wroteReference(value)
-        run.markForeign(value)
-      }
-      const refused = write(context.target, value, run)
-      if (refused !== undefined) run.errors.push({ target: left, message: refused })
-    }
-    const key = ownKey
-    const put =
-      key === undefined
-        ? putThroughWriter
-        : (context: Context, value: unknown, fresh: boolean): void => {
-            if (value === undefined) return
-            const target = context.target
-            if (Array.isArray(target)) return putThroughWriter(context, value, fresh)
-            if (typeof value === 'string') context.run.wroteText(value.length)
-            else if (!fresh && value !== null && typeof value === 'object') {
-              const run = context.run
-              run.wroteReference(value)
-              run.markForeign(value)
-            }
-            ;(target as Record<string, unknown>)[key] = value
-          }
+    const put = putter(left, write, ownKey)
+    const pairing = (run: Pairing['run']): Pairing => ({ pointer: left, place, write, run })
 
     if (Array.isArray(right)) {
-      // A variant list: every element is evaluated; the earliest defined result is written.
       const slots = right.map((element) => this.slot(element))
-      return {
-        pointer: left,
-        place,
-        write,
-        run(context) {
-          const values = readEach(slots, context)
-          if (values instanceof Promise) return values.then((settled) => put(context, firstDefined(settled), false))
-          put(context, firstDefined(values), false)
-          return undefined
-        },
-      }
-    }
-
-    const putDispatched = (context: Context, value: unknown, pairings: Pairings | null): Promise<void> | undefined => {
-      const out = dispatch(value, pairings, context)
-      if (out instanceof Promise) return out.then((settled) => put(context, settled, pairings !== null))
-      put(context, out, pairings !== null)
-      return undefined
-    }
-    const evaluate = (plan: Plan, context: Context): Promise<void> | undefined => {
-      if (plan.structural || plan.hasSwitch) {
-        const shifted = new Context(context.run, context.source, context.target, context, -1, plan.sourcePath, plan.targetPath)
-        const pairings = plan.pairings === null ? null : plan.pairings(shifted)
-        const value = plan.get(shifted)
-        if (value instanceof Promise) return value.then((settled) => putDispatched(shifted, settled, pairings))
-        return putDispatched(shifted, value, pairings)
-      }
-      const scoped =
-        plan.observesPaths && (plan.sourcePath !== undefined || plan.targetPath !== undefined)
-          ? new Context(context.run, context.source, context.target, context, -1, plan.sourcePath, plan.targetPath)
-          : context
-      const value = plan.get(scoped)
-      if (value instanceof Promise) return value.then((settled) => put(context, settled, false))
-      put(context, value, false)
-      return undefined
+      return pairing((context) => putFirstDefined(slots, context, put))
     }
     const slot = this.slot(right)
-    const general = (context: Context): Promise<void> | undefined => evaluate(slot(context), context)
-
+    const general = (context: Context): Promise<void> | undefined => putPlan(slot(context), context, put)
     // Specialized forms of the two commonest right sides; both fall back to the general path
     // whenever it could behave differently.
     if (typeof right === 'string' && right.startsWith('/') && !hasDotDotSegment(right)) {
       const readSource = this.reader(right)
-      return {
-        pointer: left,
-        place,
-        write,
-        run(context) {
-          if (context.run.registry.shadowsPointers) return general(context)
-          const value = readSource(context.source)
-          if (value !== undefined) put(context, value, false)
-          return undefined
-        },
-      }
+      return pairing((context) => {
+        if (context.run.registry.shadowsPointers) return general(context)
+        put(context, readSource(context.source), false)
+        return undefined
+      })
     }
     if (isObject(right) && !truthy(right.$ref)) {
       const plan = this.plan(right)
       if (!plan.structural && !plan.hasSwitch && !(plan.observesPaths && (plan.sourcePath !== undefined || plan.targetPath !== undefined))) {
         const get = plan.get
-        return {
-          pointer: left,
-          place,
-          write,
-          run(context) {
-            const value = get(context)
-            if (value instanceof Promise) return value.then((settled) => put(context, settled, false))
-            put(context, value, false)
-            return undefined
-          },
-        }
+        return pairing((context) => putValue(get(context), context, put))
       }
-      return { pointer: left, place, write, run: (context) => evaluate(plan, context) }
+      return pairing((context) => putPlan(plan, context, put))
     }
-    return { pointer: left, place, write, run: general }
+    return pairing(general)
   }
 }
 

@@ -3,8 +3,7 @@
 // any number of concurrent runs.
 import { BudgetExceeded, measure, type Budget, type Limits } from './budget.js'
 import { resolvePath, type WriteOwnership } from './pointer.js'
-import type { Compiler } from './compile.js'
-import type { Pairings } from './plan.js'
+import type { Pairings, RunCompiler } from './plan.js'
 import type { RegistryView } from './registry.js'
 import type {
   Descriptor,
@@ -62,7 +61,7 @@ export class Run implements WriteOwnership {
     readonly output: object,
     readonly errors: ErrorObject[],
     readonly registry: RegistryView,
-    readonly compiler: Compiler,
+    readonly compiler: RunCompiler,
     readonly stdout: (text: string) => void,
     readonly extra: Readonly<Record<string, unknown>> | undefined,
     readonly limits: Readonly<Required<Limits>>,

@@ -1,17 +1,17 @@
 // The engine instance (engine.md §6 and Part 2 "API"): a registry of compiled mappings, the
 // extension registries, and top-level invocation with array wrapping and the envelope.
 import { BUDGETS, BudgetExceeded, resolveLimits, type Limits } from './budget.js'
-import { Compiler, type ResolvedExtensions } from './compile.js'
+import { Compiler } from './compile.js'
 import { Context, firstCheckpoint, Run } from './context.js'
 import { documentForm } from './document.js'
 import { isKeyword } from './keywords/catalogue.js'
-import type { Maybe, Slot } from './plan.js'
+import type { Maybe, ResolvedExtensions, Slot } from './plan.js'
 import { mapPlan } from './procedures.js'
 import { flattenBatch, LayeredRegistry, MappingRegistry, type RegisteredMapping, type RegistryView } from './registry.js'
 import type { EngineOptions, Envelope, ErrorObject, Extensions, MappingDocument } from './types.js'
 import { staticExpansion } from './validation/expansion.js'
 import { validateDocument, withMembers, type Reachability, type ValidationReport } from './validation/validate.js'
-import { copyValue, isObject, nestingDepth, truthy } from './values.js'
+import { copyValue, isObject, nestingDepth } from './values.js'
 
 /** The deepest document the engine accepts (the same bound as validation rule DOC-6). */
 export const MAX_DOCUMENT_DEPTH = 100

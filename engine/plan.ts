@@ -1,7 +1,8 @@
 // The shapes a compiled document takes. A plan is built once and never changes; everything an
 // evaluation varies lives in the Context / Run it is given.
 import type { Context } from './context.js'
-import type { Writer } from './pointer.js'
+import type { Reader, Writer } from './pointer.js'
+import type { Descriptor, Initializer, Plugin, ScopeOverrides, Transformer } from './types.js'
 
 /** A value or the promise of one: pure documents never pay for promises. */
 export type Maybe<T> = T | Promise<T>
@@ -67,4 +68,37 @@ export interface Plan {
   readonly pairings: PairingSlot | null
   /** Its pairings when it is named as the value of another descriptor's `mapping` / `each`. */
   asPairingMap(context: Context, hops: number): Pairings
+}
+
+/** The extension registries names are bound against when a document compiles. */
+export interface ResolvedExtensions {
+  readonly initializers: Readonly<Record<string, Initializer>>
+  readonly transformers: Readonly<Record<string, Transformer>>
+  readonly plugins: Readonly<Record<string, Plugin>>
+}
+
+/**
+ * What a keyword's compile step may ask of the compiler. Keyword modules see only this view, so
+ * none of them depends on the compiler itself (compile.ts imports them, never the reverse).
+ */
+export interface CompileContext {
+  readonly extensions: ResolvedExtensions
+  readonly options: { readonly unknownNames: 'skip' | 'error' }
+  /** A compiled reader for a keyword pointer; an unparseable pointer throws when it is read. */
+  reader(pointer: unknown): Reader
+  /** A descriptor in a dereferencing position: name strings and `$ref` resolve at run time. */
+  slot(descriptor: unknown): Slot
+  /** The pairing map of a `mapping` / `each` value, resolved when evaluation reaches it. */
+  pairingSlot(value: unknown): PairingSlot
+}
+
+/** What an evaluation asks of the compiler while it runs: re-entrant evaluation (EXT-4) and readers. */
+export interface RunCompiler extends CompileContext {
+  reenter(context: Context, descriptor: Descriptor, overrides: ScopeOverrides | undefined, asMapping: boolean): unknown
+}
+
+/** What a registry asks of the compiler: documents placed and compiled as they are registered. */
+export interface DocumentCompiler {
+  plan(descriptor: unknown): Plan
+  locate(document: object, mapping: string | undefined): void
 }

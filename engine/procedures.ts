@@ -4,7 +4,7 @@
 import { BudgetExceeded } from './budget.js'
 import { Context } from './context.js'
 import type { Maybe, Pairing, Pairings, Plan, Slot } from './plan.js'
-import { escapeToken } from './pointer.js'
+import { escapeToken, type Writer } from './pointer.js'
 
 /** MAP (§7.1) of a plan in its parent context: SHIFT, then the level. */
 export function mapPlan(plan: Plan, parent: Context): Maybe<object | null> {
@@ -153,5 +153,82 @@ export function readEach(slots: readonly Slot[], context: Context): Maybe<unknow
 /** The first value of a list that is not undefined (variant lists, `first`). */
 export function firstDefined(values: readonly unknown[]): unknown {
   for (const value of values) if (value !== undefined) return value
+  return undefined
+}
+
+// SET for one pairing (§7.1 steps 4–5): the right side's value written at the left pointer. The
+// compiler picks which of these a pairing runs; they are its whole run-time behaviour.
+
+/** Write a pairing's value; `fresh`: a container the engine built for it (its contents were counted). */
+export type Put = (context: Context, value: unknown, fresh: boolean) => void
+
+/**
+ * The write of one pairing: straight into the level's target object for one plain token, else
+ * through the compiled writer. The level counted the pairing's value and key when it was entered
+ * (Run.enterLevel); a write adds a string's text, or measures a container written by reference.
+ */
+export function putter(left: string, write: Writer, ownKey: string | undefined): Put {
+  const throughWriter: Put = (context, value, fresh) => {
+    if (value === undefined) return
+    const run = context.run
+    if (typeof value === 'string') run.wroteText(value.length)
+    else if (!fresh && value !== null && typeof value === 'object') {
+      run.wroteReference(value)
+      run.markForeign(value)
+    }
+    const refused = write(context.target, value, run)
+    if (refused !== undefined) run.errors.push({ target: left, message: refused })
+  }
+  if (ownKey === undefined) return throughWriter
+  const key = ownKey
+  return (context, value, fresh) => {
+    if (value === undefined) return
+    const target = context.target
+    if (Array.isArray(target)) return throughWriter(context, value, fresh)
+    if (typeof value === 'string') context.run.wroteText(value.length)
+    else if (!fresh && value !== null && typeof value === 'object') {
+      const run = context.run
+      run.wroteReference(value)
+      run.markForeign(value)
+    }
+    ;(target as Record<string, unknown>)[key] = value
+  }
+}
+
+/** Put a value read or computed for the pairing (settled first when it is a promise). */
+export function putValue(value: unknown, context: Context, put: Put): Promise<void> | undefined {
+  if (value instanceof Promise) return value.then((settled) => put(context, settled, false))
+  put(context, value, false)
+  return undefined
+}
+
+/** A variant list: every element is READ; the earliest defined result is put. */
+export function putFirstDefined(slots: readonly Slot[], context: Context, put: Put): Promise<void> | undefined {
+  const values = readEach(slots, context)
+  if (values instanceof Promise) return values.then((settled) => put(context, firstDefined(settled), false))
+  put(context, firstDefined(values), false)
+  return undefined
+}
+
+/** A right side's plan evaluated in the pairing's context and put: mapped when structural or switching. */
+export function putPlan(plan: Plan, context: Context, put: Put): Promise<void> | undefined {
+  if (plan.structural || plan.hasSwitch) {
+    const shifted = new Context(context.run, context.source, context.target, context, -1, plan.sourcePath, plan.targetPath)
+    const pairings = plan.pairings === null ? null : plan.pairings(shifted)
+    const value = plan.get(shifted)
+    if (value instanceof Promise) return value.then((settled) => putDispatched(shifted, settled, pairings, put))
+    return putDispatched(shifted, value, pairings, put)
+  }
+  const scoped =
+    plan.observesPaths && (plan.sourcePath !== undefined || plan.targetPath !== undefined)
+      ? new Context(context.run, context.source, context.target, context, -1, plan.sourcePath, plan.targetPath)
+      : context
+  return putValue(plan.get(scoped), context, put)
+}
+
+function putDispatched(context: Context, value: unknown, pairings: Pairings | null, put: Put): Promise<void> | undefined {
+  const out = dispatch(value, pairings, context)
+  if (out instanceof Promise) return out.then((settled) => put(context, settled, pairings !== null))
+  put(context, out, pairings !== null)
   return undefined
 }

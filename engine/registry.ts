@@ -1,8 +1,7 @@
 // The registry (engine.md §5): named mappings by `$id`, `$extend` flattened at registration, and
 // the views an evaluation resolves `$ref` and name strings against. Ids live in Maps, so no id
 // (`__proto__`, `constructor`) can ever reach a prototype.
-import type { Compiler } from './compile.js'
-import type { Plan } from './plan.js'
+import type { DocumentCompiler, Plan } from './plan.js'
 import type { MappingDocument } from './types.js'
 import { isObject, truthy } from './values.js'
 
@@ -108,7 +107,7 @@ export class MappingRegistry implements RegistryView {
   version = 0
   shadowsPointers = false
 
-  constructor(private readonly compiler: Compiler) {}
+  constructor(private readonly compiler: DocumentCompiler) {}
 
   lookup(id: string): Plan | undefined {
     return this.entries.get(id)?.plan
@@ -180,7 +179,7 @@ export class DocumentRegistry implements RegistryView {
 
   constructor(
     private readonly mappings: Readonly<Record<string, unknown>>,
-    private readonly compiler: Compiler,
+    private readonly compiler: DocumentCompiler,
   ) {
     this.shadowsPointers = Object.keys(mappings).some((id) => id.startsWith('/'))
   }

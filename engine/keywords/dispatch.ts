@@ -1,12 +1,11 @@
 // Stage 2, dispatch (engine.md §8.4): `switch` reads a branch key from the scope it names and
 // evaluates the matching case (own keys only; a falsy case falls back to `default`).
-import type { Compiler } from '../compile.js'
 import type { Context } from '../context.js'
-import type { Slot, Step } from '../plan.js'
+import type { CompileContext, Slot, Step } from '../plan.js'
 import { read } from '../procedures.js'
 import { isObject, toKey, truthy } from '../values.js'
 
-export function compileSwitch(descriptor: Record<string, unknown>, compiler: Compiler): Step | null {
+export function compileSwitch(descriptor: Record<string, unknown>, compiler: CompileContext): Step | null {
   const operand = descriptor.switch
   if (!truthy(operand)) return null
   const spec = isObject(operand) ? operand : {}

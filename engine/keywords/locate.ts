@@ -1,8 +1,7 @@
 // Stage 1, locate (engine.md §8.3): the first truthy of source, target, input, output, first,
 // last, all decides where the pipeline value comes from; with none, the scope passes through.
-import type { Compiler } from '../compile.js'
 import type { Context } from '../context.js'
-import type { Maybe } from '../plan.js'
+import type { CompileContext, Maybe } from '../plan.js'
 import { firstDefined, readEach } from '../procedures.js'
 import { copyValue, truthy } from '../values.js'
 
@@ -31,7 +30,7 @@ export interface CompiledLocate {
   readonly sync: boolean
 }
 
-export function compileLocate(descriptor: Record<string, unknown>, compiler: Compiler): CompiledLocate {
+export function compileLocate(descriptor: Record<string, unknown>, compiler: CompileContext): CompiledLocate {
   const sync = (locate: Locate): CompiledLocate => ({ locate, sync: true })
   if (truthy(descriptor.source)) {
     const read = compiler.reader(descriptor.source)

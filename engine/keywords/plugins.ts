@@ -1,10 +1,9 @@
 // Stage 3, plugins (engine.md §8.5): every descriptor key that names a registered plugin fires in
 // written order, each fed the previous result; its options' `pointer` narrows what it returns.
-import type { Compiler } from '../compile.js'
-import type { Step } from '../plan.js'
+import type { CompileContext, Step } from '../plan.js'
 import { isThenable, truthy } from '../values.js'
 
-export function compilePlugins(descriptor: Record<string, unknown>, compiler: Compiler): Step[] {
+export function compilePlugins(descriptor: Record<string, unknown>, compiler: CompileContext): Step[] {
   const plugins = compiler.extensions.plugins
   const steps: Step[] = []
   for (const key of Object.keys(descriptor)) {

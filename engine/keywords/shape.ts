@@ -1,13 +1,12 @@
 // Stage 4, shape (engine.md §8.6), in its fixed order: find, concat, init, constant,
 // random (+unique), the settle point of asynchronous initializers (§8.9), template, transform.
-import type { Compiler } from '../compile.js'
 import { Context } from '../context.js'
 import { errorObject, type Provenance } from '../diagnostics.js'
-import type { Step } from '../plan.js'
+import type { CompileContext, Step } from '../plan.js'
 import { runPairings } from '../procedures.js'
 import { copyValue, isObject, toText, truthy } from '../values.js'
 
-export function compileShape(descriptor: Record<string, unknown>, compiler: Compiler, provenance: Provenance): Step[] {
+export function compileShape(descriptor: Record<string, unknown>, compiler: CompileContext, provenance: Provenance): Step[] {
   const steps: Step[] = []
   const add = (step: Step | null): void => {
     if (step !== null) steps.push(step)
@@ -26,7 +25,7 @@ export function compileShape(descriptor: Record<string, unknown>, compiler: Comp
   return steps
 }
 
-function compileFind(descriptor: Record<string, unknown>, compiler: Compiler): Step | null {
+function compileFind(descriptor: Record<string, unknown>, compiler: CompileContext): Step | null {
   const operand = descriptor.find
   if (!truthy(operand)) return null
   const spec = isObject(operand) ? operand : {}
@@ -74,7 +73,7 @@ function compileConcat(descriptor: Record<string, unknown>): Step | null {
 }
 
 function unknownName(
-  compiler: Compiler,
+  compiler: CompileContext,
   provenance: Provenance,
   keyword: 'init' | 'transform',
   name: string,
@@ -90,7 +89,7 @@ function unknownName(
   }
 }
 
-function compileInit(descriptor: Record<string, unknown>, compiler: Compiler, provenance: Provenance): Step | null {
+function compileInit(descriptor: Record<string, unknown>, compiler: CompileContext, provenance: Provenance): Step | null {
   const name = descriptor.init
   if (!truthy(name) || typeof name !== 'string') return null
   const initializers = compiler.extensions.initializers
@@ -144,7 +143,7 @@ function compileRandom(descriptor: Record<string, unknown>, provenance: Provenan
  */
 const PLACEHOLDER = /\{\{([^}]+)\}\}/
 
-function compileTemplate(descriptor: Record<string, unknown>, compiler: Compiler): Step | null {
+function compileTemplate(descriptor: Record<string, unknown>, compiler: CompileContext): Step | null {
   if (!truthy(descriptor.template) || !truthy(descriptor.mapping)) return null
   // Alternating literal text and placeholder names: [text, name, text, name, …, text].
   const parts = toText(descriptor.template).split(PLACEHOLDER)
@@ -172,7 +171,7 @@ function compileTemplate(descriptor: Record<string, unknown>, compiler: Compiler
   }
 }
 
-function compileTransform(descriptor: Record<string, unknown>, compiler: Compiler, provenance: Provenance): Step | null {
+function compileTransform(descriptor: Record<string, unknown>, compiler: CompileContext, provenance: Provenance): Step | null {
   const operand = descriptor.transform
   if (!truthy(operand)) return null
   const transformers = compiler.extensions.transformers
