@@ -1,5 +1,5 @@
 // mapper-service/engine: the Mapper mapping language. Pure TypeScript, no I/O.
-export { Mapper, CompiledMapping, MAX_DOCUMENT_DEPTH, type MapperDocuments, type RunOptions } from './mapper.js'
+export { Mapper, CompiledMapping, MAX_DOCUMENT_DEPTH, type MapperDocuments, type Prepared, type RunOptions, type ValidateOptions } from './mapper.js'
 export { evaluate, evaluateMapping, extend } from './evaluate.js'
 export { BudgetExceeded, DEFAULT_LIMITS, MAX_EVALUATION_DEPTH, resolveLimits, type Budget, type Limits } from './budget.js'
 export { linearRegExp, NonLinearPattern } from './linear-regexp.js'

@@ -9,7 +9,8 @@ import type { Maybe, ResolvedExtensions, Slot } from './plan.js'
 import { mapPlan } from './procedures.js'
 import { flattenBatch, LayeredRegistry, MappingRegistry, type RegisteredMapping, type RegistryView } from './registry.js'
 import type { EngineOptions, Envelope, ErrorObject, Extensions, MappingDocument } from './types.js'
-import { staticExpansion } from './validation/expansion.js'
+import { contentKey, ContentCache } from './content-cache.js'
+import { staticExpansion, stdoutAt } from './validation/expansion.js'
 import { validateDocument, withMembers, type Reachability, type ValidationReport } from './validation/validate.js'
 import { copyValue, isObject, nestingDepth } from './values.js'
 
@@ -63,6 +64,27 @@ function envelope(result: object | null, output: object, errors: ErrorObject[]):
   out.errors = errors
   return out
 }
+
+/** How `validate` and `prepare` judge a document beyond the language's rules. */
+export interface ValidateOptions {
+  /** Budgets over the instance's; their `fanOut` bounds the static expansion (BUDGET-1). */
+  limits?: Limits
+  /** `false`: the document may not use `stdout` (KW-stdout-1). */
+  stdout?: boolean
+}
+
+/** A caller's document validated and, when valid, compiled (`Mapper.prepare`). */
+export interface Prepared {
+  /** The instance-level report, with the static expansion bound where there is one. */
+  readonly report: ValidationReport & { expansion?: number }
+  readonly plan: CompiledMapping | null
+}
+
+/** How many prepared documents stay cached by default (the byte bound usually binds first). */
+const PREPARED_ENTRIES = 256
+
+/** Bytes of document text the prepared cache holds by default: a plan holds 70–140 times its text. */
+const PREPARED_BYTES = 1024 * 1024
 
 /** Per-evaluation settings of `run` and `map`. */
 export interface RunOptions {
@@ -163,6 +185,7 @@ export class Mapper {
   private readonly stdout: (text: string) => void
   private readonly byId = new Map<string, CompiledMapping>()
   private readonly byDocument = new WeakMap<object, { version: number; compiled: CompiledMapping }>()
+  private readonly prepared: ContentCache<Prepared>
   readonly extensions: ResolvedExtensions
   /** The budgets every evaluation of this instance starts from. */
   readonly limits: Readonly<Required<Limits>>
@@ -170,6 +193,7 @@ export class Mapper {
   constructor(documents: MapperDocuments = {}, extensions: Extensions = {}, options: EngineOptions = {}) {
     this.extensions = resolveExtensions(extensions)
     this.limits = resolveLimits(options.limits)
+    this.prepared = new ContentCache(options.cache?.entries ?? PREPARED_ENTRIES, options.cache?.bytes ?? PREPARED_BYTES)
     this.stdout = options.stdout ?? defaultStdout
     this.compiler = new Compiler(this.extensions, { unknownNames: options.unknownNames ?? 'skip', stdout: this.stdout })
     this.registry = new MappingRegistry(this.compiler)
@@ -198,6 +222,7 @@ export class Mapper {
       throw new TypeError('a registered mapping document needs a non-empty string $id')
     }
     this.byId.clear()
+    this.prepared.clear()
     return this.registry.register(members)
   }
 
@@ -227,10 +252,11 @@ export class Mapper {
   /**
    * Instance-level validation (validation.md): well-formedness plus reachability against this
    * engine's mappings and extensions, and the static expansion bound against the `fanOut` budget
-   * (BUDGET-1; `limits` narrows or widens this instance's). A string is validated as its
-   * registered, flattened document.
+   * (BUDGET-1; `options.limits` narrows or widens this instance's). With `options.stdout: false`, a
+   * `stdout` keyword is refused (KW-stdout-1): a host that evaluates others' documents keeps them
+   * from printing. A string is validated as its registered, flattened document.
    */
-  validate(documentOrId: unknown, limits?: Limits): ValidationReport {
+  validate(documentOrId: unknown, options: ValidateOptions = {}): ValidationReport {
     if (typeof documentOrId === 'string') {
       const registered = this.registry.document(documentOrId)
       if (registered === undefined) {
@@ -245,7 +271,7 @@ export class Mapper {
     const document = typeof documentOrId === 'string' ? this.registry.document(documentOrId) : documentOrId
     const report = validateDocument(document, reach)
     if (!report.valid) return report
-    const fanOut = (limits === undefined ? this.limits : resolveLimits(limits, this.limits)).fanOut
+    const fanOut = (options.limits === undefined ? this.limits : resolveLimits(options.limits, this.limits)).fanOut
     const expansion = staticExpansion(document, reach.mapping)
     if (expansion !== undefined && expansion > fanOut) {
       report.valid = false
@@ -256,7 +282,45 @@ export class Mapper {
         descriptor: null,
       })
     }
+    const printing = options.stdout === false && isObject(document) ? stdoutAt(document) : undefined
+    if (printing !== undefined) {
+      report.valid = false
+      report.errors.push({ rule: 'KW-stdout-1', message: 'stdout is not allowed in documents evaluated here', pointer: printing, descriptor: true })
+    }
     return report
+  }
+
+  /**
+   * Validate and, when valid, compile a caller's document, with its static expansion bound. The
+   * result is cached by the document's content (within `options.cache` of the instance), so the
+   * same document sent again costs a lookup; registering anything clears the cache.
+   */
+  prepare(document: object, options: ValidateOptions = {}): Prepared {
+    // Too deep to be a mapping: validation says so (DOC-6) without the document ever being printed.
+    if (nestingDepth(document, MAX_DOCUMENT_DEPTH) > MAX_DOCUMENT_DEPTH) return this.prepareNow(document, options)
+    const content = contentKey(document)
+    if (content === undefined) return this.prepareNow(document, options)
+    const fanOut = options.limits === undefined ? this.limits.fanOut : resolveLimits(options.limits, this.limits).fanOut
+    const key = `${options.stdout === false ? 0 : 1}${fanOut}\n${content.key}`
+    const cached = this.prepared.get(key)
+    if (cached !== undefined) return cached
+    const prepared = this.prepareNow(document, options)
+    this.prepared.set(key, prepared, content.size)
+    return prepared
+  }
+
+  /** Documents and bytes of document text the prepared-document cache holds now. */
+  get cached(): { entries: number; bytes: number } {
+    return this.prepared.size
+  }
+
+  private prepareNow(document: object, options: ValidateOptions): Prepared {
+    const report: Prepared['report'] = this.validate(document, options)
+    if (!report.errors.some((error) => error.rule !== 'BUDGET-1' && error.rule !== 'KW-stdout-1')) {
+      const expansion = this.expansion(document)
+      if (expansion !== undefined) report.expansion = expansion
+    }
+    return { report, plan: report.valid ? this.compile(document) : null }
   }
 
   /**

@@ -142,6 +142,8 @@ export interface EngineOptions {
   stdout?: (text: string) => void
   /** Per-evaluation budgets of this instance (each evaluation may narrow or widen them again). */
   limits?: Limits
+  /** Bounds of the prepared-document cache (`Mapper.prepare`): 256 documents, 1 MiB of their text. */
+  cache?: { entries?: number; bytes?: number }
 }
 
 /** The environment of the one-shot evaluation functions `evaluate` and `evaluateMapping`. */

@@ -6,7 +6,7 @@ import fc from 'fast-check'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { Mapper } from '../engine/index.js'
-import { EXPLICIT_LIMITS, resolveConfig } from '../plugins/config.js'
+import { EXPLICIT_LIMITS, resolveConfig } from '../config/resolve.js'
 import { EngineService } from '../plugins/engine.js'
 import { originOf, serve } from './http-support.js'
 
@@ -182,14 +182,14 @@ t.test('the explicit-plan cache is bounded by the bytes of the documents it hold
   })
   const first = documents.map((document) => engine.explicit(document))
   t.ok(first.every((entry) => entry.plan !== null))
-  const cache = engine.explicitCache
+  const cache = engine.mapper.cached
   t.ok(cache.bytes <= 20_000, `${cache.bytes} bytes cached`)
   t.ok(cache.entries > 0 && cache.entries < 60, `${cache.entries} documents cached`)
   t.equal(engine.explicit(structuredClone(documents[59]!)), engine.explicit(documents[59]!), 'the newest is served from the cache')
   t.not(engine.explicit(structuredClone(documents[0]!)), first[0], 'the oldest was evicted: compiled anew')
   const off = new EngineService([], {}, () => {}, settings(0))
   off.explicit({ mapping: { '/a': '/a' } })
-  t.same(off.explicitCache, { entries: 0, bytes: 0 }, 'cacheBytes: 0 caches nothing')
+  t.same(off.mapper.cached, { entries: 0, bytes: 0 }, 'cacheBytes: 0 caches nothing')
 })
 
 /** Descriptors over a few member names, pointers and the keywords that multiply work. */

@@ -452,7 +452,7 @@ const rows: Row[] = [
     name: '6a stdout: true (explicit, stdout not enabled)',
     async run({ post }) {
       const answer = await post('/map', { mapping: { mapping: { '/o': '/o' }, stdout: true }, input: { o: 1 } })
-      return { answer, expect: { status: 422, code: 'InvalidMappingDocument', check: (t, body) => t.match(firstError(body), { rule: 'SVC-stdout', pointer: '/stdout' }) } }
+      return { answer, expect: { status: 422, code: 'InvalidMappingDocument', check: (t, body) => t.match(firstError(body), { rule: 'KW-stdout-1', pointer: '/stdout' }) } }
     },
   },
   {

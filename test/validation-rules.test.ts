@@ -172,3 +172,14 @@ t.test('documents that validate clean evaluate without host errors (gaps closed)
   t.same(mapper.validate({ mapping: { '/x': { source: '/', mapping: 'loop' } } }).errors.map((d) => d.message), ['loop never reaches pairings: its mapping references loop through loop'])
   await t.rejects(mapper.map({ mapping: { '/x': { source: '/', mapping: 'loop' } } }, {}), { message: 'mapping references loop through "loop"' })
 })
+
+t.test('KW-stdout-1: stdout refused where the host asks, data operands excepted', async (t) => {
+  const mapper = new Mapper()
+  const printing = { mapping: { '/a': { source: '/a', stdout: true } } }
+  t.same(mapper.validate(printing, { stdout: false }).errors, [
+    { rule: 'KW-stdout-1', message: 'stdout is not allowed in documents evaluated here', pointer: '/mapping/~1a/stdout', descriptor: true },
+  ])
+  t.equal(mapper.validate(printing).valid, true, 'allowed unless refused')
+  t.equal(mapper.validate({ mapping: { '/a': { constant: { stdout: true } } } }, { stdout: false }).valid, true, 'a constant is data')
+  t.equal(mapper.validate({ mapping: { '/a': { source: '/a', stdout: false } } }, { stdout: false }).valid, true, 'stdout: false prints nothing')
+})

@@ -1,3 +1,4 @@
+// What a document will cost, seen before it runs: the static expansion bound, and whether it prints.
 // The static expansion bound of a document: how many mapping levels one evaluation enters before
 // any input decides anything (every `each` counted as a single element, every `switch` as its
 // largest case, every variant and combinator element as evaluated). A mapping that names another
@@ -6,6 +7,7 @@
 // reaches a reference cycle has no static bound.
 import { MAX_EVALUATION_DEPTH } from '../budget.js'
 import { documentForm } from '../document.js'
+import { escapeToken } from '../pointer.js'
 import { isObject, truthy } from '../values.js'
 
 /** Past this the count stops growing: it is already beyond every budget. */
@@ -99,4 +101,22 @@ export function staticExpansion(document: unknown, lookup: (id: string) => unkno
     if (error instanceof Unbounded) return undefined
     throw error
   }
+}
+
+/** Keywords whose operands are data, not descriptors: a `stdout` key inside them is inert. */
+const DATA_OPERANDS = new Set(['constant', 'default', 'enum', 'find', 'transform'])
+
+/** The pointer of the first truthy `stdout` keyword of a document, or undefined. */
+export function stdoutAt(document: object): string | undefined {
+  const work: Array<[object, string]> = [[document, '']]
+  while (work.length > 0) {
+    const [value, pointer] = work.pop()!
+    if (!Array.isArray(value) && Object.hasOwn(value, 'stdout') && (value as Record<string, unknown>).stdout) return `${pointer}/stdout`
+    for (const key of Object.keys(value)) {
+      const member: unknown = (value as Record<string, unknown>)[key]
+      if (member === null || typeof member !== 'object' || (!Array.isArray(value) && DATA_OPERANDS.has(key))) continue
+      work.push([member, `${pointer}/${escapeToken(key)}`])
+    }
+  }
+  return undefined
 }

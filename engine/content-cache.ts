@@ -1,0 +1,73 @@
+// The content cache of explicit documents: a document the engine has prepared (validated and, when
+// valid, compiled) is found again by its content, so a caller sending the same document on every
+// request pays for validation and compilation once. Unobservable: the same document text always
+// yields the same report and plan. Bounded by a count and by the bytes of document text it holds.
+import { createHash } from 'node:crypto'
+
+/** Documents this short are their own key; longer ones are keyed by a hash of their text. */
+const KEY_TEXT_LIMIT = 2048
+
+/** True when every number of a parsed document prints back as itself in JSON (not ±Infinity, not -0). */
+function jsonExact(document: object): boolean {
+  const work: unknown[] = [document]
+  while (work.length > 0) {
+    const value = work.pop()
+    if (typeof value === 'number') {
+      if (!Number.isFinite(value) || Object.is(value, -0)) return false
+    } else if (value !== null && typeof value === 'object') {
+      for (const member of Object.values(value)) work.push(member)
+    }
+  }
+  return true
+}
+
+/**
+ * The key of a document: its JSON text (hashed when long) and that text's length, or undefined when
+ * the text would not tell it apart from another document (1e400 and null, -0 and 0 print alike).
+ */
+export function contentKey(document: object): { key: string; size: number } | undefined {
+  if (!jsonExact(document)) return undefined
+  const text = JSON.stringify(document)
+  return { key: text.length <= KEY_TEXT_LIMIT ? text : createHash('sha256').update(text).digest('base64'), size: text.length }
+}
+
+/** Least recently used first out, within `entries` and `bytes` of document text. */
+export class ContentCache<T> {
+  private readonly items = new Map<string, { value: T; size: number }>()
+  private held = 0
+
+  constructor(
+    private readonly entries: number,
+    private readonly bytes: number,
+  ) {}
+
+  get(key: string): T | undefined {
+    const item = this.items.get(key)
+    if (item === undefined) return undefined
+    // Refresh its place in the least-recently-used order.
+    this.items.delete(key)
+    this.items.set(key, item)
+    return item.value
+  }
+
+  /** Keep a value; one larger than a quarter of the byte bound would push out everything else and is not kept. */
+  set(key: string, value: T, size: number): void {
+    if (size > this.bytes / 4 || this.entries === 0) return
+    this.items.set(key, { value, size })
+    this.held += size
+    while (this.items.size > this.entries || this.held > this.bytes) {
+      const [oldest, evicted] = this.items.entries().next().value!
+      this.items.delete(oldest)
+      this.held -= evicted.size
+    }
+  }
+
+  clear(): void {
+    this.items.clear()
+    this.held = 0
+  }
+
+  get size(): { entries: number; bytes: number } {
+    return { entries: this.items.size, bytes: this.held }
+  }
+}
