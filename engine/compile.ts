@@ -3,14 +3,12 @@
 // Host errors a document carries (a bad pointer, an invalid pattern) are deferred to the moment
 // evaluation reaches them, exactly where the language raises them.
 import { Context } from './context.js'
-import { MESSAGES, errorObject, provenanceOf } from './diagnostics.js'
+import { MESSAGES, errorObject } from './diagnostics.js'
 import { documentForm } from './document.js'
-import { compileSwitch } from './keywords/dispatch.js'
-import { compileFinalize } from './keywords/finalize.js'
-import { compileLocate, type Locate } from './keywords/locate.js'
+import { PATH_OBSERVING_KEYWORDS, POINTER_KEYWORDS, provenanceOf } from './keywords/index.js'
+import { compilePipeline } from './keywords/pipeline.js'
 import { compilePlugins } from './keywords/plugins.js'
-import { compileShape } from './keywords/shape.js'
-import { compileValidate } from './keywords/validate.js'
+import type { Locate } from './keywords/record.js'
 import type { CompileContext, DocumentCompiler, Pairing, PairingSlot, Pairings, Place, Plan, PlanKind, ResolvedExtensions, RunCompiler, Slot, Step } from './plan.js'
 import {
   compileReader,
@@ -109,16 +107,9 @@ function pipeline(locate: Locate, locateIsSync: boolean, steps: readonly Step[])
   }
 }
 
-const LOCATE_POINTERS = ['source', 'target', 'input', 'output'] as const
-
 /** True when the value pipeline of a descriptor can see its context's paths. */
 function observesPaths(descriptor: Record<string, unknown>, hasPlugins: boolean): boolean {
-  return (
-    hasPlugins ||
-    ['init', 'transform', 'first', 'last', 'all', 'switch', 'template', 'mapping', 'each'].some((k) =>
-      truthy(descriptor[k]),
-    )
-  )
+  return hasPlugins || PATH_OBSERVING_KEYWORDS.some((k) => truthy(descriptor[k]))
 }
 
 export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
@@ -327,7 +318,7 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
     const pluginSteps = compilePlugins(descriptor, this)
     let get: (context: Context) => unknown
     let stages = 0
-    const badPointer = LOCATE_POINTERS.some((key) => {
+    const badPointer = POINTER_KEYWORDS.some((key) => {
       const pointer = descriptor[key]
       return typeof pointer === 'string' && pointer.startsWith('/') && hasDotDotSegment(pointer)
     })
@@ -339,15 +330,8 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
         return undefined
       }
     } else {
-      const steps: Step[] = []
-      const switchStep = compileSwitch(descriptor, this)
-      if (switchStep !== null) steps.push(switchStep)
-      steps.push(...pluginSteps, ...compileShape(descriptor, this, provenance))
-      const validate = compileValidate(descriptor, provenance)
-      if (validate !== null) steps.push(validate)
-      steps.push(...compileFinalize(descriptor))
-      const located = compileLocate(descriptor, this)
-      get = pipeline(located.locate, located.sync, steps)
+      const { locate, steps } = compilePipeline(descriptor, this, provenance, pluginSteps)
+      get = pipeline(locate.locate, locate.sync, steps)
       stages = steps.length
     }
     const pairingValue = truthy(descriptor.mapping) ? descriptor.mapping : descriptor.each

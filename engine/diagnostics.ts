@@ -2,20 +2,8 @@
 // fields, then `message`; keys whose value would be undefined are left out.
 import type { ErrorObject } from './types.js'
 
-/** The provenance of a descriptor: the first of source, target, input, output that is defined. */
+/** The provenance of a descriptor: its first pointer keyword that is defined (keywords/index.ts provenanceOf). */
 export type Provenance = readonly [key: string, value: unknown] | null
-
-const PROVENANCE_KEYS = ['source', 'target', 'input', 'output'] as const
-
-export function provenanceOf(descriptor: unknown): Provenance {
-  if (descriptor === null || typeof descriptor !== 'object' || Array.isArray(descriptor)) return null
-  for (const key of PROVENANCE_KEYS) {
-    if (Object.hasOwn(descriptor, key) && (descriptor as Record<string, unknown>)[key] !== undefined) {
-      return [key, (descriptor as Record<string, unknown>)[key]]
-    }
-  }
-  return null
-}
 
 /** Build an error object in the language's key order. */
 export function errorObject(provenance: Provenance, fields: ReadonlyArray<readonly [string, unknown]>, message: string): ErrorObject {

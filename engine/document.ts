@@ -1,7 +1,10 @@
 // The three shapes of a mapping document (engine.md §2.5, §6.2; validation.md §1), decided in one
 // place for evaluation and validation alike.
-import { isKeyword } from './keywords/catalogue.js'
+import { isKeyword } from './keywords/index.js'
 import { isObject, truthy } from './values.js'
+
+/** The deepest document the engine admits and validation accepts (DOC-6; the root is depth 1). */
+export const MAX_DOCUMENT_DEPTH = 100
 
 export type DocumentForm = 'compound' | 'descriptor' | 'pairings' | 'invalid'
 

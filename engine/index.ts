@@ -1,11 +1,12 @@
 // mapper-service/engine: the Mapper mapping language. Pure TypeScript, no I/O.
-export { Mapper, CompiledMapping, MAX_DOCUMENT_DEPTH, type MapperDocuments, type Prepared, type RunOptions, type ValidateOptions } from './mapper.js'
+export { MAX_DOCUMENT_DEPTH } from './document.js'
+export { Mapper, CompiledMapping, type MapperDocuments, type Prepared, type RunOptions, type ValidateOptions } from './mapper.js'
 export { evaluate, evaluateMapping, extend } from './evaluate.js'
 export { BudgetExceeded, DEFAULT_LIMITS, MAX_EVALUATION_DEPTH, resolveLimits, type Budget, type Limits } from './budget.js'
 export { linearRegExp, NonLinearPattern } from './linear-regexp.js'
 export { staticExpansion } from './validation/expansion.js'
-export { validate, MAX_NESTING, type ValidationReport, type Diagnostic } from './validation/validate.js'
-export { KEYWORDS, isKeyword, type KeywordRecord, type OperandIssue, type Stage, type Tier } from './keywords/catalogue.js'
+export { validate, type ValidationReport, type Diagnostic } from './validation/validate.js'
+export { KEYWORDS, isKeyword, type KeywordRecord, type OperandIssue, type Stage, type Tier } from './keywords/index.js'
 export type {
   CompoundDocument,
   Descriptor,

@@ -3,8 +3,8 @@
 import { BUDGETS, BudgetExceeded, resolveLimits, type Limits } from './budget.js'
 import { Compiler } from './compile.js'
 import { Context, firstCheckpoint, Run } from './context.js'
-import { documentForm } from './document.js'
-import { isKeyword } from './keywords/catalogue.js'
+import { documentForm, MAX_DOCUMENT_DEPTH } from './document.js'
+import { isKeyword } from './keywords/index.js'
 import type { Maybe, ResolvedExtensions, Slot } from './plan.js'
 import { mapPlan } from './procedures.js'
 import { flattenBatch, LayeredRegistry, MappingRegistry, type RegisteredMapping, type RegistryView } from './registry.js'
@@ -14,8 +14,6 @@ import { staticExpansion, stdoutAt } from './validation/expansion.js'
 import { validateDocument, withMembers, type Reachability, type ValidationReport } from './validation/validate.js'
 import { copyValue, isObject, nestingDepth } from './values.js'
 
-/** The deepest document the engine accepts (the same bound as validation rule DOC-6). */
-export const MAX_DOCUMENT_DEPTH = 100
 
 const defaultStdout = (text: string): void => {
   console.log(text)

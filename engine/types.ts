@@ -1,5 +1,6 @@
 // Public types of the engine: what a library user imports alongside `Mapper`.
 import type { Limits } from './budget.js'
+import type { KeywordOperands } from './keywords/index.js'
 
 /** A JSON value as the engine reads and writes it. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue }
@@ -12,48 +13,14 @@ export interface PairingMap {
   [targetPointer: string]: Descriptor
 }
 
-/** A keyword object. Keys outside the catalogue are inert unless they name a registered plugin. */
-export interface DescriptorObject {
-  $id?: string
-  $ref?: string
-  $extend?: string | string[]
-  description?: string
-  source?: string
-  target?: string
-  input?: string
-  output?: string
-  mapping?: PairingMap | string | { $ref: string }
-  each?: PairingMap | string | { $ref: string }
-  first?: Descriptor[]
-  last?: Descriptor[]
-  all?: Descriptor[]
-  concat?: boolean
-  switch?: { source?: string; input?: string; output?: string; cases: Record<string, Descriptor> }
-  find?: { eq: Record<string, unknown>; pointer?: string }
-  init?: string
-  constant?: unknown
-  random?: number
-  unique?: boolean
-  template?: string
-  transform?: string | Array<string | Record<string, unknown>>
-  type?: string
-  maximum?: number
-  minimum?: number
-  multipleOf?: number
-  minLength?: number
-  maxLength?: number
-  enum?: unknown[]
-  pattern?: string
-  required?: boolean
-  default?: unknown
-  regexp_i?: boolean
-  as?: 'string' | 'number' | 'boolean' | 'json'
-  stdout?: boolean | string
-  [pluginOrOther: string]: unknown
-}
+/**
+ * A keyword object: each keyword's operand type comes from its record (keywords/index.ts). Keys
+ * outside the catalogue are inert unless they name a registered plugin.
+ */
+export type DescriptorObject = KeywordOperands & { [pluginOrOther: string]: unknown }
 
 /** A descriptor object with pairings: the usual registered or explicit mapping document. */
-export interface MappingDocument extends DescriptorObject {}
+export type MappingDocument = DescriptorObject
 
 /** Several named mappings travelling together; the last member is the entry. */
 export interface CompoundDocument {

@@ -111,6 +111,11 @@ export function copyValue<T>(value: T, freeze = false, counted?: (containers: nu
   return root as T
 }
 
+/** A document value handed out per use: a container is copied each time, so no output shares the document's. */
+export function supplier(value: unknown): () => unknown {
+  return value !== null && typeof value === 'object' ? () => copyValue(value) : () => value
+}
+
 /** Nesting depth of a value (objects and arrays; a scalar root is depth 1), computed iteratively. */
 export function nestingDepth(value: unknown, stopAbove = Infinity): number {
   let deepest = 0

@@ -1,13 +1,13 @@
 // Mapping validation (validation.md): judge a document as a mapping before anything runs. The
 // document level checks well-formedness only; the instance level adds reachability against an
 // engine's registries. Synchronous, never throwing, never evaluating, never changing anything.
-import { documentForm } from '../document.js'
-import { keyword, isKeyword } from '../keywords/catalogue.js'
+import { documentForm, MAX_DOCUMENT_DEPTH } from '../document.js'
+import { isKeyword, keywordRecord } from '../keywords/index.js'
+import type { Visit } from '../keywords/record.js'
 import { escapeToken, hasDotDotSegment, parsePointer } from '../pointer.js'
 import { flattenBatch } from '../registry.js'
 import { isObject, truthy } from '../values.js'
 
-export const MAX_NESTING = 100
 
 export interface Diagnostic {
   rule: string
@@ -122,7 +122,7 @@ class Traversal {
   }
 
   private keywordOperand(name: string, value: unknown, pointer: string): void {
-    for (const found of keyword(name)?.operand?.(value) ?? []) {
+    for (const found of keywordRecord(name)?.operand?.(value) ?? []) {
       this.out.add(found.rule, found.message, found.at === undefined ? pointer : at(pointer, ...found.at), 'descriptor' in found ? found.descriptor : value)
     }
   }
@@ -216,74 +216,37 @@ class Traversal {
     }
   }
 
-  /** What lies inside a well-typed operand: nested descriptors, pointers, names. */
+  /** What lies inside a well-typed operand (nested descriptors, pointers, names): the keyword's own `contents`. */
   private keywordContents(key: string, value: unknown, here: string, descriptor: Record<string, unknown>, top: boolean): void {
-    switch (key) {
-      case 'source':
-      case 'target':
-      case 'input':
-      case 'output':
-        return this.pointerOperand(value, here)
-      case 'stdout':
-        return typeof value === 'string' ? this.pointerOperand(value, here) : undefined
-      case 'mapping':
-      case 'each':
-        if (key === 'each' && truthy(descriptor.mapping)) return
-        if (typeof value === 'string') return this.mappingReference(value, here)
-        if (!isObject(value)) return
-        if (truthy(value.$ref)) {
-          this.keywordOperand('$ref', value.$ref, at(here, '$ref'))
-          return this.mappingReference(value.$ref, at(here, '$ref'))
-        }
-        if (truthy(value.mapping)) return this.descriptorObject(value, here, false)
-        return this.pairings(value, here, top)
-      case 'first':
-      case 'last':
-      case 'all':
-        if (Array.isArray(value)) value.forEach((element, i) => this.descriptor(element, at(here, String(i)), 'read'))
-        return
-      case 'switch':
-        if (!isObject(value)) return
-        for (const scope of ['source', 'input', 'output']) {
-          const operand = value[scope]
-          if (operand !== undefined && typeof operand !== 'string') {
-            this.out.add('KW-locate-1', `switch.${scope} must be a JSON Pointer string`, at(here, scope), operand)
-          } else {
-            this.pointerOperand(operand, at(here, scope))
-          }
-        }
-        if (isObject(value.cases)) {
-          for (const [name, c] of Object.entries(value.cases)) this.descriptor(c, at(here, 'cases', name), 'read')
-        }
-        return
-      case 'find':
-        if (isObject(value)) this.pointerOperand(value.pointer, at(here, 'pointer'))
-        return
-      case 'init':
-        if (this.reach !== null && typeof value === 'string' && !this.reach.initializer(value)) {
-          this.out.add('KW-init-1', `${value} matches no registered initializer`, here, value)
-        }
-        return
-      case 'transform':
-        return this.transformNames(value, here)
-      case '$extend':
-        return this.ancestry(descriptor, here)
-      default:
-        return
-    }
+    keywordRecord(key)?.contents?.(value, here, this.visit, descriptor, top)
   }
 
-  private transformNames(value: unknown, here: string): void {
-    if (this.reach === null) return
-    const check = (name: string, pointer: string): void => {
-      if (!this.reach!.transformer(name)) this.out.add('KW-transform-1', `${name} matches no registered transformer`, pointer, name)
+  /** What a keyword's `contents` may ask of this traversal. */
+  private readonly visit: Visit = {
+    pointer: (value, pointer) => this.pointerOperand(value, pointer),
+    descriptor: (value, pointer) => this.descriptor(value, pointer, 'read'),
+    pairingValue: (value, pointer, top) => this.pairingValue(value, pointer, top),
+    initializer: (name, pointer) => {
+      if (this.reach !== null && !this.reach.initializer(name)) this.out.add('KW-init-1', `${name} matches no registered initializer`, pointer, name)
+    },
+    transformer: (name, pointer) => {
+      if (this.reach !== null && !this.reach.transformer(name)) this.out.add('KW-transform-1', `${name} matches no registered transformer`, pointer, name)
+    },
+    ancestry: (descriptor, pointer) => this.ancestry(descriptor, pointer),
+    report: (rule, message, pointer, descriptor) => this.out.add(rule, message, pointer, descriptor),
+    at,
+  }
+
+  /** The value of `mapping` / `each`: a mapping reference, a descriptor, or the pairings themselves. */
+  private pairingValue(value: unknown, here: string, top: boolean): void {
+    if (typeof value === 'string') return this.mappingReference(value, here)
+    if (!isObject(value)) return
+    if (truthy(value.$ref)) {
+      this.keywordOperand('$ref', value.$ref, at(here, '$ref'))
+      return this.mappingReference(value.$ref, at(here, '$ref'))
     }
-    if (typeof value === 'string') return check(value, here)
-    if (!Array.isArray(value)) return
-    value.forEach((step, i) => {
-      if (typeof step === 'string') check(step, at(here, String(i)))
-      else if (isObject(step)) for (const name of Object.keys(step)) check(name, at(here, String(i), name))
-    })
+    if (truthy(value.mapping)) return this.descriptorObject(value, here, false)
+    return this.pairings(value, here, top)
   }
 
   /** Instance level: every ancestor must exist, and the ancestry must flatten (REG-3). */
@@ -323,9 +286,9 @@ class Traversal {
 /** Validate a document; with `reach`, at the instance level. */
 export function validateDocument(document: unknown, reach: Reachability | null): ValidationReport {
   const out = new Reporter()
-  const deep = tooDeep(document, MAX_NESTING)
+  const deep = tooDeep(document, MAX_DOCUMENT_DEPTH)
   if (deep !== undefined) {
-    out.add('DOC-6', `mapping nesting exceeds the maximum depth of ${MAX_NESTING}`, deep, null)
+    out.add('DOC-6', `mapping nesting exceeds the maximum depth of ${MAX_DOCUMENT_DEPTH}`, deep, null)
     return out.report()
   }
   new Traversal(out, reach).document(document, '')

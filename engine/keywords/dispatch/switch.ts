@@ -1,0 +1,74 @@
+// `switch` (dispatch, engine.md §8.4): reads a branch key from the scope it names and evaluates the
+// matching case (own keys only; a falsy case falls back to `default`).
+import type { Context } from '../../context.js'
+import type { Slot } from '../../plan.js'
+import { read } from '../../procedures.js'
+import type { Descriptor } from '../../types.js'
+import { isObject, toKey, truthy } from '../../values.js'
+import { issue, keyword, ok } from '../record.js'
+
+/** The scopes a switch may read its key from, in the order they are tried. */
+const SCOPES = ['source', 'input', 'output'] as const
+
+type Scope = (typeof SCOPES)[number]
+
+/** Where a key pointer is read: the pipeline value, the input, the output. */
+const READ_FROM: Readonly<Record<Scope, (value: unknown, context: Context) => unknown>> = {
+  source: (value) => value,
+  input: (_value, context) => context.run.input,
+  output: (_value, context) => context.run.output,
+}
+
+export default keyword<{ source?: string; input?: string; output?: string; cases: Record<string, Descriptor> }, 'switch', 'dispatch'>({
+  name: 'switch',
+  stage: 'dispatch',
+  tier: 'core',
+  observesPaths: true,
+  operand(value) {
+    const named = isObject(value) && SCOPES.some((scope) => typeof value[scope] === 'string' && value[scope] !== '')
+    return named && isObject(value.cases) ? ok : issue('KW-switch-1', 'switch must name source, input or output and give cases')
+  },
+  contents(value, at, visit) {
+    if (!isObject(value)) return
+    for (const scope of SCOPES) {
+      const operand = value[scope]
+      if (operand !== undefined && typeof operand !== 'string') {
+        visit.report('KW-locate-1', `switch.${scope} must be a JSON Pointer string`, visit.at(at, scope), operand)
+      } else {
+        visit.pointer(operand, visit.at(at, scope))
+      }
+    }
+    if (isObject(value.cases)) {
+      for (const [name, branch] of Object.entries(value.cases)) visit.descriptor(branch, visit.at(at, 'cases', name))
+    }
+  },
+  compile(descriptor, cx) {
+    const operand = descriptor.switch
+    if (!truthy(operand)) return null
+    const spec = isObject(operand) ? operand : {}
+    let keyOf: (value: unknown, context: Context) => unknown = () => undefined
+    const scope = SCOPES.find((name) => truthy(spec[name]))
+    if (scope !== undefined) {
+      const readKey = cx.reader(spec[scope])
+      const from = READ_FROM[scope]
+      keyOf = (value, context) => readKey(from(value, context))
+    }
+    const cases = new Map<string, Slot>()
+    if (isObject(spec.cases)) {
+      for (const [name, branch] of Object.entries(spec.cases)) {
+        if (truthy(branch)) cases.set(name, cx.slot(branch))
+      }
+    }
+    const fallback = cases.get('default')
+    return {
+      awaits: true,
+      run(value, context) {
+        const key = keyOf(value, context)
+        if (!key) return value
+        const slot = cases.get(toKey(key)) ?? fallback
+        if (slot === undefined) return undefined
+        return read(slot, context, value)
+      },
+    }
+  },
+})

@@ -1,0 +1,14 @@
+// `default` (finalize, engine.md §8.8): the value when it is undefined (objects copied per use).
+import { supplier } from '../../values.js'
+import { keyword } from '../record.js'
+
+export default keyword<unknown, 'default', 'finalize'>({
+  name: 'default',
+  stage: 'finalize',
+  tier: 'core',
+  compile(descriptor) {
+    if (!Object.hasOwn(descriptor, 'default') || descriptor.default === undefined) return null
+    const fallback = supplier(descriptor.default)
+    return { awaits: false, run: (value) => (value !== undefined ? value : fallback()) }
+  },
+})

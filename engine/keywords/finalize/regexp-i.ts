@@ -1,0 +1,15 @@
+// `regexp_i` (finalize, experimental; decision 10): the value's text as a case-insensitive regular
+// expression literal. It acts only when true, and leaves undefined undefined.
+import { toText } from '../../values.js'
+import { booleanOperand, keyword } from '../record.js'
+
+export default keyword<boolean, 'regexp_i', 'finalize'>({
+  name: 'regexp_i',
+  stage: 'finalize',
+  tier: 'experimental',
+  operand: booleanOperand('regexp_i', 'KW-pipeline-1'),
+  compile(descriptor) {
+    if (descriptor.regexp_i !== true) return null
+    return { awaits: false, run: (value) => (value === undefined ? value : `/${toText(value)}/i`) }
+  },
+})

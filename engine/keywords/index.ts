@@ -1,0 +1,126 @@
+// The keyword catalogue (engine.md §9): every name the language gives meaning to, one module each,
+// listed here in pipeline order. Adding a keyword is its module plus one entry in this list; the
+// compiler (pipeline.ts), validation, the descriptor type and the catalogue all read from it. A
+// plugin may never be registered under one of these names.
+import type { Provenance } from '../diagnostics.js'
+import description from './inert/description.js'
+import extend from './registry/extend.js'
+import id from './registry/id.js'
+import ref from './registry/ref.js'
+import each from './structure/each.js'
+import mapping from './structure/mapping.js'
+import all from './locate/all.js'
+import first from './locate/first.js'
+import input from './locate/input.js'
+import last from './locate/last.js'
+import output from './locate/output.js'
+import source from './locate/source.js'
+import target from './locate/target.js'
+import switchKeyword from './dispatch/switch.js'
+import concat from './shape/concat.js'
+import constant from './shape/constant.js'
+import find from './shape/find.js'
+import init from './shape/init.js'
+import random from './shape/random.js'
+import template from './shape/template.js'
+import transform from './shape/transform.js'
+import unique from './shape/unique.js'
+import enumKeyword from './validate/enum.js'
+import maxLength from './validate/max-length.js'
+import maximum from './validate/maximum.js'
+import minLength from './validate/min-length.js'
+import minimum from './validate/minimum.js'
+import multipleOf from './validate/multiple-of.js'
+import pattern from './validate/pattern.js'
+import required from './validate/required.js'
+import typeKeyword from './validate/type.js'
+import asKeyword from './finalize/as.js'
+import defaultKeyword from './finalize/default.js'
+import regexpI from './finalize/regexp-i.js'
+import stdout from './diagnostic/stdout.js'
+import type { KeywordRecord, OperandOf, Stage } from './record.js'
+
+/** Every keyword, in pipeline order within each stage (the order validators report in, too). */
+export const KEYWORDS = [
+  id,
+  ref,
+  extend,
+  description,
+  mapping,
+  each,
+  source,
+  target,
+  input,
+  output,
+  first,
+  last,
+  all,
+  switchKeyword,
+  find,
+  concat,
+  init,
+  constant,
+  random,
+  unique,
+  template,
+  transform,
+  typeKeyword,
+  maximum,
+  minimum,
+  multipleOf,
+  minLength,
+  maxLength,
+  enumKeyword,
+  pattern,
+  required,
+  defaultKeyword,
+  regexpI,
+  asKeyword,
+  stdout,
+] as const
+
+type AnyKeyword = (typeof KEYWORDS)[number]
+
+/** A keyword object's keys and operand types, derived from the records. */
+export type KeywordOperands = { [R in AnyKeyword as R['name']]?: OperandOf<R> }
+
+const BY_NAME: ReadonlyMap<string, KeywordRecord> = new Map(KEYWORDS.map((k) => [k.name, k as KeywordRecord]))
+
+export function isKeyword(name: string): boolean {
+  return BY_NAME.has(name)
+}
+
+export function keywordRecord(name: string): KeywordRecord | undefined {
+  return BY_NAME.get(name)
+}
+
+const BY_STAGE = new Map<Stage, KeywordRecord[]>()
+for (const record of KEYWORDS as readonly KeywordRecord[]) {
+  const list = BY_STAGE.get(record.stage) ?? []
+  list.push(record)
+  BY_STAGE.set(record.stage, list)
+}
+
+/** The records of one stage, in pipeline order. */
+export function stage(name: Stage): readonly KeywordRecord[] {
+  return BY_STAGE.get(name) ?? []
+}
+
+/** Keywords whose operand is a JSON Pointer into a scope (source, target, input, output). */
+export const POINTER_KEYWORDS: readonly string[] = KEYWORDS.filter((k) => (k as KeywordRecord).pointer === true).map((k) => k.name)
+
+/** Keywords whose evaluation can observe the context's paths. */
+export const PATH_OBSERVING_KEYWORDS: readonly string[] = KEYWORDS.filter((k) => (k as KeywordRecord).observesPaths === true).map((k) => k.name)
+
+/** The provenance of a descriptor: the first of its pointer keywords that is defined. */
+export function provenanceOf(descriptor: unknown): Provenance {
+  if (descriptor === null || typeof descriptor !== 'object' || Array.isArray(descriptor)) return null
+  for (const key of POINTER_KEYWORDS) {
+    if (Object.hasOwn(descriptor, key) && (descriptor as Record<string, unknown>)[key] !== undefined) {
+      return [key, (descriptor as Record<string, unknown>)[key]]
+    }
+  }
+  return null
+}
+
+export type { KeywordRecord, OperandIssue, Stage, Tier } from './record.js'

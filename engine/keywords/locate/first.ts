@@ -1,0 +1,15 @@
+// `first` (locate, engine.md §8.3): the first element whose value is defined.
+import { firstDefined } from '../../procedures.js'
+import { keyword } from '../record.js'
+import { combinator, listContents, listOperand } from './scope.js'
+import type { Descriptor } from '../../types.js'
+
+export default keyword<Descriptor[], 'first', 'locate'>({
+  name: 'first',
+  stage: 'locate',
+  tier: 'core',
+  observesPaths: true,
+  operand: listOperand('first'),
+  contents: listContents,
+  compile: combinator('first', firstDefined),
+})

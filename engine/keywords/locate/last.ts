@@ -1,0 +1,17 @@
+// `last` (locate, engine.md §8.3): the last element whose value is defined.
+import { keyword } from '../record.js'
+import { combinator, listContents, listOperand } from './scope.js'
+import type { Descriptor } from '../../types.js'
+
+export default keyword<Descriptor[], 'last', 'locate'>({
+  name: 'last',
+  stage: 'locate',
+  tier: 'core',
+  observesPaths: true,
+  operand: listOperand('last'),
+  contents: listContents,
+  compile: combinator('last', (values) => {
+    for (let i = values.length - 1; i >= 0; i--) if (values[i] !== undefined) return values[i]
+    return undefined
+  }),
+})

@@ -1,0 +1,123 @@
+// A keyword of the language is one record (like a vocabulary entry of a JSON Schema validator):
+// its name, stage and tier, the grammar of its operand, what validation visits inside the operand,
+// and how it compiles into its stage of the value pipeline. Each keyword is one module under its
+// stage's folder; keywords/index.ts lists them in pipeline order, and everything else — the
+// compiler, validation, the descriptor type, the catalogue — is derived from that list.
+import type { Context } from '../context.js'
+import type { Provenance } from '../diagnostics.js'
+import type { CompileContext, Maybe, Step } from '../plan.js'
+
+export type Stage =
+  | 'registry'
+  | 'structure'
+  | 'locate'
+  | 'dispatch'
+  | 'shape'
+  | 'validate'
+  | 'finalize'
+  | 'diagnostic'
+  | 'inert'
+
+export type Tier = 'core' | 'extended' | 'experimental'
+
+/** A document-level finding about an operand; `at` continues the keyword's pointer. */
+export interface OperandIssue {
+  readonly rule: string
+  readonly message: string
+  readonly at?: readonly string[]
+  readonly descriptor?: unknown
+}
+
+/** Where a locate keyword takes the pipeline's value from. */
+export type Locate = (context: Context) => Maybe<unknown>
+
+/** A locate operation, and whether it always returns a plain value (never a promise). */
+export interface CompiledLocate {
+  readonly locate: Locate
+  readonly sync: boolean
+}
+
+/** A validator: appends at most one error object, never changes the value. */
+export type Check = (value: unknown, context: Context) => void
+
+/** What a keyword of each pipeline stage compiles to. */
+export interface Compiled {
+  locate: CompiledLocate
+  dispatch: Step
+  shape: Step
+  validate: Check
+  finalize: Step
+}
+
+export type CompiledFor<S extends Stage> = S extends keyof Compiled ? Compiled[S] : never
+
+/** What validation offers a keyword for the contents of a well-typed operand. */
+export interface Visit {
+  /** A JSON Pointer operand (PTR-9, PTR-10); anything but a string is left alone. */
+  pointer(value: unknown, at: string): void
+  /** A descriptor read where variant lists are not allowed (combinator elements, switch cases). */
+  descriptor(value: unknown, at: string): void
+  /** The value of `mapping` / `each`: pairings, a descriptor, or a mapping reference. */
+  pairingValue(value: unknown, at: string, top: boolean): void
+  /** An initializer name (KW-init-1 at the instance level). */
+  initializer(name: string, at: string): void
+  /** A transformer name (KW-transform-1 at the instance level). */
+  transformer(name: string, at: string): void
+  /** The `$extend` ancestry of a descriptor (REG-3 at the instance level). */
+  ancestry(descriptor: Record<string, unknown>, at: string): void
+  /** Report a finding. */
+  report(rule: string, message: string, at: string, descriptor: unknown): void
+  /** `at` extended by reference tokens. */
+  at(pointer: string, ...tokens: string[]): string
+}
+
+export interface KeywordRecord<N extends string = string, S extends Stage = Stage, O = unknown> {
+  readonly name: N
+  readonly stage: S
+  readonly tier: Tier
+  /** Its operand is a JSON Pointer into a scope: it names a descriptor's provenance, and a `..` in it stops the pipeline. */
+  readonly pointer?: boolean
+  /** Its evaluation can observe the context's paths (so a descriptor using it gets its own context). */
+  readonly observesPaths?: boolean
+  /** The operand grammar: the issues an operand value has (none when it is well-formed). */
+  readonly operand?: (value: unknown) => OperandIssue[]
+  /** What validation visits inside the operand (nested descriptors, pointers, names). */
+  readonly contents?: (value: unknown, at: string, visit: Visit, descriptor: Record<string, unknown>, top: boolean) => void
+  /** Its part of the pipeline for a descriptor, or null when it does nothing there. */
+  readonly compile?: (descriptor: Record<string, unknown>, cx: CompileContext, provenance: Provenance) => CompiledFor<S> | null
+  /** Shape stage: a promise it returns is settled before the next keyword that needs settled values. */
+  readonly settlesLater?: boolean
+  /** Shape stage: it needs a settled value (an initializer's promise is settled before it). */
+  readonly needsSettled?: boolean
+  /** The operand's type, for the descriptor type (never present at run time). */
+  readonly operandType?: O
+}
+
+/** The operand type a record declares. */
+export type OperandOf<R> = R extends KeywordRecord<string, Stage, infer O> ? O : never
+
+/**
+ * Declare a keyword: `keyword<OperandType, 'name', 'stage'>({ … })`. The type arguments are given,
+ * never inferred, so the descriptor type built from the records cannot depend on itself.
+ */
+export function keyword<O, N extends string, S extends Stage>(record: KeywordRecord<N, S, O>): KeywordRecord<N, S, O> {
+  return Object.freeze(record)
+}
+
+// Operand grammars several keywords share.
+
+export const ok: OperandIssue[] = []
+
+export const issue = (rule: string, message: string, at?: readonly string[], descriptor?: unknown): OperandIssue[] => [
+  { rule, message, ...(at === undefined ? {} : { at }), ...(descriptor === undefined ? {} : { descriptor }) },
+]
+
+export const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v)
+
+/** `true` or `false`, under `rule`. */
+export const booleanOperand = (name: string, rule: string) => (value: unknown): OperandIssue[] =>
+  typeof value === 'boolean' ? ok : issue(rule, `${name} must be true or false`)
+
+/** A validator's operand (KW-validate-1). */
+export const validatorOperand = (name: string, test: (v: unknown) => boolean, what: string) => (value: unknown): OperandIssue[] =>
+  test(value) ? ok : issue('KW-validate-1', `${name} must be ${what}`)

@@ -1,0 +1,16 @@
+// `$extend` (registry, engine.md §5.3): ancestors whose pairings this mapping inherits, resolved when
+// it is registered.
+import { issue, keyword, ok } from '../record.js'
+
+const isId = (id: unknown): boolean => typeof id === 'string' && id !== ''
+
+export default keyword<string | string[], '$extend', 'registry'>({
+  name: '$extend',
+  stage: 'registry',
+  tier: 'core',
+  operand: (value) =>
+    isId(value) || (Array.isArray(value) && value.length > 0 && value.every(isId))
+      ? ok
+      : issue('REG-5', '$extend must be a mapping id or a non-empty list of mapping ids'),
+  contents: (_value, at, visit, descriptor) => visit.ancestry(descriptor, at),
+})

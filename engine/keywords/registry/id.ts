@@ -1,0 +1,15 @@
+// `$id` (registry, engine.md §5): the name a document registers under.
+import { issue, keyword, ok } from '../record.js'
+
+const FORBIDDEN_IDS = ['__proto__', 'constructor', 'prototype']
+
+export default keyword<string, '$id', 'registry'>({
+  name: '$id',
+  stage: 'registry',
+  tier: 'core',
+  operand(value) {
+    if (typeof value !== 'string' || value === '') return issue('REG-5', '$id must be a non-empty string')
+    if (FORBIDDEN_IDS.includes(value)) return issue('REG-6', `"${value}" is not allowed as a mapping $id`)
+    return ok
+  },
+})

@@ -1,0 +1,11 @@
+// `$ref` (registry, engine.md §5): the descriptor is the registered mapping it names. It stands for
+// the whole descriptor (the keys beside it are never read), so validation and the compiler treat it
+// before any other keyword.
+import { issue, keyword, ok } from '../record.js'
+
+export default keyword<string, '$ref', 'registry'>({
+  name: '$ref',
+  stage: 'registry',
+  tier: 'core',
+  operand: (value) => (typeof value === 'string' ? ok : issue('REG-5', '$ref must be a mapping id string')),
+})

@@ -1,0 +1,13 @@
+// `constant` (shape, engine.md §8.6): the value is replaced by the operand.
+import { supplier } from '../../values.js'
+import { keyword } from '../record.js'
+
+export default keyword<unknown, 'constant', 'shape'>({
+  name: 'constant',
+  stage: 'shape',
+  tier: 'core',
+  compile(descriptor) {
+    if (!Object.hasOwn(descriptor, 'constant') || descriptor.constant === undefined) return null
+    return { awaits: false, run: supplier(descriptor.constant) }
+  },
+})

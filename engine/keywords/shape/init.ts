@@ -1,0 +1,27 @@
+// `init` (shape, engine.md §8.6, EXT-2): a registered initializer replaces the value. It is called
+// as it is; a promise it wrongly returns passes `constant` and `random` untouched and is settled
+// before the first keyword that needs a settled value (two core cases pin this artifact).
+import type { Step } from '../../plan.js'
+import { issue, keyword, ok } from '../record.js'
+import { truthy } from '../../values.js'
+import { unknownName } from './unknown-name.js'
+
+export default keyword<string, 'init', 'shape'>({
+  name: 'init',
+  stage: 'shape',
+  tier: 'core',
+  observesPaths: true,
+  settlesLater: true,
+  operand: (value) => (typeof value === 'string' ? ok : issue('KW-pipeline-1', 'init must be an initializer name')),
+  contents(value, at, visit) {
+    if (typeof value === 'string') visit.initializer(value, at)
+  },
+  compile(descriptor, cx, provenance): Step | null {
+    const name = descriptor.init
+    if (!truthy(name) || typeof name !== 'string') return null
+    const initializers = cx.extensions.initializers
+    if (!Object.hasOwn(initializers, name)) return unknownName(cx, provenance, 'init', name)
+    const initializer = initializers[name]!
+    return { awaits: false, run: (value, context): unknown => initializer(value, context) }
+  },
+})

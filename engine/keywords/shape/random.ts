@@ -1,0 +1,46 @@
+// `random` (shape, experimental): members picked at random from an array value; with `unique`,
+// distinct ones.
+import { errorObject } from '../../diagnostics.js'
+import { truthy } from '../../values.js'
+import { issue, keyword, ok } from '../record.js'
+
+/** The largest `random` selection a document may ask for (each member is a value of the output). */
+export const MAX_RANDOM = 10_000
+
+export default keyword<number, 'random', 'shape'>({
+  name: 'random',
+  stage: 'shape',
+  tier: 'experimental',
+  operand(value) {
+    if (!Number.isInteger(value) || (value as number) <= 0) return issue('KW-random-1', 'random must be a positive integer')
+    return (value as number) <= MAX_RANDOM ? ok : issue('KW-random-1', `random must not exceed ${MAX_RANDOM}`)
+  },
+  compile(descriptor, _cx, provenance) {
+    const count = descriptor.random
+    if (!truthy(count)) return null
+    const unique = truthy(descriptor.unique)
+    return {
+      awaits: false,
+      run(value, context) {
+        if (!Array.isArray(value)) return value
+        if (typeof count !== 'number' || !Number.isInteger(count) || count < 1) return value
+        if (unique && count > new Set(value).size) {
+          context.run.errors.push(errorObject(provenance, [['value', value], ['random', count]], `cannot select ${count} unique members`))
+          return undefined
+        }
+        const pick = (): unknown => value[Math.floor(Math.random() * value.length)]
+        if (count === 1) return value.length === 0 ? undefined : pick()
+        if (value.length === 0) return value
+        context.run.willMake(count)
+        if (!unique) return Array.from({ length: count }, pick)
+        // Unique selection: a partial Fisher–Yates shuffle of the distinct members terminates always.
+        const distinct = [...new Set(value)]
+        for (let i = 0; i < count; i++) {
+          const j = i + Math.floor(Math.random() * (distinct.length - i))
+          ;[distinct[i], distinct[j]] = [distinct[j], distinct[i]]
+        }
+        return distinct.slice(0, count)
+      },
+    }
+  },
+})

@@ -1,0 +1,48 @@
+// `template` (shape, engine.md §8.6, decision 5): the template's own `mapping` maps the value into
+// the enclosing target, and its placeholders render the mapped values.
+import { Context } from '../../context.js'
+import { runPairings } from '../../procedures.js'
+import { toText, truthy } from '../../values.js'
+import { issue, keyword, ok } from '../record.js'
+
+/**
+ * A placeholder: `{{name}}`, the name one or more characters none of which is `}` (the reference
+ * engine's reading), so `{{}}` and `{{a}b}}` stay literal text.
+ */
+const PLACEHOLDER = /\{\{([^}]+)\}\}/
+
+export default keyword<string, 'template', 'shape'>({
+  name: 'template',
+  stage: 'shape',
+  tier: 'core',
+  observesPaths: true,
+  needsSettled: true,
+  operand: (value) => (typeof value === 'string' ? ok : issue('KW-pipeline-1', 'template must be a string')),
+  compile(descriptor, cx) {
+    if (!truthy(descriptor.template) || !truthy(descriptor.mapping)) return null
+    // Alternating literal text and placeholder names: [text, name, text, name, …, text].
+    const parts = toText(descriptor.template).split(PLACEHOLDER)
+    const weight = parts.length
+    const pairingsOf = cx.pairingSlot(descriptor.mapping)
+    const render = (result: object | null): string => {
+      let text = parts[0]!
+      for (let i = 1; i < parts.length; i += 2) {
+        const name = parts[i]!
+        const member = result !== null && Object.hasOwn(result, name) ? (result as Record<string, unknown>)[name] : undefined
+        text += (truthy(member) ? toText(member) : '') + parts[i + 1]!
+      }
+      return text
+    }
+    return {
+      awaits: true,
+      run(value, context) {
+        if (value === undefined || typeof value !== 'object') return value
+        context.run.tick(weight)
+        // The template's pairings map the value into the enclosing target (decision 5).
+        const scoped = new Context(context.run, value, context.target, context, -1, '/', undefined)
+        const result = runPairings(pairingsOf(scoped), scoped, value, undefined)
+        return result instanceof Promise ? result.then(render) : render(result)
+      },
+    }
+  },
+})

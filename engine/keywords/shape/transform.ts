@@ -1,0 +1,69 @@
+// `transform` (shape, engine.md §8.6, EXT-6): registered transformers in order, each given the
+// previous result and, for a step object, a copy of its options.
+import type { Step } from '../../plan.js'
+import { isObject, truthy } from '../../values.js'
+import { issue, keyword, ok } from '../record.js'
+import { unknownName } from './unknown-name.js'
+
+const SHAPE_MESSAGE = 'transform must be a transformer name or a list of names and one-key step objects'
+
+export default keyword<string | Array<string | Record<string, unknown>>, 'transform', 'shape'>({
+  name: 'transform',
+  stage: 'shape',
+  tier: 'core',
+  observesPaths: true,
+  needsSettled: true,
+  operand(value) {
+    if (typeof value === 'string') return ok
+    if (!Array.isArray(value)) return issue('KW-pipeline-1', SHAPE_MESSAGE)
+    return value.flatMap((step, i) => {
+      if (typeof step === 'string') return ok
+      if (isObject(step) && Object.keys(step).length === 1) return ok
+      if (isObject(step)) return issue('KW-pipeline-1', 'a transform step object must have exactly one key', [String(i)], step)
+      return issue('KW-pipeline-1', SHAPE_MESSAGE, [String(i)], step)
+    })
+  },
+  contents(value, at, visit) {
+    if (typeof value === 'string') return visit.transformer(value, at)
+    if (!Array.isArray(value)) return
+    value.forEach((step, i) => {
+      if (typeof step === 'string') visit.transformer(step, visit.at(at, String(i)))
+      else if (isObject(step)) for (const name of Object.keys(step)) visit.transformer(name, visit.at(at, String(i), name))
+    })
+  },
+  compile(descriptor, cx, provenance) {
+    const operand = descriptor.transform
+    if (!truthy(operand)) return null
+    const transformers = cx.extensions.transformers
+    const calls: Step[] = []
+    const call = (name: string, options: Record<string, unknown> | undefined): void => {
+      if (!Object.hasOwn(transformers, name)) {
+        const step = unknownName(cx, provenance, 'transform', name)
+        if (step !== null) calls.push(step)
+        return
+      }
+      const transformer = transformers[name]!
+      calls.push({
+        awaits: false,
+        run: options === undefined ? (value, context) => transformer(value, context) : (value, context) => transformer(value, context, { ...options }),
+      })
+    }
+    if (typeof operand === 'string') call(operand, undefined)
+    else if (Array.isArray(operand)) {
+      for (const step of operand) {
+        if (typeof step === 'string') call(step, undefined)
+        else if (isObject(step)) for (const name of Object.keys(step)) call(name, step)
+      }
+    }
+    if (calls.length === 0) return null
+    if (calls.length === 1) return calls[0]!
+    return {
+      awaits: false,
+      run(value, context) {
+        let current = value
+        for (const step of calls) current = step.run(current, context)
+        return current
+      },
+    }
+  },
+})

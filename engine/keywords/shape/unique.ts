@@ -1,0 +1,9 @@
+// `unique` (shape, experimental): `random` picks distinct members (read by `random` itself).
+import { booleanOperand, keyword } from '../record.js'
+
+export default keyword<boolean, 'unique', 'shape'>({
+  name: 'unique',
+  stage: 'shape',
+  tier: 'experimental',
+  operand: booleanOperand('unique', 'KW-random-1'),
+})

@@ -1,0 +1,18 @@
+// `enum` (validate, engine.md §10.3): one of the listed values (strict equality).
+import { keyword, validatorOperand } from '../record.js'
+import { fail } from './fail.js'
+
+export default keyword<unknown[], 'enum', 'validate'>({
+  name: 'enum',
+  stage: 'validate',
+  tier: 'core',
+  operand: validatorOperand('enum', Array.isArray, 'an array'),
+  compile(descriptor, _cx, provenance) {
+    if (!Array.isArray(descriptor.enum)) return null
+    const allowed = descriptor.enum
+    const message = `must be one of ${JSON.stringify(allowed)}`
+    return (value, context) => {
+      if (value !== undefined && !allowed.includes(value)) fail(context, provenance, [['value', value], ['enum', allowed]], message)
+    }
+  },
+})

@@ -1,0 +1,41 @@
+// What the validators share: an error object in the language's key order, and the bound checks.
+import type { Context } from '../../context.js'
+import { errorObject, type Provenance } from '../../diagnostics.js'
+import { keyword, validatorOperand } from '../record.js'
+
+/** Append one validator's error object. */
+export function fail(context: Context, provenance: Provenance, fields: Array<[string, unknown]>, message: string): void {
+  context.run.errors.push(errorObject(provenance, fields, message))
+}
+
+/** A numeric bound: checked on numbers only. */
+export function numericCheck(
+  keyword: string,
+  operand: unknown,
+  passes: (value: number, operand: number) => boolean,
+  message: string,
+  provenance: Provenance,
+) {
+  if (typeof operand !== 'number') return null
+  return (value: unknown, context: Context): void => {
+    if (typeof value === 'number' && !passes(value, operand)) fail(context, provenance, [['value', value], [keyword, operand]], message)
+  }
+}
+
+/** A length bound on strings (`minLength`, `maxLength`), whole: operand grammar and check. */
+export function lengthKeyword<N extends string>(name: N, passes: (length: number, operand: number) => boolean, message: (operand: number) => string) {
+  return keyword<number, N, 'validate'>({
+    name,
+    stage: 'validate',
+    tier: 'core',
+    operand: validatorOperand(name, (v) => Number.isInteger(v) && (v as number) >= 0, 'a non-negative integer'),
+    compile(descriptor, _cx, provenance) {
+      const operand = descriptor[name]
+      if (typeof operand !== 'number') return null
+      const text = message(operand)
+      return (value, context) => {
+        if (typeof value === 'string' && !passes(value.length, operand)) fail(context, provenance, [['value', value], [name, operand]], text)
+      }
+    },
+  })
+}

@@ -1,0 +1,12 @@
+// `maximum` (validate, engine.md §10.3): a number at most the operand.
+import { isNumber, keyword, validatorOperand } from '../record.js'
+import { numericCheck } from './fail.js'
+
+export default keyword<number, 'maximum', 'validate'>({
+  name: 'maximum',
+  stage: 'validate',
+  tier: 'core',
+  operand: validatorOperand('maximum', isNumber, 'a number'),
+  compile: (descriptor, _cx, provenance) =>
+    numericCheck('maximum', descriptor.maximum, (v, max) => v <= max, `cannot be greater than ${String(descriptor.maximum)}`, provenance),
+})

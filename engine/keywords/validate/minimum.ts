@@ -1,0 +1,12 @@
+// `minimum` (validate, engine.md §10.3): a number at least the operand.
+import { isNumber, keyword, validatorOperand } from '../record.js'
+import { numericCheck } from './fail.js'
+
+export default keyword<number, 'minimum', 'validate'>({
+  name: 'minimum',
+  stage: 'validate',
+  tier: 'core',
+  operand: validatorOperand('minimum', isNumber, 'a number'),
+  compile: (descriptor, _cx, provenance) =>
+    numericCheck('minimum', descriptor.minimum, (v, min) => v >= min, `cannot be less than ${String(descriptor.minimum)}`, provenance),
+})

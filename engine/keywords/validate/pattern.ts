@@ -1,0 +1,33 @@
+// `pattern` (validate, engine.md §10.3): a string the regular expression matches anywhere. Patterns
+// run on V8's linear-time engine, and the `patternInput` budget bounds the string they run on.
+import { linearRegExp } from '../../linear-regexp.js'
+import { screenPattern } from '../../validation/pattern-screen.js'
+import { issue, keyword, ok } from '../record.js'
+import { fail } from './fail.js'
+
+export default keyword<string, 'pattern', 'validate'>({
+  name: 'pattern',
+  stage: 'validate',
+  tier: 'core',
+  operand(value) {
+    const verdict = screenPattern(value)
+    return verdict === undefined ? ok : issue(verdict.rule, verdict.message)
+  },
+  compile(descriptor, _cx, provenance) {
+    if (!Object.hasOwn(descriptor, 'pattern') || descriptor.pattern === undefined) return null
+    const pattern = descriptor.pattern
+    let regex: RegExp | undefined
+    let invalid: unknown
+    try {
+      regex = linearRegExp(pattern as string)
+    } catch (error) {
+      invalid = error
+    }
+    return (value, context) => {
+      if (typeof value !== 'string') return
+      if (regex === undefined) throw invalid
+      context.run.matchInput(value.length)
+      if (!regex.test(value)) fail(context, provenance, [['value', value], ['pattern', pattern]], 'must match pattern')
+    }
+  },
+})

@@ -1,0 +1,18 @@
+// `required` (validate, engine.md §10.3): the value must be defined.
+import { truthy } from '../../values.js'
+import { keyword, validatorOperand } from '../record.js'
+import { fail } from './fail.js'
+
+export default keyword<boolean, 'required', 'validate'>({
+  name: 'required',
+  stage: 'validate',
+  tier: 'core',
+  operand: validatorOperand('required', (v) => typeof v === 'boolean', 'true or false'),
+  compile(descriptor, _cx, provenance) {
+    if (!truthy(descriptor.required)) return null
+    const required = descriptor.required
+    return (value, context) => {
+      if (value === undefined) fail(context, provenance, [['required', required]], 'required value')
+    }
+  },
+})
