@@ -17,11 +17,10 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY *.ts ./
 COPY engine ./engine
-COPY request ./request
 COPY plugins ./plugins
 COPY routes ./routes
 COPY schemas ./schemas
-COPY sources ./sources
+COPY config ./config
 COPY extensions ./extensions
 COPY bin ./bin
 RUN npm run build

@@ -2,10 +2,12 @@
 // prefix })`. It is encapsulated (not wrapped with fastify-plugin), so its hooks, error handler,
 // body parser and CORS policy stay inside its own context and the host app is left as it was.
 import type { FastifyPluginAsync } from 'fastify'
+import { mappingEntries, type MappingEntry, type MappingsInput } from './config/mappings.js'
+import { resolveConfig, type ServiceConfig } from './config/resolve.js'
 import type { Extensions } from './engine/index.js'
+import { stockExtensions } from './extensions/stock.js'
 import { authPlugin } from './plugins/auth.js'
 import { bodyPlugin } from './plugins/body.js'
-import { resolveConfig, type ServiceConfig } from './plugins/config.js'
 import { corsPlugin } from './plugins/cors.js'
 import { EngineService, enginePlugin } from './plugins/engine.js'
 import { errorsPlugin } from './plugins/errors.js'
@@ -16,12 +18,10 @@ import { pressurePlugin } from './plugins/pressure.js'
 import { requestIdPlugin } from './plugins/request-id.js'
 import { healthRoutes } from './routes/health.js'
 import { mapRoutes } from './routes/map.js'
-import { methodRoutes } from './routes/methods.js'
+import { methodRoutes, ServedPaths } from './routes/methods.js'
 import { registryRoutes } from './routes/registry.js'
-import { validateRoutes } from './routes/validate.js'
+import { validateRoutes } from './routes/validation.js'
 import type { Options } from './schemas/options.js'
-import { stockExtensions } from './extensions/stock.js'
-import { mappingEntries, type MappingEntry, type MappingsInput } from './sources/mappings.js'
 
 export interface MapperServiceOptions {
   /** The mappings to register (documents, entries from `loadMappings`, or `{ mappings }`). */
@@ -45,6 +45,10 @@ const mapperService: FastifyPluginAsync<MapperServiceOptions> = async (app, opts
     cacheBytes: config.map.explicit === false ? 0 : config.map.explicit.cacheBytes,
   })
 
+  // Every route registered from here on is a known path for the method rules (OPTIONS, 405).
+  const served = new ServedPaths()
+  app.addHook('onRoute', served.onRoute)
+
   await app.register(requestIdPlugin, { prefix: config.requestIdPrefix, trust: config.trustRequestId, serverIds: opts.serverIds === true })
   await app.register(errorsPlugin, { maxBodyBytes: config.maxBodyBytes, errorDetail: config.errorDetail })
   await app.register(loggingPlugin, { slowThreshold: config.logging.slowThreshold })
@@ -61,7 +65,8 @@ const mapperService: FastifyPluginAsync<MapperServiceOptions> = async (app, opts
   await app.register(mapRoutes, { map: config.map, limits: config.limits })
   await app.register(validateRoutes, { validate: config.validate })
   await app.register(registryRoutes)
-  await app.register(methodRoutes, { cors: config.cors, openapi: config.openapi })
+  // Last: the method rules cover every route registered before them.
+  await app.register(methodRoutes, { cors: config.cors, served })
 }
 
 export default mapperService

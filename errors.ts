@@ -24,13 +24,17 @@ export const Unavailable = define('Unavailable', 503)
 
 export const MESSAGES = {
   invalidJson: 'Body must be valid JSON',
-  badMapping: '"mapping" must be a string naming a registered mapping, or a mapping document object',
   explicitDisabled: 'The explicit mapping form is not enabled on this deployment',
   hidden: 'An unexpected error occurred',
   invalidDocument: 'The submitted mapping document is invalid',
   invalidResult: 'Mapping validation failed',
   missingToken: 'Missing bearer token',
 } as const
+
+/** The 400 message of a body field that failed its schema, by field (others are named generically). */
+export const FIELD_MESSAGES: Readonly<Record<string, string>> = {
+  mapping: '"mapping" must be a string naming a registered mapping, or a mapping document object',
+}
 
 export const lacksClaims = (what: string): InstanceType<typeof Forbidden> =>
   new Forbidden(`Caller lacks the claims required for ${what}`)
@@ -63,17 +67,5 @@ export class OutputNotSerializable extends Error {
   readonly statusCode = 422
   constructor() {
     super('The mapping output nests too deeply to be serialized as JSON')
-  }
-}
-
-/** 422 for a redirect the request plugin refused (recognized by the plugin error's `code`). */
-export class RedirectRefused extends Error {
-  readonly code = 'RedirectRefused'
-  readonly statusCode = 422
-  constructor(
-    message: string,
-    readonly location: string | undefined,
-  ) {
-    super(message)
   }
 }

@@ -16,7 +16,7 @@ import Fastify from 'fastify'
 import { parse } from 'yaml'
 import { readFileSync } from 'node:fs'
 import { buildServer } from '../server.js'
-import { bundledMappingsPath, loadMappings } from '../sources/mappings.js'
+import { bundledMappingsPath, loadMappings } from '../config/mappings.js'
 import { arrayInput, citationInput, DOCUMENTS } from './workloads.js'
 
 interface Measured {

@@ -3,15 +3,15 @@
 // mapping once. Both read MAPPINGS and EXTENSIONS as the server does.
 import { readFile, stat } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
+import { loadExtensions } from '../config/extensions.js'
+import { DOCUMENT_EXTENSIONS, SourceError, extensionOf, parseDocumentText, readDocumentFile } from '../config/files.js'
+import { bundledMappingsPath, loadMappings, type MappingEntry } from '../config/mappings.js'
 import { Mapper, type Diagnostic, type Extensions, type ValidationReport } from '../engine/index.js'
 import { stockExtensions } from '../extensions/stock.js'
-import { loadExtensions } from '../sources/extensions.js'
-import { DOCUMENT_EXTENSIONS, SourceError, extensionOf, parseDocumentText, readDocumentFile } from '../sources/files.js'
-import { bundledMappingsPath, loadMappings, type MappingEntry } from '../sources/mappings.js'
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 
-export interface Io {
+interface Io {
   readonly out: (text: string) => void
   readonly err: (text: string) => void
   readonly stdin: () => Promise<string>
@@ -19,11 +19,11 @@ export interface Io {
 }
 
 /** Bad arguments or unreadable files: exit code 2, one line on stderr. */
-export class UsageError extends Error {
+class UsageError extends Error {
   override readonly name = 'UsageError'
 }
 
-export const USAGE = {
+const USAGE = {
   main: `Usage: mapper-service [command]
 
 Commands:
@@ -79,7 +79,7 @@ function describe(entry: Diagnostic, severity: 'error' | 'warning'): string {
 }
 
 /** `validate <file|dir>...` → exit code. */
-export async function validateCommand(args: string[], io: Io): Promise<number> {
+async function validateCommand(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } })
   if (values.help) {
     io.out(USAGE.validate)
@@ -146,7 +146,7 @@ async function readInput(path: string | undefined, io: Io): Promise<unknown> {
 }
 
 /** `map <mapping-file-or-id> [input|-]` → exit code. */
-export async function mapCommand(args: string[], io: Io): Promise<number> {
+async function mapCommand(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } })
   if (values.help) {
     io.out(USAGE.map)

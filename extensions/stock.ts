@@ -3,11 +3,11 @@
 // redirects and private destinations. The hosts named in REQUEST_ALLOW_HOSTS are the exceptions
 // to the last rule, for a deployment whose upstream is internal. A deployment replaces all of it
 // with EXTENSIONS.
+import { ConfigError } from '../config/resolve.js'
 import type { Extensions } from '../engine/index.js'
-import { ConfigError } from '../plugins/config.js'
-import { createRequest } from '../request/index.js'
+import { createRequest } from './request/index.js'
 
-export const ALLOW_HOSTS_VARIABLE = 'REQUEST_ALLOW_HOSTS'
+const ALLOW_HOSTS_VARIABLE = 'REQUEST_ALLOW_HOSTS'
 
 /** The comma-separated host names or IP addresses of REQUEST_ALLOW_HOSTS (blank entries skipped). */
 function allowHostsFrom(env: NodeJS.ProcessEnv): string[] {

@@ -3,14 +3,16 @@
 // never admits `none` nor mixes HMAC with public keys, issuer, audience and clock skew. Every route
 // but the public ones authenticates before anything else happens, unknown paths included (a request
 // there with two Authorization headers is refused 400); the verified payload becomes
-// `request.identity` (and `context.identity` for mappings).
+// `request.identity` (and `context.identity` for mappings). A route states the claims it requires in
+// its config (`config: { claims }`); one preHandler checks them once the body has passed its schema.
 import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto'
 import fastifyJwt, { type TokenOrHeader } from '@fastify/jwt'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { BadRequest, MESSAGES, Unauthorized } from '../errors.js'
+import { algorithmsForKey, type AuthConfig } from '../config/resolve.js'
+import { isObject } from '../engine/index.js'
+import { BadRequest, MESSAGES, Unauthorized, lacksClaims } from '../errors.js'
 import type { Claims } from '../schemas/options.js'
-import { algorithmsForKey, type AuthConfig } from './config.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -20,7 +22,15 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Never authenticated: health, OpenAPI, OPTIONS. */
     public?: boolean
+    /** The claims the route requires; absent or `required: undefined` asks for none. */
+    claims?: RouteClaims
   }
+}
+
+interface RouteClaims {
+  /** What the claims guard, as the 403 names it: `Caller lacks the claims required for <for>`. */
+  readonly for: string
+  readonly required: Claims | undefined
 }
 
 const BEARER = /^bearer +(\S+) *$/i
@@ -51,12 +61,12 @@ type Algorithm = NonNullable<NonNullable<Parameters<typeof fastifyJwt>[1]['verif
 class TokenRefused extends Error {}
 
 /** The key set could not be read: not the caller's fault, so it surfaces as a 500 (and is logged). */
-export class JwksUnavailable extends Error {
+class JwksUnavailable extends Error {
   override readonly name = 'JwksUnavailable'
 }
 
 /** The 401 message for a verification failure, by the error's code (and, for claims, its text). */
-export function verificationMessage(error: { code?: string; message?: string }): string {
+function verificationMessage(error: { code?: string; message?: string }): string {
   if (error instanceof TokenRefused) return error.message
   const code = error.code ?? ''
   const text = error.message ?? ''
@@ -85,8 +95,8 @@ function readKeySet(body: unknown, allowed: readonly string[]): SetKey[] {
   if (!Array.isArray(members)) throw new Error('the response is not a JSON Web Key Set (no "keys" array)')
   const keys: SetKey[] = []
   for (const jwk of members as unknown[]) {
-    if (jwk === null || typeof jwk !== 'object' || Array.isArray(jwk)) continue
-    const { kid, use, alg } = jwk as { kid?: unknown; use?: unknown; alg?: unknown }
+    if (!isObject(jwk)) continue
+    const { kid, use, alg } = jwk
     if (use !== undefined && use !== 'sig') continue
     let key: KeyObject
     try {
@@ -177,13 +187,29 @@ export function claimsSatisfied(identity: Record<string, unknown> | null, claims
   return true
 }
 
-export interface AuthPluginOptions {
+/** Refuses (403) a caller whose token lacks `claims`; `what` is named in the message. */
+export function requireClaims(identity: Record<string, unknown> | null, claims: Claims | undefined, what: string): void {
+  if (!claimsSatisfied(identity, claims)) throw lacksClaims(what)
+}
+
+/**
+ * The route's `config.claims`, checked as a preHandler: after authentication and after the body
+ * passed its schema (a malformed request is 400 whoever sends it), before the handler runs.
+ */
+function checkRouteClaims(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void {
+  const claims = request.routeOptions.config.claims
+  if (claims === undefined || claimsSatisfied(request.identity, claims.required)) return done()
+  done(lacksClaims(claims.for))
+}
+
+interface AuthPluginOptions {
   readonly auth: AuthConfig | null
 }
 
 export const authPlugin = fp<AuthPluginOptions>(
   async (app, { auth }) => {
     app.decorateRequest('identity', null)
+    app.addHook('preHandler', checkRouteClaims)
     if (auth === null) return
 
     const required = [...(auth.issuer === undefined ? [] : ['iss']), ...(auth.audience === undefined ? [] : ['aud'])]

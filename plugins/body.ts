@@ -8,7 +8,7 @@ import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
 import secureJson from 'secure-json-parse'
 import { BadRequest, MESSAGES } from '../errors.js'
 
-export interface BodyPluginOptions {
+interface BodyPluginOptions {
   readonly maxBodyBytes: number
 }
 
@@ -17,18 +17,18 @@ export function requireBody(request: FastifyRequest, _reply: FastifyReply, done:
   done(request.body === undefined ? new BadRequest(MESSAGES.invalidJson) : undefined)
 }
 
-export const POISONED_BODY = 'Body must not contain __proto__ or constructor.prototype keys'
+const POISONED_BODY = 'Body must not contain __proto__ or constructor.prototype keys'
 
 /**
  * The deepest body accepted: far beyond any mapping (documents nest at most 100 levels) or
  * sensible input, and far below what printing an output that copies the input could survive.
  */
-export const MAX_BODY_DEPTH = 512
+const MAX_BODY_DEPTH = 512
 
-export const DEEP_BODY = `Body must not nest deeper than ${MAX_BODY_DEPTH} levels`
+const DEEP_BODY = `Body must not nest deeper than ${MAX_BODY_DEPTH} levels`
 
 /** True when JSON text opens more than `limit` arrays and objects at once (strings skipped whole). */
-export function nestsDeeperThan(text: string, limit: number): boolean {
+function nestsDeeperThan(text: string, limit: number): boolean {
   // Every level takes two characters at least: a shorter text cannot be too deep.
   if (text.length <= 2 * limit) return false
   let depth = 0

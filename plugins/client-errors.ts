@@ -10,7 +10,7 @@ import { BadRequest, HeadersTooLarge, RequestTimeout } from '../errors.js'
 import { shapeError } from './errors.js'
 import { freshRequestId } from './request-id.js'
 
-export interface ClientErrorOptions {
+interface ClientErrorOptions {
   readonly log: FastifyBaseLogger
   readonly requestIdPrefix: string
   readonly maxHeaderSize: number

@@ -4,9 +4,9 @@
 // 404 even for OPTIONS.
 import fastifyCors from '@fastify/cors'
 import fp from 'fastify-plugin'
-import type { CorsConfig } from './config.js'
+import type { CorsConfig } from '../config/resolve.js'
 
-export interface CorsPluginOptions {
+interface CorsPluginOptions {
   readonly cors: CorsConfig | null
 }
 

@@ -1,9 +1,20 @@
 // The one place errors become the error body (http.md §3): `{ code, message, <extra>, requestId }`.
 // 5xx detail reaches clients only with `errorDetail: full`; it is always kept for the log line.
 import fp from 'fastify-plugin'
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify'
 import { BudgetExceeded, EvaluationError } from '../engine/index.js'
-import { BODY_CODES, InvalidMappingDocument, MESSAGES, NotFound, OutputNotSerializable, RedirectRefused, ValidationError } from '../errors.js'
+import {
+  BODY_CODES,
+  BadRequest,
+  FIELD_MESSAGES,
+  InternalError,
+  InvalidMappingDocument,
+  MESSAGES,
+  NotFound,
+  OutputNotSerializable,
+  PayloadTooLarge,
+  ValidationError,
+} from '../errors.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -35,47 +46,70 @@ export function budgetFields(error: BudgetExceeded): Record<string, unknown> {
   return fields
 }
 
-/** Classify anything thrown into a status, code, message and the code's extra field. */
-export function shapeError(error: unknown, maxBodyBytes: number): Shaped {
+/**
+ * The 400 message of a body that failed its schema, named after the failing field: the property
+ * the first error points into. A body that is not an object holds none of its fields: it is
+ * answered as its first required one. The field's catalogued message, or one naming it.
+ */
+function schemaFailure(validation: readonly FastifySchemaValidationError[], bodySchema: unknown): string {
+  const first = validation[0]
+  const token = first?.instancePath.split('/')[1]
+  const required = (bodySchema as { required?: unknown } | undefined)?.required
+  const field = token !== undefined ? token.replaceAll('~1', '/').replaceAll('~0', '~') : Array.isArray(required) ? String(required[0]) : undefined
+  if (field === undefined) return 'Body must be a JSON object'
+  if (Object.hasOwn(FIELD_MESSAGES, field)) return FIELD_MESSAGES[field]!
+  const problem = first?.message ?? 'is invalid'
+  return `"${field}" is invalid: ${problem.charAt(0).toLowerCase()}${problem.slice(1)}`
+}
+
+/**
+ * Classify anything thrown into a status, code, message and the code's extra field; `bodySchema`
+ * is the route's, for a schema failure's message.
+ */
+export function shapeError(error: unknown, maxBodyBytes: number, bodySchema?: unknown): Shaped {
   const e = error as Partial<FastifyError> & { location?: string }
   if (error instanceof BudgetExceeded) return { status: 422, code: error.code, message: error.message, extra: budgetFields(error) }
   if (error instanceof EvaluationError) return { status: 422, code: error.code, message: error.message, extra: {} }
   if (error instanceof OutputNotSerializable) return { status: 422, code: error.code, message: error.message, extra: {} }
   if (error instanceof InvalidMappingDocument) return { status: 422, code: e.code!, message: e.message!, extra: { report: error.report } }
   if (error instanceof ValidationError) return { status: error.statusCode, code: e.code!, message: e.message!, extra: { errors: error.errors } }
-  if (error instanceof RedirectRefused) {
-    return { status: 422, code: 'RedirectRefused', message: error.message, extra: error.location === undefined ? {} : { location: error.location } }
-  }
+  // A redirect the request plugin refused (recognized by its code, as any extension's could be).
   if (e.code === 'E_REDIRECT_REFUSED') {
     return { status: 422, code: 'RedirectRefused', message: String(e.message), extra: typeof e.location === 'string' && e.location !== '' ? { location: e.location } : {} }
   }
   // A mapping that asked for a private or special-purpose destination the plugin refuses.
   const refused = withCode(error, 'E_PRIVATE_NETWORK')
   if (refused !== undefined) return { status: 422, code: 'DestinationRefused', message: refused.message, extra: {} }
-  const catalogued = typeof e.code === 'string' ? BODY_CODES.get(e.code) : undefined
-  if (catalogued !== undefined && typeof e.statusCode === 'number') {
-    return { status: e.statusCode, code: catalogued, message: String(e.message), extra: {} }
-  }
-  if (e.validation !== undefined) return { status: 400, code: 'BadRequest', message: MESSAGES.badMapping, extra: {} }
+  const shaped = catalogued(e)
+  if (shaped !== undefined) return shaped
+  // Fastify's own errors, as the catalogue's.
+  if (e.validation !== undefined) return catalogued(new BadRequest(schemaFailure(e.validation, bodySchema)))!
   switch (e.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return { status: 413, code: 'PayloadTooLarge', message: `Request body exceeds the ${maxBodyBytes}-byte limit`, extra: {} }
+      return catalogued(new PayloadTooLarge(maxBodyBytes))!
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return { status: 400, code: 'BadRequest', message: MESSAGES.invalidJson, extra: {} }
+      return catalogued(new BadRequest(MESSAGES.invalidJson))!
     default:
-      return { status: 500, code: 'InternalError', message: String(e.message ?? error), extra: {} }
+      return catalogued(new InternalError(String(e.message ?? error)))!
   }
 }
 
-export interface ErrorsPluginOptions {
+/** An error of the catalogue (errors.ts), shaped; undefined for any other. */
+function catalogued(error: Partial<FastifyError>): Shaped | undefined {
+  const code = typeof error.code === 'string' ? BODY_CODES.get(error.code) : undefined
+  if (code === undefined || typeof error.statusCode !== 'number') return undefined
+  return { status: error.statusCode, code, message: String(error.message), extra: {} }
+}
+
+interface ErrorsPluginOptions {
   readonly maxBodyBytes: number
   readonly errorDetail: 'minimal' | 'full'
 }
 
-export function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown, options: ErrorsPluginOptions): FastifyReply {
-  const shaped = shapeError(error, options.maxBodyBytes)
+function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown, options: ErrorsPluginOptions): FastifyReply {
+  const shaped = shapeError(error, options.maxBodyBytes, request.routeOptions.schema?.body)
   request.failure = error instanceof Error ? error : new Error(String(error))
   const message = shaped.status >= 500 && options.errorDetail !== 'full' ? MESSAGES.hidden : shaped.message
   if (shaped.status === 401) reply.header('www-authenticate', 'Bearer')

@@ -7,7 +7,7 @@ import fp from 'fastify-plugin'
 import { BudgetExceeded } from '../engine/index.js'
 import { budgetFields } from './errors.js'
 
-export interface LoggingPluginOptions {
+interface LoggingPluginOptions {
   readonly slowThreshold: number
 }
 

@@ -3,9 +3,9 @@
 // Registered before the routes so it sees each one; `openapi: false` leaves it out.
 import fastifySwagger from '@fastify/swagger'
 import fp from 'fastify-plugin'
-import { packageInfo } from '../sources/package.js'
+import { packageInfo } from '../config/package.js'
 
-export interface OpenApiPluginOptions {
+interface OpenApiPluginOptions {
   readonly bearer: boolean
 }
 

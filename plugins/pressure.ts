@@ -4,10 +4,10 @@
 // error body and Retry-After, before any work is done for it.
 import underPressure from '@fastify/under-pressure'
 import fp from 'fastify-plugin'
+import type { UnderPressureConfig } from '../config/resolve.js'
 import { Unavailable } from '../errors.js'
-import type { UnderPressureConfig } from './config.js'
 
-export interface PressurePluginOptions {
+interface PressurePluginOptions {
   readonly underPressure: UnderPressureConfig
 }
 

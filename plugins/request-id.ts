@@ -21,7 +21,7 @@ function randomHex(): string {
   return hex
 }
 
-export interface RequestIdOptions {
+interface RequestIdOptions {
   readonly prefix: string
   readonly trust: boolean
 }
@@ -47,7 +47,7 @@ declare module 'fastify' {
   }
 }
 
-export interface RequestIdPluginOptions extends RequestIdOptions {
+interface RequestIdPluginOptions extends RequestIdOptions {
   /** True when the Fastify instance generates ids with `requestIdFor` (buildServer). */
   readonly serverIds: boolean
 }

@@ -6,7 +6,7 @@ import { Unavailable } from '../errors.js'
 import { errorResponses } from '../schemas/error.js'
 import { CanaryHealthSchema, HealthSchema } from '../schemas/service.js'
 
-export interface HealthRoutesOptions {
+interface HealthRoutesOptions {
   readonly mapping: string | undefined
   readonly timeout: number
 }

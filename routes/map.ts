@@ -4,27 +4,18 @@
 // `map.invalidStatus` promotes `valid: false`.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Envelope } from '../engine/index.js'
-import { Forbidden, InvalidMappingDocument, MESSAGES, OutputNotSerializable, RedirectRefused, ValidationError, lacksClaims, unknownMapping } from '../errors.js'
-import { claimsSatisfied } from '../plugins/auth.js'
+import type { ServiceConfig } from '../config/resolve.js'
+import { Forbidden, InvalidMappingDocument, MESSAGES, OutputNotSerializable, ValidationError, unknownMapping } from '../errors.js'
+import { requireClaims } from '../plugins/auth.js'
 import { requireBody } from '../plugins/body.js'
-import type { ServiceConfig } from '../plugins/config.js'
 import { errorResponses } from '../schemas/error.js'
 import { EnvelopeSchema, MapRequestSchema } from '../schemas/map.js'
 
 const JSON_TYPE = 'application/json; charset=utf-8'
 
-export interface MapRoutesOptions {
+interface MapRoutesOptions {
   readonly map: ServiceConfig['map']
   readonly limits: ServiceConfig['limits']
-}
-
-/** A refused upstream redirect (the request plugin's error, recognized by its code) is 422. */
-function classify(error: unknown): unknown {
-  const e = error as { code?: unknown; message?: unknown; location?: unknown }
-  if (e !== null && typeof e === 'object' && e.code === 'E_REDIRECT_REFUSED') {
-    return new RedirectRefused(String(e.message), typeof e.location === 'string' && e.location !== '' ? e.location : undefined)
-  }
-  return error
 }
 
 export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app, { map, limits }) => {
@@ -32,13 +23,13 @@ export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app
     '/map',
     {
       preValidation: requireBody,
+      config: { claims: { for: '/map', required: map.claims } },
       schema: {
         body: MapRequestSchema,
         response: { 200: EnvelopeSchema, ...errorResponses(400, 401, 403, 404, 413, 422, 500) },
       },
     },
     async (request, reply) => {
-      if (!claimsSatisfied(request.identity, map.claims)) throw lacksClaims('/map')
       const { mapping, input } = request.body
       let plan
       let budgets = limits.registered
@@ -48,7 +39,8 @@ export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app
       } else {
         budgets = limits.explicit
         if (map.explicit === false) throw new Forbidden(MESSAGES.explicitDisabled)
-        if (!claimsSatisfied(request.identity, map.explicit.claims)) throw lacksClaims('explicit mappings')
+        // On top of the route's claims; only here is it known which form the body takes.
+        requireClaims(request.identity, map.explicit.claims, 'explicit mappings')
         const explicit = app.engine.explicit(mapping)
         if (explicit.plan === null) throw new InvalidMappingDocument(explicit.report)
         plan = explicit.plan
@@ -77,12 +69,7 @@ export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app
       const stdout = (text: string): void => {
         request.log.debug({ requestId: request.requestId, stdout: text }, 'mapping stdout')
       }
-      let envelope: Envelope
-      try {
-        envelope = await plan.run(input, extra, { limits: budgets, stdout })
-      } catch (error) {
-        throw classify(error)
-      }
+      const envelope = await plan.run(input, extra, { limits: budgets, stdout })
       if (!envelope.valid && map.invalidStatus !== undefined) throw new ValidationError(map.invalidStatus, envelope.errors)
       // Serialized as it is: the output's keys in their order, then valid and errors. Printed here,
       // not by a reply serializer, so that an error answer is never printed twice.

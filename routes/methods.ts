@@ -1,37 +1,67 @@
 // The method rules of the known paths (http.md §4): OPTIONS answers 204 with Allow (and the CORS
 // preflight headers when CORS is on), never authenticated; any other method the path does not
-// serve is 405 with Allow. HEAD on a GET route is served by Fastify as GET without a body.
+// serve is 405 with Allow. HEAD on a GET route is served by Fastify as GET without a body. The
+// known paths are the routes themselves, recorded as they are registered: a new route needs no
+// second list.
 import type {} from '@fastify/swagger'
-import type { FastifyPluginAsync, HTTPMethods } from 'fastify'
+import type { FastifyPluginAsync, HTTPMethods, RouteOptions } from 'fastify'
+import type { CorsConfig } from '../config/resolve.js'
 import { MethodNotAllowed } from '../errors.js'
-import type { CorsConfig } from '../plugins/config.js'
 
-/** Each known path and the one method it serves. */
-export const KNOWN_PATHS: ReadonlyArray<readonly [path: string, method: 'GET' | 'POST', isPublic: boolean]> = [
-  ['/health', 'GET', true],
-  ['/health/mapping', 'GET', true],
-  ['/map', 'POST', false],
-  ['/validate', 'POST', false],
-  ['/mappings', 'GET', false],
-  ['/extensions', 'GET', false],
-]
-
-export interface MethodRoutesOptions {
-  readonly cors: CorsConfig | null
-  readonly openapi: boolean
+/** A path the service serves: the methods its routes answer, and whether they are all public. */
+interface ServedPath {
+  readonly methods: string[]
+  isPublic: boolean
 }
 
-export const methodRoutes: FastifyPluginAsync<MethodRoutesOptions> = async (app, { cors, openapi }) => {
-  const paths = openapi ? [...KNOWN_PATHS, ['/openapi.json', 'GET', true] as const] : KNOWN_PATHS
-  for (const [url, method, isPublic] of paths) {
-    const served = method === 'GET' ? ['GET', 'HEAD'] : ['POST']
+/**
+ * The paths of the routes registered after `onRoute` is added as a hook, with their methods.
+ * HEAD and OPTIONS are not recorded (Fastify adds HEAD to a GET route; OPTIONS is a method rule).
+ */
+export class ServedPaths {
+  readonly #paths = new Map<string, ServedPath>()
+  #open = true
+
+  readonly onRoute = (route: RouteOptions): void => {
+    if (!this.#open) return
+    const methods = [route.method].flat().filter((method) => method !== 'HEAD' && method !== 'OPTIONS')
+    if (methods.length === 0) return
+    const isPublic = route.config?.public === true
+    const served = this.#paths.get(route.url)
+    if (served === undefined) {
+      this.#paths.set(route.url, { methods, isPublic })
+    } else {
+      served.methods.push(...methods)
+      served.isPublic &&= isPublic
+    }
+  }
+
+  /** The paths recorded so far, full URLs (prefix included); recording stops here. */
+  close(): ReadonlyMap<string, ServedPath> {
+    this.#open = false
+    return this.#paths
+  }
+}
+
+interface MethodRoutesOptions {
+  readonly cors: CorsConfig | null
+  /** Recording every route of the service; registered after them, these rules close it. */
+  readonly served: ServedPaths
+}
+
+export const methodRoutes: FastifyPluginAsync<MethodRoutesOptions> = async (app, { cors, served }) => {
+  for (const [path, { methods, isPublic }] of served.close()) {
+    // Recorded with the prefix; `app.route` adds it again.
+    const url = path.slice(app.prefix.length)
+    const answered = methods.includes('GET') ? [...methods, 'HEAD'] : methods
+    const allow = methods.join(', ')
     app.route({
       method: 'OPTIONS',
       url,
       schema: { hide: true },
       config: { public: true },
       handler: async (_request, reply) => {
-        reply.header('allow', [...served, 'OPTIONS'].join(', '))
+        reply.header('allow', [...answered, 'OPTIONS'].join(', '))
         if (cors !== null && reply.hasHeader('access-control-allow-origin')) {
           reply.header('access-control-allow-methods', cors.methods)
           reply.header('access-control-allow-headers', cors.headers)
@@ -41,13 +71,13 @@ export const methodRoutes: FastifyPluginAsync<MethodRoutesOptions> = async (app,
     })
     app.route({
       // Every other method Fastify routes (TRACE and QUERY included), so none of them reads as 404.
-      method: app.supportedMethods.filter((m) => m !== 'OPTIONS' && !served.includes(m)) as HTTPMethods[],
+      method: app.supportedMethods.filter((m) => m !== 'OPTIONS' && !answered.includes(m)) as HTTPMethods[],
       url,
       schema: { hide: true },
       config: { public: isPublic },
       // Refused before the body is read: a wrong method is 405 whatever it carries.
       onRequest: async () => {
-        throw Object.assign(new MethodNotAllowed(`Use ${method}`), { allow: method })
+        throw Object.assign(new MethodNotAllowed(`Use ${allow}`), { allow })
       },
       handler: async () => undefined,
     })

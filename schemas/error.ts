@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox'
 import { ReportSchema } from './report.js'
 
-export const ErrorBodySchema = Type.Object(
+const ErrorBodySchema = Type.Object(
   {
     code: Type.String({ description: 'Stable error code, e.g. BadRequest, InvalidMappingDocument.' }),
     message: Type.String(),

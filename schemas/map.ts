@@ -1,7 +1,7 @@
 // POST /map and POST /validate bodies, and the envelope a mapping returns.
-import { Type, type Static } from '@sinclair/typebox'
+import { Type } from '@sinclair/typebox'
 
-export const MappingReference = Type.Union(
+const MappingReference = Type.Union(
   [
     Type.String({ description: 'The id of a registered mapping.' }),
     Type.Object({}, { additionalProperties: true, description: 'A mapping document (explicit form).' }),
@@ -26,5 +26,3 @@ export const EnvelopeSchema = Type.Object(
   { additionalProperties: true, description: 'The mapped output keys, plus valid and errors.' },
 )
 
-export type MapRequest = Static<typeof MapRequestSchema>
-export type ValidateRequest = Static<typeof ValidateRequestSchema>

@@ -7,11 +7,11 @@ const OneOrMany = <T extends ReturnType<typeof Type.String>>(item: T) => Type.Un
 const ClaimValue = Type.Union([Type.String(), Type.Number(), Type.Boolean()])
 
 /** `{ <claim>: value | value[] }`: every listed claim must match (AND). */
-export const ClaimsSchema = Type.Record(Type.String({ minLength: 1 }), Type.Union([ClaimValue, Type.Array(ClaimValue, { minItems: 1 })]), {
+const ClaimsSchema = Type.Record(Type.String({ minLength: 1 }), Type.Union([ClaimValue, Type.Array(ClaimValue, { minItems: 1 })]), {
   description: 'Required token claims: every key must match; a value list means any of them.',
 })
 
-export const AuthOptionsSchema = Type.Object(
+const AuthOptionsSchema = Type.Object(
   {
     secret: Type.Optional(Type.String({ minLength: 1, description: 'Shared HMAC secret (default algorithm HS256).' })),
     publicKey: Type.Optional(Type.String({ minLength: 1, description: 'SPKI PEM public key (default algorithms RS256, ES256, EdDSA).' })),
@@ -24,7 +24,7 @@ export const AuthOptionsSchema = Type.Object(
   { additionalProperties: false },
 )
 
-export const CorsOptionsSchema = Type.Object(
+const CorsOptionsSchema = Type.Object(
   {
     origin: Type.Optional(OneOrMany(Type.String({ minLength: 1 }))),
     methods: Type.Optional(OneOrMany(Type.String({ minLength: 1 }))),
@@ -33,9 +33,9 @@ export const CorsOptionsSchema = Type.Object(
   { additionalProperties: false },
 )
 
-export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const
 
-export const LoggingOptionsSchema = Type.Object(
+const LoggingOptionsSchema = Type.Object(
   {
     format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('pretty')])),
     level: Type.Optional(Type.Union(LOG_LEVELS.map((level) => Type.Literal(level)))),
@@ -50,7 +50,7 @@ const Milliseconds = (minimum: number, description: string) => Type.Integer({ mi
  * The standalone server's connection limits (buildServer, the `mapper-service` command). The plugin
  * form serves on its host's server and never reads this block: the host sets its own.
  */
-export const ServerOptionsSchema = Type.Object(
+const ServerOptionsSchema = Type.Object(
   {
     requestTimeout: Type.Optional(Milliseconds(100, 'Milliseconds to receive a whole request, headers and body, from its first byte; then 408 and the connection is closed (default 30000).')),
     headersTimeout: Type.Optional(Milliseconds(100, 'Milliseconds to receive the request line and headers; then 408 and the connection is closed. At most requestTimeout (default 10000, or requestTimeout when that is smaller).')),
@@ -76,7 +76,7 @@ const budgetFields = {
   patternInput: budget('The longest string a `pattern` is matched against.'),
 }
 
-export const LimitsOptionsSchema = Type.Object(
+const LimitsOptionsSchema = Type.Object(
   {
     ...budgetFields,
     explicit: Type.Optional(
@@ -86,7 +86,7 @@ export const LimitsOptionsSchema = Type.Object(
   { additionalProperties: false, description: 'Per-evaluation budgets of registered mappings; `explicit` holds those of explicit documents.' },
 )
 
-export const UnderPressureOptionsSchema = Type.Object(
+const UnderPressureOptionsSchema = Type.Object(
   {
     maxEventLoopDelay: Type.Optional(Type.Integer({ minimum: 0, description: 'Milliseconds of event-loop delay above which requests get 503 (0: not checked).' })),
     maxHeapUsedBytes: Type.Optional(Type.Integer({ minimum: 0, description: 'Heap bytes in use above which requests get 503 (0: not checked).' })),
@@ -149,9 +149,4 @@ export const OptionsSchema = Type.Object(
 )
 
 export type Options = Static<typeof OptionsSchema>
-export type AuthOptions = Static<typeof AuthOptionsSchema>
-export type CorsOptions = Static<typeof CorsOptionsSchema>
-export type ServerOptions = Static<typeof ServerOptionsSchema>
 export type Claims = Static<typeof ClaimsSchema>
-export type LimitsOptions = Static<typeof LimitsOptionsSchema>
-export type UnderPressureOptions = Static<typeof UnderPressureOptionsSchema>

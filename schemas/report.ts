@@ -1,7 +1,7 @@
 // The validation report (validation.md §1): `{ valid, errors, warnings }`.
-import { Type, type Static } from '@sinclair/typebox'
+import { Type } from '@sinclair/typebox'
 
-export const DiagnosticSchema = Type.Object(
+const DiagnosticSchema = Type.Object(
   {
     rule: Type.String({ description: 'Rule id, e.g. KW-transform-1.' }),
     message: Type.String(),
@@ -24,4 +24,3 @@ export const ReportSchema = Type.Object(
   }
 )
 
-export type Report = Static<typeof ReportSchema>

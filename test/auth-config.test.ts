@@ -3,7 +3,7 @@
 // or accepts anyone; and what a correct configuration resolves to.
 import { generateKeyPairSync } from 'node:crypto'
 import t from 'tap'
-import { ConfigError, MIN_SECRET_LENGTH, resolveConfig } from '../plugins/config.js'
+import { ConfigError, MIN_SECRET_LENGTH, resolveConfig } from '../config/resolve.js'
 import { buildServer } from '../server.js'
 import { SECRET, assertMapped, call, ecKeys, edKeys, quietLogger, rsaKeys, service, sign } from './auth-support.js'
 

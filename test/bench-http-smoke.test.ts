@@ -3,7 +3,7 @@
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import t from 'tap'
-import { packageInfo } from '../sources/package.js'
+import { packageInfo } from '../config/package.js'
 
 const run = promisify(execFile)
 

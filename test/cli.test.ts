@@ -5,7 +5,7 @@ import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { packageInfo } from '../sources/package.js'
+import { packageInfo } from '../config/package.js'
 
 interface Ran {
   code: number | null

@@ -4,8 +4,9 @@
 import t from 'tap'
 import type { InjectOptions } from 'fastify'
 import type { BuildConfig } from '../server.js'
-import { createRequest } from '../request/index.js'
+import { createRequest } from '../extensions/request/index.js'
 import { stockExtensions } from '../extensions/stock.js'
+import { shapeError } from '../plugins/errors.js'
 
 /** The stock surface with the upstreams of these tests (on 127.0.0.1) allowed. */
 const LOOPBACK_ALLOWED = stockExtensions({ REQUEST_ALLOW_HOSTS: '127.0.0.1' })
@@ -409,4 +410,14 @@ t.test('a valid token passes every check the 401 rows fail', async (t) => {
   const response = await call(app, { ...mapEcho, headers: withToken(token({ sub: 'alice' }, signed)) })
   t.equal(response.statusCode, 200)
   t.same(response.data, { echo: { a: 1 }, valid: true, errors: [] })
+})
+
+t.test('a schema failure is answered with a message naming the failing field', async (t) => {
+  const failure = (instancePath: string, message: string) => ({ validation: [{ instancePath, message, keyword: '', schemaPath: '', params: {} }], validationContext: 'body' })
+  const schema = { type: 'object', required: ['mapping'] }
+  t.equal(shapeError(failure('/mapping', 'Expected union value'), 1024, schema).message, BAD_MAPPING, 'mapping: its own message')
+  t.equal(shapeError(failure('', 'Expected object'), 1024, schema).message, BAD_MAPPING, 'not an object: the first required field is missing')
+  t.same(shapeError(failure('/input', 'Expected string'), 1024, schema), { status: 400, code: 'BadRequest', message: '"input" is invalid: expected string', extra: {} })
+  t.equal(shapeError(failure('/a~1b/0', 'Expected number'), 1024, schema).message, '"a/b" is invalid: expected number', 'the top-level field, unescaped')
+  t.equal(shapeError(failure('', 'Expected object'), 1024, { type: 'object' }).message, 'Body must be a JSON object')
 })

@@ -2,7 +2,7 @@
 // GET /extensions (names only, in registration order; the stock surface by default).
 import t from 'tap'
 import { stockExtensions } from '../extensions/stock.js'
-import { bundledMappingsPath, loadMappings } from '../sources/mappings.js'
+import { bundledMappingsPath, loadMappings } from '../config/mappings.js'
 import { ECHO, GREETINGS, SECRET, bearer, call, serve } from './http-support.js'
 
 t.test('GET /mappings: every registered mapping keyed by $id, compound members by their own id', async (t) => {

@@ -8,8 +8,8 @@ import { promisify } from 'node:util'
 import openapiTS, { astToString } from 'openapi-typescript'
 import t from 'tap'
 import { buildServer } from '../server.js'
-import { bundledMappingsPath, loadMappings } from '../sources/mappings.js'
-import { packageInfo } from '../sources/package.js'
+import { bundledMappingsPath, loadMappings } from '../config/mappings.js'
+import { packageInfo } from '../config/package.js'
 
 const run = promisify(execFile)
 const root = packageInfo().root

@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { packageInfo } from '../sources/package.js'
+import { packageInfo } from '../config/package.js'
 
 t.test('mapper-service, mapper-service/engine and mapper-service/request resolve with their types', async (t) => {
   const root = packageInfo().root
@@ -18,7 +18,7 @@ t.test('mapper-service, mapper-service/engine and mapper-service/request resolve
   const request = (await import('mapper-service/request')) as Record<string, unknown>
   t.type(request.createRequest, 'function')
   t.type(request.RedirectRefusedError, 'function')
-  for (const types of ['dist/index.d.ts', 'dist/engine/index.d.ts', 'dist/request/index.d.ts']) {
+  for (const types of ['dist/index.d.ts', 'dist/engine/index.d.ts', 'dist/extensions/request/index.d.ts']) {
     t.ok(existsSync(join(root, types)), types)
   }
   const { Mapper } = engine as { Mapper: new (...args: unknown[]) => { map(d: unknown, i: unknown): Promise<unknown> } }

@@ -2,8 +2,8 @@
 // wrong value throws at once with a message naming the key and what it must be.
 import t from 'tap'
 import { Agent } from 'undici'
-import { createRequest, DEFAULTS } from '../request/index.js'
-import { resolvePolicy } from '../request/config.js'
+import { createRequest, DEFAULTS } from '../extensions/request/index.js'
+import { resolvePolicy } from '../extensions/request/config.js'
 
 const INVALID: Array<[string, Record<string, unknown>, string]> = [
   ['timeoutMs zero', { timeoutMs: 0 }, 'timeoutMs must be an integer from 1 to 2147483647'],

@@ -4,7 +4,7 @@
 import { type IncomingMessage, type ServerResponse } from 'node:http'
 import t from 'tap'
 import { Mapper } from '../engine/index.js'
-import { createRequest, isPrivateAddress, PrivateNetworkRefusedError, type RequestConfig } from '../request/index.js'
+import { createRequest, isPrivateAddress, PrivateNetworkRefusedError, type RequestConfig } from '../extensions/request/index.js'
 import { upstream } from './request-support.js'
 
 const ok = (_req: IncomingMessage, res: ServerResponse): void => {

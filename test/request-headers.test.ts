@@ -3,7 +3,7 @@
 import { type IncomingMessage, type ServerResponse } from 'node:http'
 import t from 'tap'
 import { Mapper } from '../engine/index.js'
-import { createRequest, HOP_HEADER, type RequestConfig } from '../request/index.js'
+import { createRequest, HOP_HEADER, type RequestConfig } from '../extensions/request/index.js'
 import { upstream } from './request-support.js'
 
 /** Reflects the request headers as JSON. */

@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { Mapper } from '../engine/index.js'
-import { createRequest, type RequestConfig } from '../request/index.js'
+import { createRequest, type RequestConfig } from '../extensions/request/index.js'
 import { upstream } from './request-support.js'
 
 function fetchEnvelope(config: RequestConfig, request: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {

@@ -3,7 +3,7 @@
 import { type IncomingMessage, type ServerResponse } from 'node:http'
 import t from 'tap'
 import { Mapper, type EvaluationContext } from '../engine/index.js'
-import { createRequest } from '../request/index.js'
+import { createRequest } from '../extensions/request/index.js'
 import { upstream, type Upstream } from './request-support.js'
 
 interface Fixture {

@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import { Agent, buildConnector } from 'undici'
 import { Mapper } from '../engine/index.js'
-import { createRequest, RedirectRefusedError, type RequestConfig } from '../request/index.js'
+import { createRequest, RedirectRefusedError, type RequestConfig } from '../extensions/request/index.js'
 import { upstream } from './request-support.js'
 
 /** 301 to `location` for the listed paths, `{ ok: true, path }` for every other one. */

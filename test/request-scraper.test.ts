@@ -3,7 +3,7 @@
 import { type IncomingMessage, type ServerResponse } from 'node:http'
 import t from 'tap'
 import { Mapper } from '../engine/index.js'
-import { createRequest } from '../request/index.js'
+import { createRequest } from '../extensions/request/index.js'
 import { upstream } from './request-support.js'
 
 const PAGE = `<html><head><title>Ghostwriting Federalism | Yale Law Journal</title></head><body>

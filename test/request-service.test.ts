@@ -13,7 +13,7 @@ import t from 'tap'
 import type { MappingDocument } from '../engine/index.js'
 import { stockExtensions } from '../extensions/stock.js'
 import { buildServer, configFromEnvironment } from '../server.js'
-import { loadExtensions } from '../sources/extensions.js'
+import { loadExtensions } from '../config/extensions.js'
 import { upstream } from './request-support.js'
 import { freePort, tempTree } from './startup-support.js'
 
@@ -149,7 +149,7 @@ t.test('a canary that fetches without redirect is 200', async (t) => {
   t.match(response.json(), { status: 'ok', mapping: 'canary' })
 })
 
-const FOLLOWING_EXTENSIONS = `import { createRequest } from '${new URL('../request/index.ts', import.meta.url).href}'
+const FOLLOWING_EXTENSIONS = `import { createRequest } from '${new URL('../extensions/request/index.ts', import.meta.url).href}'
 
 export default {
   plugins: { request: createRequest({ allowHeaders: [], redirect: 'follow' }) },

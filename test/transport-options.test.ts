@@ -2,7 +2,7 @@
 // defaults, their bounds and the cross-field rule (headersTimeout ≤ requestTimeout), each mistake a
 // ConfigError naming the setting; buildServer hands the resolved values to Node's HTTP server.
 import t from 'tap'
-import { ConfigError, SERVER_DEFAULTS, resolveConfig } from '../plugins/config.js'
+import { ConfigError, SERVER_DEFAULTS, resolveConfig } from '../config/resolve.js'
 import { buildServer } from '../server.js'
 
 t.test('defaults: every limit filled in', async (t) => {

@@ -1,19 +1,19 @@
 // Where a call goes (request-plugin.md §1): `origin + pathname + ?search` built from the pipeline
 // value, or a `url` read through a pointer from one of the evaluation's scopes.
-import { readPointer, type EvaluationContext } from '../engine/index.js'
-import { isMappingForm, type RequestOptions } from './options.js'
+import { readPointer, type EvaluationContext, isObject } from '../../engine/index.js'
+import { isMappingForm, type RequestOptions } from './call-options.js'
 
 const PLACEHOLDER = /\{\{([^}]+)\}\}/g
 
-export const INVALID_URL_SCOPE = 'Invalid url: exactly one of source, target, input, or output'
+const INVALID_URL_SCOPE = 'Invalid url: exactly one of source, target, input, or output'
 
 const SCOPES = ['source', 'target', 'input', 'output'] as const
 type Scope = (typeof SCOPES)[number]
 
 /** The pipeline value's own field, or undefined (never something inherited). */
 function field(value: unknown, name: string): unknown {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined
-  return Object.hasOwn(value, name) ? (value as Record<string, unknown>)[name] : undefined
+  if (!isObject(value)) return undefined
+  return Object.hasOwn(value, name) ? value[name] : undefined
 }
 
 /**
@@ -21,7 +21,7 @@ function field(value: unknown, name: string): unknown {
  * segment. `.` and `..` would survive encoding and be normalized away by the URL parser, moving
  * the request up the path, so they are refused.
  */
-export function fillPathname(template: string, value: unknown): string {
+function fillPathname(template: string, value: unknown): string {
   return template.replace(PLACEHOLDER, (_, name: string) => {
     const given = field(value, name)
     if (given === undefined || given === null) {
@@ -57,7 +57,7 @@ function appendParameter(params: URLSearchParams, key: string, given: unknown): 
  * `field`, or the literal itself when that field is absent; the `{ mapping: … }` form is evaluated
  * against the pipeline value into a fresh target. `null` when that mapping short-circuited.
  */
-export async function buildSearch(
+async function buildSearch(
   search: Readonly<Record<string, unknown>>,
   value: unknown,
   context: EvaluationContext,
@@ -80,18 +80,18 @@ export async function buildSearch(
 }
 
 /** Read `url`: a bare pointer into the root output, or `{ <scope>: pointer }` for exactly one scope. */
-export function readUrlOption(url: unknown, value: unknown, context: EvaluationContext): unknown {
+function readUrlOption(url: unknown, value: unknown, context: EvaluationContext): unknown {
   let scope: Scope
   let pointer: string
   if (typeof url === 'string') {
     scope = 'output'
     pointer = url
   } else {
-    if (url === null || typeof url !== 'object' || Array.isArray(url)) throw new TypeError(INVALID_URL_SCOPE)
+    if (!isObject(url)) throw new TypeError(INVALID_URL_SCOPE)
     const keys = Object.keys(url)
     const only = keys[0]
     if (keys.length !== 1 || !(SCOPES as readonly string[]).includes(only!)) throw new TypeError(INVALID_URL_SCOPE)
-    const given = (url as Record<string, unknown>)[only!]
+    const given = url[only!]
     if (typeof given !== 'string') throw new TypeError(INVALID_URL_SCOPE)
     scope = only as Scope
     pointer = given

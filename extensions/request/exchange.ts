@@ -11,14 +11,14 @@ import { HOP_HEADER, HOP_VALUE } from './headers.js'
 import { PrivateNetworkRefusedError } from './private-network.js'
 import { isAllowedHop, REDIRECT_STATUSES, RedirectRefusedError } from './redirect.js'
 
-export interface Outgoing {
+interface Outgoing {
   readonly url: URL
   readonly method: string
   readonly headers: ReadonlyMap<string, string>
   readonly body: string | undefined
 }
 
-export interface Incoming {
+interface Incoming {
   readonly url: URL
   readonly status: number
   readonly headers: IncomingHttpHeaders

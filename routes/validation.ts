@@ -2,24 +2,26 @@
 // overlay as explicit evaluation) or a registered id (unknown → 404). Gated only by
 // `validate.claims`, never by `map.explicit`.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { lacksClaims, unknownMapping } from '../errors.js'
-import { claimsSatisfied } from '../plugins/auth.js'
+import type { ServiceConfig } from '../config/resolve.js'
+import { unknownMapping } from '../errors.js'
 import { requireBody } from '../plugins/body.js'
-import type { ServiceConfig } from '../plugins/config.js'
 import { errorResponses } from '../schemas/error.js'
 import { ValidateRequestSchema } from '../schemas/map.js'
 import { ReportSchema } from '../schemas/report.js'
 
-export interface ValidateRoutesOptions {
+interface ValidateRoutesOptions {
   readonly validate: ServiceConfig['validate']
 }
 
 export const validateRoutes: FastifyPluginAsyncTypebox<ValidateRoutesOptions> = async (app, { validate }) => {
   app.post(
     '/validate',
-    { preValidation: requireBody, schema: { body: ValidateRequestSchema, response: { 200: ReportSchema, ...errorResponses(400, 401, 403, 404, 413, 500) } } },
+    {
+      preValidation: requireBody,
+      config: { claims: { for: '/validate', required: validate.claims } },
+      schema: { body: ValidateRequestSchema, response: { 200: ReportSchema, ...errorResponses(400, 401, 403, 404, 413, 500) } },
+    },
     async (request) => {
-      if (!claimsSatisfied(request.identity, validate.claims)) throw lacksClaims('/validate')
       const { mapping } = request.body
       if (typeof mapping === 'string') {
         if (!Object.hasOwn(app.engine.mapper.mappings, mapping)) throw unknownMapping(mapping)

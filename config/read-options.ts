@@ -1,9 +1,8 @@
 // The options object from the environment (http.md §8): `OPTIONS` (inline JSON) or `OPTIONS_FILE`
 // (.json, .yaml, .yml), never both.
+import { isObject } from '../engine/index.js'
 import { DOCUMENT_EXTENSIONS, SourceError, extensionOf, readDocumentFile } from './files.js'
 import { jsonSyntaxProblem } from './json-syntax.js'
-
-const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value)
 
 const describe = (value: unknown): string => (value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`)
 

@@ -2,7 +2,7 @@
 // (and some quote the whole text, newlines included), so a startup message could not name the line;
 // this strict scanner (RFC 8259) finds the first offending character itself.
 
-export interface JsonSyntaxProblem {
+interface JsonSyntaxProblem {
   readonly line: number
   readonly column: number
   /** `unexpected "}"`, `unexpected end of input`. */

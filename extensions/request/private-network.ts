@@ -105,7 +105,7 @@ export class PrivateNetworkRefusedError extends Error {
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void
 
 /** A `dns.lookup` that fails when any address a name resolves to is private. */
-export function guardedLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
+function guardedLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
   dnsLookup(hostname, options, (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => {
     if (error !== null) {
       callback(error, address, family)

@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-export interface PackageInfo {
+interface PackageInfo {
   readonly name: string
   readonly version: string
   readonly description: string

@@ -1,22 +1,23 @@
 // Extension sources (http.md §8, `EXTENSIONS`): a module whose default export is the whole
 // extension surface `{ initializers, transformers, plugins }`, replacing the stock one.
 import { isKeyword, type Extensions } from '../engine/index.js'
+import { isObject } from '../engine/index.js'
 import { SourceError, importDefault, type ImportOptions } from './files.js'
 
 const KINDS = ['initializers', 'transformers', 'plugins'] as const
 
 /** Check the shape of an extension surface; throws SourceError naming what is wrong. */
-export function checkExtensions(surface: unknown, source: string): Extensions {
-  if (surface === null || typeof surface !== 'object' || Array.isArray(surface)) {
+function checkExtensions(surface: unknown, source: string): Extensions {
+  if (!isObject(surface)) {
     throw new SourceError(`${source} must export { initializers, transformers, plugins }`)
   }
   for (const key of Object.keys(surface)) {
     if (!(KINDS as readonly string[]).includes(key)) throw new SourceError(`${source}: unknown extension kind "${key}" (expected initializers, transformers, plugins)`)
   }
   for (const kind of KINDS) {
-    const registry = (surface as Record<string, unknown>)[kind]
+    const registry = surface[kind]
     if (registry === undefined) continue
-    if (registry === null || typeof registry !== 'object' || Array.isArray(registry)) {
+    if (!isObject(registry)) {
       throw new SourceError(`${source}: ${kind} must be an object of named functions`)
     }
     for (const [name, fn] of Object.entries(registry)) {

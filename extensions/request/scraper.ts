@@ -4,7 +4,7 @@
 // the call without a request. Every regex operand passes the engine's pattern safety screen.
 import { load, type Cheerio, type CheerioAPI } from 'cheerio'
 import type { AnyNode } from 'domhandler'
-import { screenPattern } from '../engine/index.js'
+import { isObject, screenPattern } from '../../engine/index.js'
 import { setMember } from './record.js'
 
 const SPEC_KEYS = ['selector', 'index', 'text', 'attr', 'match', 'split', 'replace', 'trim', 'int', 'list', 'each'] as const
@@ -32,10 +32,6 @@ const compiledSpecs = new WeakMap<object, CompiledScraper>()
 // An empty document to try selectors on: css-select compiles a selector before it matches anything.
 const probe = load('<html></html>')
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value)
-}
-
 function pattern(source: unknown, flags: string, where: string): RegExp {
   const verdict = screenPattern(source)
   if (verdict !== undefined) {
@@ -47,7 +43,7 @@ function pattern(source: unknown, flags: string, where: string): RegExp {
 }
 
 function compileField(key: string, spec: unknown, path: string): Field {
-  if (!isPlainObject(spec)) throw new TypeError(`scraper ${path} must be an object`)
+  if (!isObject(spec)) throw new TypeError(`scraper ${path} must be an object`)
   for (const name of Object.keys(spec)) {
     if (!(SPEC_KEYS as readonly string[]).includes(name)) {
       throw new TypeError(`scraper ${path}: ${name} is not a scraper key (known keys: ${SPEC_KEYS.join(', ')})`)
@@ -108,15 +104,15 @@ function compileField(key: string, spec: unknown, path: string): Field {
 }
 
 function compileFields(spec: unknown, path: string): CompiledScraper {
-  if (!isPlainObject(spec)) throw new TypeError(`${path} must be an object of named fields`)
+  if (!isObject(spec)) throw new TypeError(`${path} must be an object of named fields`)
   return Object.entries(spec).map(([key, field]) => compileField(key, field, path === 'scraper' ? key : `${path}.${key}`))
 }
 
 /** Check and compile a `scraper` option (cached per options object). */
 export function compileScraper(spec: unknown): CompiledScraper {
-  const cached = isPlainObject(spec) ? compiledSpecs.get(spec) : undefined
+  const cached = isObject(spec) ? compiledSpecs.get(spec) : undefined
   if (cached !== undefined) return cached
-  if (!isPlainObject(spec)) throw new TypeError('request option scraper must be an object of named fields')
+  if (!isObject(spec)) throw new TypeError('request option scraper must be an object of named fields')
   const compiled = compileFields(spec, 'scraper')
   // Only a frozen spec (as every admitted document is) is known not to change under the cache.
   if (Object.isFrozen(spec)) compiledSpecs.set(spec, compiled)

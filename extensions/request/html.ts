@@ -11,7 +11,7 @@ const LD_JSON = 'application/ld+json'
  * The first `<script type="application/ld+json">` parsed, or null when there is none or it is not
  * JSON. A block nested too deep is refused like a JSON body (`ResponseTooDeepError`).
  */
-export function linkedData($: CheerioAPI, url: string): unknown {
+function linkedData($: CheerioAPI, url: string): unknown {
   const block = $('script[type]')
     .toArray()
     .find((script) => (script.attribs.type ?? '').trim().toLowerCase() === LD_JSON)
@@ -29,7 +29,7 @@ export function linkedData($: CheerioAPI, url: string): unknown {
  * Meta tags keyed by their `name`, `property` and `itemprop` (lowercased), each key holding the
  * `content` of every tag that names it, in document order. Tags without `content` are skipped.
  */
-export function metaTags($: CheerioAPI): Record<string, string[]> {
+function metaTags($: CheerioAPI): Record<string, string[]> {
   const meta: Record<string, unknown> = {}
   for (const tag of $('meta').toArray()) {
     const content = tag.attribs.content

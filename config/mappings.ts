@@ -4,6 +4,7 @@
 import { readdir, realpath, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { MappingDocument } from '../engine/index.js'
+import { isObject } from '../engine/index.js'
 import { packageInfo } from './package.js'
 import { DOCUMENT_EXTENSIONS, MODULE_EXTENSIONS, SourceError, extensionOf, importDefault, readDocumentFile, specialKind, unreadable, type FileType } from './files.js'
 
@@ -21,15 +22,12 @@ export type MappingsInput =
   | Readonly<Record<string, MappingDocument>>
   | { readonly mappings: Readonly<Record<string, MappingDocument>> | readonly MappingDocument[] }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value)
-
 /** The mappings one document carries: the members of a compound document, or the document itself. */
 function mappingsOf(document: unknown, source: string): MappingEntry[] {
-  if (!isPlainObject(document)) throw new SourceError(`not a mapping document: ${source}`)
-  const members = isPlainObject(document.mappings) ? Object.values(document.mappings) : [document]
+  if (!isObject(document)) throw new SourceError(`not a mapping document: ${source}`)
+  const members = isObject(document.mappings) ? Object.values(document.mappings) : [document]
   return members.map((member) => {
-    if (!isPlainObject(member) || typeof member.$id !== 'string' || member.$id === '') {
+    if (!isObject(member) || typeof member.$id !== 'string' || member.$id === '') {
       throw new SourceError(`mapping without $id in ${source}`)
     }
     return { id: member.$id, document: member as MappingDocument, source }
@@ -50,7 +48,7 @@ function collect(entries: readonly MappingEntry[]): MappingEntry[] {
 }
 
 const isEntry = (item: unknown): item is MappingEntry =>
-  isPlainObject(item) && typeof item.id === 'string' && isPlainObject(item.document) && typeof item.source === 'string'
+  isObject(item) && typeof item.id === 'string' && isObject(item.document) && typeof item.source === 'string'
 
 /**
  * Normalize the programmatic forms of `mappings` into entries: entries (from `loadMappings`), an
@@ -63,13 +61,13 @@ export function mappingEntries(input: MappingsInput | undefined, source = 'optio
     return collect(input.flatMap((item: unknown) => (isEntry(item) ? [item] : mappingsOf(item, source))))
   }
   const record: unknown = input
-  if (!isPlainObject(record)) {
+  if (!isObject(record)) {
     throw new SourceError(`${source} must hold mapping documents: an array, an object keyed by $id, { mappings } or one document`)
   }
   const members = record.mappings
   if (Array.isArray(members)) return collect(members.flatMap((value: unknown) => mappingsOf(value, source)))
   // One document, single or compound, registers what it carries (as a document file does).
-  if (isPlainObject(members) || typeof record.$id === 'string') return collect(mappingsOf(record, source))
+  if (isObject(members) || typeof record.$id === 'string') return collect(mappingsOf(record, source))
   return collect(Object.values(record).flatMap((value) => mappingsOf(value, source)))
 }
 
@@ -106,7 +104,7 @@ async function walk(directory: string, warn: (message: string) => void, scanned:
   return found
 }
 
-export interface LoadOptions {
+interface LoadOptions {
   /** Receives one line per skipped file. */
   warn?: (message: string) => void
   /** Milliseconds a mapping module may take to load (default 10000). */
@@ -133,7 +131,7 @@ export async function loadMappings(path: string, { warn = () => {}, timeoutMs }:
         continue
       }
       const document = await readDocumentFile(file)
-      if (!isPlainObject(document)) {
+      if (!isObject(document)) {
         warn(`ignoring non-document file ${file}`)
         continue
       }

@@ -22,7 +22,7 @@ export function extensionOf(path: string): string {
 }
 
 /** Error messages can span lines (a loader's code frame, a parser's excerpt); a startup message is one. */
-export function oneLine(message: string): string {
+function oneLine(message: string): string {
   return message
     .split('\n')
     .map((line) => line.trim())
@@ -104,7 +104,7 @@ export async function readDocumentFile(path: string): Promise<unknown> {
 }
 
 /** How long a module may take to load when the caller does not say (options.server.loadTimeout). */
-export const DEFAULT_LOAD_TIMEOUT_MS = 10000
+const DEFAULT_LOAD_TIMEOUT_MS = 10000
 
 export interface ImportOptions {
   /** Milliseconds the module may take to load, top-level await included. */

@@ -1,6 +1,7 @@
 // The options a mapping writes under `request` (request-plugin.md §1), checked before anything is
 // evaluated or sent. Unknown keys are refused, so a typo or an attempt to set policy from a
 // document (`timeoutMs`, `redirect` …) fails loudly instead of being ignored.
+import { isObject } from '../../engine/index.js'
 import { readHeaders } from './headers.js'
 
 const OPTION_KEYS = ['origin', 'pathname', 'search', 'url', 'method', 'headers', 'body', 'pointer', 'scraper'] as const
@@ -23,17 +24,13 @@ export interface RequestOptions {
   readonly scraper: unknown
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value)
-}
-
 /** True for the `{ mapping: … }` form of `search` and `body`. */
 export function isMappingForm(value: Readonly<Record<string, unknown>>): boolean {
   return Object.hasOwn(value, 'mapping')
 }
 
-export function readOptions(options: unknown): RequestOptions {
-  if (!isPlainObject(options)) throw new TypeError('request options must be an object')
+export function readCallOptions(options: unknown): RequestOptions {
+  if (!isObject(options)) throw new TypeError('request options must be an object')
   for (const key of Object.keys(options)) {
     if (!(OPTION_KEYS as readonly string[]).includes(key)) {
       throw new TypeError(`${key} is not a request option (known options: ${OPTION_KEYS.join(', ')})`)
@@ -50,7 +47,7 @@ export function readOptions(options: unknown): RequestOptions {
       throw new TypeError('request needs url, or origin (a string) with an optional pathname and search')
     }
     if (pathname !== undefined && typeof pathname !== 'string') throw new TypeError('request option pathname must be a string')
-    if (search !== undefined && !isPlainObject(search)) throw new TypeError('request option search must be an object')
+    if (search !== undefined && !isObject(search)) throw new TypeError('request option search must be an object')
   }
 
   const methodGiven = options.method ?? 'GET'
@@ -61,7 +58,7 @@ export function readOptions(options: unknown): RequestOptions {
   if (REFUSED_METHODS.has(method)) throw new TypeError(`request method ${method} is not supported`)
 
   if (body !== undefined) {
-    if (!isPlainObject(body) || !isMappingForm(body)) throw new TypeError('request option body must be a mapping: { mapping: … }')
+    if (!isObject(body) || !isMappingForm(body)) throw new TypeError('request option body must be a mapping: { mapping: … }')
     if (method === 'GET' || method === 'HEAD') throw new TypeError(`request option body cannot be sent with ${method}`)
   }
 

@@ -3,14 +3,14 @@
 //
 //   const request = createRequest({ redirect: 'follow', allowHeaders: [] })
 //   const mapper = new Mapper({ mappings }, { plugins: { request } })
-import type { EvaluationContext, Plugin } from '../engine/index.js'
+import type { EvaluationContext, Plugin } from '../../engine/index.js'
 import { sharedAgent } from './agent.js'
 import { readBody, ResponseTooLargeError } from './body.js'
+import { readCallOptions } from './call-options.js'
 import { resolvePolicy, type RequestConfig, type RequestPolicy } from './config.js'
 import { Deadline } from './deadline.js'
 import { exchange } from './exchange.js'
 import { forwardedHeaders } from './headers.js'
-import { readOptions } from './options.js'
 import { parseEnvelope } from './parse.js'
 import { compileScraper } from './scraper.js'
 import { locateUrl } from './url.js'
@@ -37,7 +37,7 @@ export function createRequest(config: RequestConfig = {}): Plugin {
   const dispatcher = policy.dispatcher ?? sharedAgent(policy.denyPrivateNetworks, policy.allowHosts)
 
   return async function request(options: unknown, value: unknown, context: EvaluationContext): Promise<unknown> {
-    const call = readOptions(options)
+    const call = readCallOptions(options)
     const scraper = call.scraper === undefined ? undefined : compileScraper(call.scraper)
     const url = await locateUrl(call, value, context)
     // A `search` mapping that short-circuited has recorded its errors; nothing is sent.

@@ -7,9 +7,9 @@ import { readHtml } from './html.js'
 import type { CompiledScraper } from './scraper.js'
 import { xmlToJson } from './xml.js'
 
-export type BodyKind = 'json' | 'xml' | 'html' | 'text'
+type BodyKind = 'json' | 'xml' | 'html' | 'text'
 
-export interface MediaType {
+interface MediaType {
   /** `type/subtype`, lowercased, or null when the response had no usable Content-Type. */
   readonly essence: string | null
   readonly charset: string | undefined
@@ -18,7 +18,7 @@ export interface MediaType {
 const ESSENCE = /^[!#$%&'*+\-.^_`|~0-9a-z]+\/[!#$%&'*+\-.^_`|~0-9a-z]+$/
 
 /** Split a Content-Type header into its essence and charset (case-insensitive). */
-export function mediaType(header: string | string[] | undefined): MediaType {
+function mediaType(header: string | string[] | undefined): MediaType {
   const text = Array.isArray(header) ? header[0] : header
   if (text === undefined) return { essence: null, charset: undefined }
   const [head = '', ...parameters] = text.split(';')
@@ -32,7 +32,7 @@ export function mediaType(header: string | string[] | undefined): MediaType {
 }
 
 /** Which parser a media type gets; a missing or unknown type is text. */
-export function bodyKind(essence: string | null): BodyKind {
+function bodyKind(essence: string | null): BodyKind {
   if (essence === null) return 'text'
   if (essence === 'application/json' || essence.endsWith('+json')) return 'json'
   if (essence === 'application/xml' || essence === 'text/xml' || essence.endsWith('+xml')) return 'xml'
@@ -41,7 +41,7 @@ export function bodyKind(essence: string | null): BodyKind {
 }
 
 /** Decode with the declared charset when the platform knows it, else as UTF-8 (a BOM is dropped). */
-export function decodeText(bytes: Uint8Array, charset: string | undefined): string {
+function decodeText(bytes: Uint8Array, charset: string | undefined): string {
   let decoder: TextDecoder
   try {
     decoder = new TextDecoder(charset ?? 'utf-8')

@@ -1,6 +1,7 @@
 // Construction config of the request plugin (request-plugin.md §2). Every key is checked when the
 // plugin is built, so a deployment finds a wrong value at start-up, never at the first request.
 // Nothing here can be set from a mapping: a document chooses what to fetch, never how safely.
+import { isObject } from '../../engine/index.js'
 import type { Dispatcher } from 'undici'
 import { canonicalHost } from './private-network.js'
 
@@ -63,12 +64,12 @@ export const DEFAULTS = Object.freeze({
 })
 
 /** The schemes undici can fetch; `allowedProtocols` narrows this set and can never widen it. */
-export const FETCHABLE_PROTOCOLS: readonly string[] = ['http:', 'https:']
+const FETCHABLE_PROTOCOLS: readonly string[] = ['http:', 'https:']
 
 /** The largest delay `setTimeout` honours; beyond it Node fires at once. */
 const MAX_TIMEOUT_MS = 2_147_483_647
 
-export const MAX_REDIRECTS_LIMIT = 20
+const MAX_REDIRECTS_LIMIT = 20
 
 const CONFIG_KEYS = [
   'timeoutMs',
@@ -94,10 +95,8 @@ function isInteger(value: unknown, min: number, max: number): value is number {
 /** Check every key of a config and fill in the defaults; throws naming the first wrong key. */
 export function resolvePolicy(config: unknown): RequestPolicy {
   if (config === undefined) config = {}
-  if (config === null || typeof config !== 'object' || Array.isArray(config)) {
-    throw new TypeError('request config must be an object')
-  }
-  const given = config as Record<string, unknown>
+  if (!isObject(config)) throw new TypeError('request config must be an object')
+  const given = config
   for (const key of Object.keys(given)) {
     if (!(CONFIG_KEYS as readonly string[]).includes(key)) {
       throw new TypeError(`${key} is not a request config key (known keys: ${CONFIG_KEYS.join(', ')})`)

@@ -95,7 +95,7 @@ export const EXPLICIT_LIMITS: Readonly<Required<Limits>> = Object.freeze({
  * Total document bytes of the compiled explicit-document cache. A compiled plan holds 70 to 140
  * times its document's text in heap, so 1 MiB of documents keeps about 70–140 MiB of plans.
  */
-export const EXPLICIT_CACHE_BYTES = 1024 * 1024
+const EXPLICIT_CACHE_BYTES = 1024 * 1024
 
 /** The heap fraction above which requests are shed by default. */
 const HEAP_SHED_FRACTION = 0.9

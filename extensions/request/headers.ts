@@ -2,6 +2,7 @@
 // headers the plugin can send are the literal ones a mapping writes, filtered by the instance's
 // allowlist, plus the hop header; the headers of whatever HTTP request reached the host never get here.
 import { HEADER_NAME } from './config.js'
+import { isObject } from '../../engine/index.js'
 
 /**
  * Sent on every upstream request. A service that refuses requests carrying it (mapper-service
@@ -32,7 +33,7 @@ const FIELD_VALUE = /^[^\0\r\n]*$/
 export function readHeaders(headers: unknown): ReadonlyMap<string, string> {
   const checked = new Map<string, string>()
   if (headers === undefined) return checked
-  if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) {
+  if (!isObject(headers)) {
     throw new TypeError('request option headers must be an object of header names to string values')
   }
   for (const [name, value] of Object.entries(headers)) {
