@@ -1,6 +1,7 @@
 // `input` (locate, engine.md §8.3): read from the whole input of the invocation.
+import { truthy } from '../../values.js'
 import { keyword } from '../record.js'
-import { pointerContents, pointerOperand, scopeRead } from './scope.js'
+import { pointerContents, pointerOperand } from './scope.js'
 
 export default keyword<string, 'input', 'locate'>({
   name: 'input',
@@ -9,5 +10,10 @@ export default keyword<string, 'input', 'locate'>({
   pointer: true,
   operand: pointerOperand('input'),
   contents: pointerContents,
-  compile: scopeRead('input', (context) => context.run.input),
+  compile(descriptor, cx) {
+    if (!truthy(descriptor.input)) return null
+    // A closure of its own per scope: a shared one would make every read a polymorphic call.
+    const read = cx.reader(descriptor.input)
+    return { locate: (context) => read(context.run.input), sync: true }
+  },
 })

@@ -1,7 +1,8 @@
 // `output` (locate, engine.md §8.3): a snapshot of the whole output under construction.
-import { snapshot } from './snapshot.js'
+import { truthy } from '../../values.js'
 import { keyword } from '../record.js'
-import { pointerContents, pointerOperand, scopeRead } from './scope.js'
+import { pointerContents, pointerOperand } from './scope.js'
+import { snapshot } from './snapshot.js'
 
 export default keyword<string, 'output', 'locate'>({
   name: 'output',
@@ -10,5 +11,10 @@ export default keyword<string, 'output', 'locate'>({
   pointer: true,
   operand: pointerOperand('output'),
   contents: pointerContents,
-  compile: scopeRead('output', (context) => context.run.output, snapshot),
+  compile(descriptor, cx) {
+    if (!truthy(descriptor.output)) return null
+    // A closure of its own per scope: a shared one would make every read a polymorphic call.
+    const read = cx.reader(descriptor.output)
+    return { locate: (context) => snapshot(read(context.run.output), context), sync: true }
+  },
 })

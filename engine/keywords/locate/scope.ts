@@ -1,25 +1,13 @@
 // What the locate keywords share: a pointer read from a scope, and a list of descriptors READ.
-import type { Context } from '../../context.js'
 import type { CompileContext } from '../../plan.js'
 import { readEach } from '../../procedures.js'
 import { issue, ok, type CompiledLocate, type OperandIssue, type Visit } from '../record.js'
-import { truthy } from '../../values.js'
 
 /** A pointer operand (KW-locate-1). */
 export const pointerOperand = (name: string) => (value: unknown): OperandIssue[] =>
   typeof value === 'string' ? ok : issue('KW-locate-1', `${name} must be a JSON Pointer string`)
 
 export const pointerContents = (value: unknown, at: string, visit: Visit): void => visit.pointer(value, at)
-
-/** A keyword reading its pointer from one scope of the context; `copy` for the changing output. */
-export function scopeRead(name: string, scope: (context: Context) => unknown, copy?: (value: unknown, context: Context) => unknown) {
-  return (descriptor: Record<string, unknown>, cx: CompileContext): CompiledLocate | null => {
-    if (!truthy(descriptor[name])) return null
-    const read = cx.reader(descriptor[name])
-    const locate = copy === undefined ? (context: Context) => read(scope(context)) : (context: Context) => copy(read(scope(context)), context)
-    return { locate, sync: true }
-  }
-}
 
 /** A combinator operand (KW-combinator-1). */
 export const listOperand = (name: string) => (value: unknown): OperandIssue[] =>
