@@ -228,6 +228,11 @@ function fromRaw(parsed: { status: number; headers: Record<string, string>; body
 
 const firstError = (body: any): any => body?.report?.errors?.[0]
 
+/** A row's outcome: its answer, the status it must have, the error code its body must carry, and more checks. */
+function expecting(answer: Answer | 'closed', status: number, code?: string, check?: Expectation['check']): Outcome {
+  return { answer, expect: { status, ...(code === undefined ? {} : { code }), ...(check === undefined ? {} : { check }) } }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The table
 
@@ -237,65 +242,40 @@ const rows: Row[] = [
     name: '1a ReDoS ^(a|a)*$ on 30 a and "!" (explicit)',
     async run({ post }) {
       const answer = await within('the pattern answer', PATTERN_BOUND_MS, post('/map', { mapping: { mapping: { '/r': { source: '/s', pattern: '^(a|a)*$' } } }, input: { s: 'a'.repeat(30) + '!' } }))
-      return {
-        answer,
-        expect: {
-          status: 200,
-          check: (t, body) => {
-            t.equal(body.valid, false)
-            t.equal(body.errors[0].message, 'must match pattern')
-          },
-        },
-      }
+      return expecting(answer, 200, undefined, (t, body) => {
+        t.equal(body.valid, false)
+        t.equal(body.errors[0].message, 'must match pattern')
+      })
     },
   },
   {
     name: '1b a*a*…a*b (12 stars) on 5000 a (explicit)',
     async run({ post }) {
       const answer = await within('the pattern answer', PATTERN_BOUND_MS, post('/map', { mapping: { mapping: { '/r': { source: '/s', pattern: 'a*'.repeat(12) + 'b' } } }, input: { s: 'a'.repeat(5000) } }))
-      return {
-        answer,
-        expect: {
-          status: 200,
-          check: (t, body) => {
-            t.equal(body.valid, false)
-            t.equal(body.errors[0].message, 'must match pattern')
-          },
-        },
-      }
+      return expecting(answer, 200, undefined, (t, body) => {
+        t.equal(body.valid, false)
+        t.equal(body.errors[0].message, 'must match pattern')
+      })
     },
   },
   {
     name: '1c registered e-mail pattern on 8 KiB of a and "@"',
     async run({ post }) {
       const answer = await within('the pattern answer', PATTERN_BOUND_MS, post('/map', { mapping: 'email', input: { s: 'a'.repeat(8192) + '@' } }))
-      return {
-        answer,
-        expect: {
-          status: 200,
-          check: (t, body) => {
-            t.equal(body.valid, false)
-            t.equal(body.errors[0].message, 'must match pattern')
-          },
-        },
-      }
+      return expecting(answer, 200, undefined, (t, body) => {
+        t.equal(body.valid, false)
+        t.equal(body.errors[0].message, 'must match pattern')
+      })
     },
   },
   {
     name: '1d backreference (a)\\1 (explicit)',
     async run({ post }) {
       const answer = await post('/map', { mapping: { mapping: { '/r': { source: '/s', pattern: '(a)\\1' } } }, input: { s: 'aa' } })
-      return {
-        answer,
-        expect: {
-          status: 422,
-          code: 'InvalidMappingDocument',
-          check: (t, body) => {
-            t.equal(firstError(body).rule, 'KW-pattern-1')
-            t.equal(firstError(body).pointer, '/mapping/~1r/pattern')
-          },
-        },
-      }
+      return expecting(answer, 422, 'InvalidMappingDocument', (t, body) => {
+        t.equal(firstError(body).rule, 'KW-pattern-1')
+        t.equal(firstError(body).pointer, '/mapping/~1r/pattern')
+      })
     },
   },
   {
@@ -303,19 +283,12 @@ const rows: Row[] = [
     server: 'patternInput',
     async run({ post }) {
       const answer = await post('/map', { mapping: 'word', input: { s: 'a'.repeat(1001) } })
-      return {
-        answer,
-        expect: {
-          status: 422,
-          code: 'BudgetExceeded',
-          check: (t, body) => {
-            t.equal(body.budget, 'patternInput')
-            t.equal(body.limit, 1000)
-            t.equal(body.used, 1001)
-            t.equal(body.mapping, 'word')
-          },
-        },
-      }
+      return expecting(answer, 422, 'BudgetExceeded', (t, body) => {
+        t.equal(body.budget, 'patternInput')
+        t.equal(body.limit, 1000)
+        t.equal(body.used, 1001)
+        t.equal(body.mapping, 'word')
+      })
     },
   },
   // 2.
@@ -323,14 +296,7 @@ const rows: Row[] = [
     name: '2 random: 300000000 (explicit)',
     async run({ post }) {
       const answer = await post('/map', { mapping: { mapping: { '/r': { source: '/a', random: 300_000_000 } } }, input: { a: [1, 2, 3] } })
-      return {
-        answer,
-        expect: {
-          status: 422,
-          code: 'InvalidMappingDocument',
-          check: (t, body) => t.match(firstError(body), { rule: 'KW-random-1', message: 'random must not exceed 10000', pointer: '/mapping/~1r/random' }),
-        },
-      }
+      return expecting(answer, 422, 'InvalidMappingDocument', (t, body) => t.match(firstError(body), { rule: 'KW-random-1', message: 'random must not exceed 10000', pointer: '/mapping/~1r/random' }))
     },
   },
   // 3.
@@ -363,30 +329,17 @@ const rows: Row[] = [
     name: '5a /validate, a document 150 mapping levels deep',
     async run({ post }) {
       const answer = await post('/validate', { mapping: deepDocument(150) })
-      return {
-        answer,
-        expect: {
-          status: 200,
-          check: (t, body) => {
-            t.equal(body.valid, false)
-            t.equal(body.errors[0].rule, 'DOC-6')
-          },
-        },
-      }
+      return expecting(answer, 200, undefined, (t, body) => {
+        t.equal(body.valid, false)
+        t.equal(body.errors[0].rule, 'DOC-6')
+      })
     },
   },
   {
     name: '5b /map, a document 150 mapping levels deep (explicit)',
     async run({ post }) {
       const answer = await post('/map', { mapping: deepDocument(150), input: {} })
-      return {
-        answer,
-        expect: {
-          status: 422,
-          code: 'InvalidMappingDocument',
-          check: (t, body) => t.match(firstError(body), { rule: 'DOC-6', message: 'mapping nesting exceeds the maximum depth of 100' }),
-        },
-      }
+      return expecting(answer, 422, 'InvalidMappingDocument', (t, body) => t.match(firstError(body), { rule: 'DOC-6', message: 'mapping nesting exceeds the maximum depth of 100' }))
     },
   },
   {
@@ -404,35 +357,21 @@ const rows: Row[] = [
       const loop = { mappings: { loop: { $id: 'loop', mapping: { '/a': { $ref: 'loop' } } } } }
       const validated = await post('/validate', { mapping: loop })
       const answer = await post('/map', { mapping: loop, input: {} })
-      return {
-        answer,
-        expect: {
-          status: 422,
-          code: 'BudgetExceeded',
-          check: (t, body) => {
-            // Validation does not see the cycle today: the explicit depth budget stops it.
-            t.strictSame(JSON.parse(validated.text), { valid: true, errors: [], warnings: [] }, '/validate accepts it')
-            t.match(body, { budget: 'depth', limit: 200, used: 201, pointer: '/mappings/loop/mapping/~1a' })
-          },
-        },
-      }
+      return expecting(answer, 422, 'BudgetExceeded', (t, body) => {
+        // Validation does not see the cycle today: the explicit depth budget stops it.
+        t.strictSame(JSON.parse(validated.text), { valid: true, errors: [], warnings: [] }, '/validate accepts it')
+        t.match(body, { budget: 'depth', limit: 200, used: 201, pointer: '/mappings/loop/mapping/~1a' })
+      })
     },
   },
   {
     name: '5e registered recursive mapping on an input 400 levels deep',
     async run({ post }) {
       const answer = await post('/map', { mapping: 'node', input: chain(400) })
-      return {
-        answer,
-        expect: {
-          status: 422,
-          code: 'BudgetExceeded',
-          check: (t, body) => {
-            // Two contexts per input level: 249 levels evaluate, 250 and more do not.
-            t.match(body, { budget: 'depth', limit: 500, used: 501, pointer: '/mapping/~1c', mapping: 'node' })
-          },
-        },
-      }
+      return expecting(answer, 422, 'BudgetExceeded', (t, body) => {
+        // Two contexts per input level: 249 levels evaluate, 250 and more do not.
+        t.match(body, { budget: 'depth', limit: 500, used: 501, pointer: '/mapping/~1c', mapping: 'node' })
+      })
     },
   },
   {
@@ -464,25 +403,19 @@ const rows: Row[] = [
       // `stdout: '/o'` prints the value indented: the text spans several lines.
       const printed = JSON.stringify(value, null, 2)
       const answer = await post('/map', { mapping: { mapping: { '/o': '/o' }, stdout: '/o' }, input: { o: value } })
-      return {
-        answer,
-        expect: {
-          status: 200,
-          check: (t, body) => {
-            t.same(body, { o: value, valid: true, errors: [] })
-            const lines = stdoutLog.lines()
-            const printing = lines.filter((line) => line.msg === 'mapping stdout')
-            t.equal(printing.length, 1, 'one log line carries the printed text')
-            t.equal(printing[0]?.stdout, printed, 'as its stdout field, exactly')
-            t.equal(printing[0]?.level, 20, 'at debug level')
-            t.equal(printing[0]?.requestId, answer.requestId, 'with the request id')
-            t.notOk(lines.some((line) => line.msg === 'forged line'), 'no forged line')
-            const raw = stdoutLog.text()
-            t.notOk(raw.includes(printed), 'the text is never written raw')
-            t.notOk(raw.split('\n').includes(forged), 'no log line is the forged one')
-          },
-        },
-      }
+      return expecting(answer, 200, undefined, (t, body) => {
+        t.same(body, { o: value, valid: true, errors: [] })
+        const lines = stdoutLog.lines()
+        const printing = lines.filter((line) => line.msg === 'mapping stdout')
+        t.equal(printing.length, 1, 'one log line carries the printed text')
+        t.equal(printing[0]?.stdout, printed, 'as its stdout field, exactly')
+        t.equal(printing[0]?.level, 20, 'at debug level')
+        t.equal(printing[0]?.requestId, answer.requestId, 'with the request id')
+        t.notOk(lines.some((line) => line.msg === 'forged line'), 'no forged line')
+        const raw = stdoutLog.text()
+        t.notOk(raw.includes(printed), 'the text is never written raw')
+        t.notOk(raw.split('\n').includes(forged), 'no log line is the forged one')
+      })
     },
   },
   // 7. Tokens never reach the log; ambiguous credentials are refused.
@@ -496,23 +429,16 @@ const rows: Row[] = [
         `X-Padding: ${'p'.repeat(20_000)}\r\n` +
         'Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}'
       const answer = fromRaw(await rawExchange(t, port, request))
-      return {
-        answer,
-        expect: {
-          status: 431,
-          code: 'HeadersTooLarge',
-          check: (t, body) => {
-            t.equal(body.message, 'Request headers exceed the 16384-byte limit')
-            const lines = traceLog.lines()
-            t.ok(
-              lines.some((line) => line.msg === 'client error' && line.requestId === body.requestId && line.status === 431),
-              'the refusal was logged (the capture works)',
-            )
-            t.notOk(traceLog.text().includes(BEARER_SECRET), 'the token is nowhere in the log')
-            t.notOk(traceLog.text().includes('p'.repeat(100)), 'nor the oversized header')
-          },
-        },
-      }
+      return expecting(answer, 431, 'HeadersTooLarge', (t, body) => {
+        t.equal(body.message, 'Request headers exceed the 16384-byte limit')
+        const lines = traceLog.lines()
+        t.ok(
+          lines.some((line) => line.msg === 'client error' && line.requestId === body.requestId && line.status === 431),
+          'the refusal was logged (the capture works)',
+        )
+        t.notOk(traceLog.text().includes(BEARER_SECRET), 'the token is nowhere in the log')
+        t.notOk(traceLog.text().includes('p'.repeat(100)), 'nor the oversized header')
+      })
     },
   },
   {
@@ -544,17 +470,10 @@ const rows: Row[] = [
       server: 'ssrf',
       async run({ post }) {
         const answer = await post('/map', { mapping: id, input: {} })
-        return {
-          answer,
-          expect: {
-            status: 422,
-            code: 'DestinationRefused',
-            check: (t, body) => {
-              t.match(body.message, /^Refused destination \S+: (it resolves to 127\.0\.0\.1, )?a private network address \(denyPrivateNetworks\)$/)
-              t.strictSame(upstreams.canary?.hits, [], 'the upstream saw no request')
-            },
-          },
-        }
+        return expecting(answer, 422, 'DestinationRefused', (t, body) => {
+          t.match(body.message, /^Refused destination \S+: (it resolves to 127\.0\.0\.1, )?a private network address \(denyPrivateNetworks\)$/)
+          t.strictSame(upstreams.canary?.hits, [], 'the upstream saw no request')
+        })
       },
     }),
   ),
@@ -628,20 +547,13 @@ const rows: Row[] = [
     server: 'xml',
     async run({ post }) {
       const answer = await post('/map', { mapping: 'fetch', input: {} })
-      return {
-        answer,
-        expect: {
-          status: 500,
-          code: 'InternalError',
-          check: (t, body) => {
-            t.equal(body.message, 'An unexpected error occurred', 'the detail stays in the log')
-            t.strictSame(upstreams.xml?.hits, ['GET /x'], 'the upstream was asked once')
-            const failed = xmlLog.lines().filter((line) => line.msg === 'request failed' && line.requestId === answer.requestId)
-            t.equal(failed.length, 1, 'one error line for the request')
-            t.match(failed[0]?.err, { code: 'E_RESPONSE_TOO_DEEP', message: /XML in the response from .* nests deeper than 256 levels/ }, 'refused by the depth scan, before any parser')
-          },
-        },
-      }
+      return expecting(answer, 500, 'InternalError', (t, body) => {
+        t.equal(body.message, 'An unexpected error occurred', 'the detail stays in the log')
+        t.strictSame(upstreams.xml?.hits, ['GET /x'], 'the upstream was asked once')
+        const failed = xmlLog.lines().filter((line) => line.msg === 'request failed' && line.requestId === answer.requestId)
+        t.equal(failed.length, 1, 'one error line for the request')
+        t.match(failed[0]?.err, { code: 'E_RESPONSE_TOO_DEEP', message: /XML in the response from .* nests deeper than 256 levels/ }, 'refused by the depth scan, before any parser')
+      })
     },
   },
   // 12. Startup rows: see test/startup-hangs.test.ts.
