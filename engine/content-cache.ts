@@ -7,15 +7,19 @@ import { createHash } from 'node:crypto'
 /** Documents this short are their own key; longer ones are keyed by a hash of their text. */
 const KEY_TEXT_LIMIT = 2048
 
-/** True when every number of a parsed document prints back as itself in JSON (not ±Infinity, not -0). */
-function jsonExact(document: object): boolean {
-  const work: unknown[] = [document]
+/**
+ * True when a parsed document nests at most `maxDepth` levels and every number in it prints back
+ * as itself in JSON (not ±Infinity, not -0). One walk serves both.
+ */
+function printable(document: object, maxDepth: number): boolean {
+  const work: Array<[unknown, number]> = [[document, 1]]
   while (work.length > 0) {
-    const value = work.pop()
+    const [value, depth] = work.pop()!
     if (typeof value === 'number') {
       if (!Number.isFinite(value) || Object.is(value, -0)) return false
     } else if (value !== null && typeof value === 'object') {
-      for (const member of Object.values(value)) work.push(member)
+      if (depth > maxDepth) return false
+      for (const member of Object.values(value)) work.push([member, depth + 1])
     }
   }
   return true
@@ -23,10 +27,11 @@ function jsonExact(document: object): boolean {
 
 /**
  * The key of a document: its JSON text (hashed when long) and that text's length, or undefined when
- * the text would not tell it apart from another document (1e400 and null, -0 and 0 print alike).
+ * it nests deeper than `maxDepth` (it is never printed) or the text would not tell it apart from
+ * another document (1e400 and null, -0 and 0 print alike).
  */
-export function contentKey(document: object): { key: string; size: number } | undefined {
-  if (!jsonExact(document)) return undefined
+export function contentKey(document: object, maxDepth: number): { key: string; size: number } | undefined {
+  if (!printable(document, maxDepth)) return undefined
   const text = JSON.stringify(document)
   return { key: text.length <= KEY_TEXT_LIMIT ? text : createHash('sha256').update(text).digest('base64'), size: text.length }
 }

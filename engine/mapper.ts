@@ -255,20 +255,27 @@ export class Mapper {
    * from printing. A string is validated as its registered, flattened document.
    */
   validate(documentOrId: unknown, options: ValidateOptions = {}): ValidationReport {
+    return this.judge(documentOrId, options).report
+  }
+
+  /** `validate`'s report with the static expansion bound beside it, computed once for both. */
+  report(documentOrId: unknown, options: ValidateOptions = {}): ValidationReport & { expansion?: number } {
+    const { report, expansion } = this.judge(documentOrId, options)
+    return expansion === undefined ? report : { ...report, expansion }
+  }
+
+  private judge(documentOrId: unknown, options: ValidateOptions): { report: ValidationReport; expansion: number | undefined } {
     if (typeof documentOrId === 'string') {
       const registered = this.registry.document(documentOrId)
       if (registered === undefined) {
-        return {
-          valid: false,
-          errors: [{ rule: 'REG-1', message: `${documentOrId} matches no registered mapping`, pointer: '', descriptor: documentOrId }],
-          warnings: [],
-        }
+        const errors = [{ rule: 'REG-1', message: `${documentOrId} matches no registered mapping`, pointer: '', descriptor: documentOrId }]
+        return { report: { valid: false, errors, warnings: [] }, expansion: undefined }
       }
     }
     const reach = this.reachability(documentOrId)
     const document = typeof documentOrId === 'string' ? this.registry.document(documentOrId) : documentOrId
     const report = validateDocument(document, reach)
-    if (!report.valid) return report
+    if (!report.valid) return { report, expansion: undefined }
     const fanOut = (options.limits === undefined ? this.limits : resolveLimits(options.limits, this.limits)).fanOut
     const expansion = staticExpansion(document, reach.mapping)
     if (expansion !== undefined && expansion > fanOut) {
@@ -285,7 +292,7 @@ export class Mapper {
       report.valid = false
       report.errors.push({ rule: 'KW-stdout-1', message: 'stdout is not allowed in documents evaluated here', pointer: printing, descriptor: true })
     }
-    return report
+    return { report, expansion }
   }
 
   /**
@@ -294,11 +301,10 @@ export class Mapper {
    * same document sent again costs a lookup; registering anything clears the cache.
    */
   prepare(document: object, options: ValidateOptions = {}): Prepared {
-    // Too deep to be a mapping: validation says so (DOC-6) without the document ever being printed.
-    if (nestingDepth(document, MAX_DOCUMENT_DEPTH) > MAX_DOCUMENT_DEPTH) return this.prepareNow(document, options)
-    const content = contentKey(document)
+    // Too deep to be a mapping (DOC-6) or not printable as itself: validated, never cached.
+    const content = contentKey(document, MAX_DOCUMENT_DEPTH)
     if (content === undefined) return this.prepareNow(document, options)
-    const fanOut = options.limits === undefined ? this.limits.fanOut : resolveLimits(options.limits, this.limits).fanOut
+    const fanOut = options.limits?.fanOut ?? this.limits.fanOut
     const key = `${options.stdout === false ? 0 : 1}${fanOut}\n${content.key}`
     const cached = this.prepared.get(key)
     if (cached !== undefined) return cached
@@ -313,11 +319,7 @@ export class Mapper {
   }
 
   private prepareNow(document: object, options: ValidateOptions): Prepared {
-    const report: Prepared['report'] = this.validate(document, options)
-    if (!report.errors.some((error) => error.rule !== 'BUDGET-1' && error.rule !== 'KW-stdout-1')) {
-      const expansion = this.expansion(document)
-      if (expansion !== undefined) report.expansion = expansion
-    }
+    const report = this.report(document, options)
     return { report, plan: report.valid ? this.compile(document) : null }
   }
 

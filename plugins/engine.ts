@@ -59,9 +59,7 @@ export class EngineService {
 
   /** The validation report of a registered id, with its static expansion bound. */
   registeredReport(id: string): ValidationReport & { expansion?: number } {
-    const report = this.mapper.validate(id)
-    const expansion = report.valid ? this.mapper.expansion(id) : undefined
-    return expansion === undefined ? report : { ...report, expansion }
+    return this.mapper.report(id)
   }
 
   /** An explicit document validated (its budgets and stdout policy included) and, when valid, compiled. */

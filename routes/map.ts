@@ -32,18 +32,19 @@ export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app
     async (request, reply) => {
       const { mapping, input } = request.body
       let plan
-      let budgets = limits.registered
+      // Registered mappings run on the engine's own budgets (set from limits.*); explicit ones on limits.explicit.*.
+      let budgets: ServiceConfig['limits']['explicit'] | undefined
       if (typeof mapping === 'string') {
         plan = app.engine.registered(mapping)
         if (plan === undefined) throw unknownMapping(mapping)
       } else {
-        budgets = limits.explicit
         if (map.explicit === false) throw new Forbidden(MESSAGES.explicitDisabled)
         // On top of the route's claims; only here is it known which form the body takes.
         requireClaims(request.identity, map.explicit.claims, 'explicit mappings')
         const explicit = app.engine.explicit(mapping)
         if (explicit.plan === null) throw new InvalidMappingDocument(explicit.report)
         plan = explicit.plan
+        budgets = limits.explicit
       }
       // The request stream has closed long before (once its body was read): a disconnect shows as
       // the response closing unfinished.

@@ -1,13 +1,28 @@
 // What the locate keywords share: a pointer read from a scope, and a list of descriptors READ.
 import type { CompileContext } from '../../plan.js'
 import { readEach } from '../../procedures.js'
-import { issue, ok, type CompiledLocate, type OperandIssue, type Visit } from '../record.js'
+import type { Reader } from '../../pointer.js'
+import { truthy } from '../../values.js'
+import { issue, keyword, ok, type CompiledLocate, type Locate, type OperandIssue, type Visit } from '../record.js'
 
-/** A pointer operand (KW-locate-1). */
-export const pointerOperand = (name: string) => (value: unknown): OperandIssue[] =>
-  typeof value === 'string' ? ok : issue('KW-locate-1', `${name} must be a JSON Pointer string`)
-
-export const pointerContents = (value: unknown, at: string, visit: Visit): void => visit.pointer(value, at)
+/**
+ * A keyword reading its JSON Pointer operand from one scope. `locateWith` turns the compiled reader
+ * into the locate operation; each keyword writes its own, so every read site stays monomorphic.
+ */
+export function pointerKeyword<N extends string>(name: N, locateWith: (read: Reader) => Locate) {
+  return keyword<string, N, 'locate'>({
+    name,
+    stage: 'locate',
+    tier: 'core',
+    pointer: true,
+    operand: (value) => (typeof value === 'string' ? ok : issue('KW-locate-1', `${name} must be a JSON Pointer string`)),
+    contents: (value, at, visit) => visit.pointer(value, at),
+    compile(descriptor, cx) {
+      if (!truthy(descriptor[name])) return null
+      return { locate: locateWith(cx.reader(descriptor[name])), sync: true }
+    },
+  })
+}
 
 /** A combinator operand (KW-combinator-1). */
 export const listOperand = (name: string) => (value: unknown): OperandIssue[] =>
