@@ -107,7 +107,7 @@ export class BudgetExceeded extends Error {
 }
 
 /** Serialized size of a scalar, estimated without building its text. */
-export function scalarBytes(value: unknown): number {
+function scalarBytes(value: unknown): number {
   switch (typeof value) {
     case 'string':
       return value.length + 2

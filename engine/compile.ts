@@ -20,7 +20,7 @@ import {
   type Reader,
   type Writer,
 } from './pointer.js'
-import { putFirstDefined, putPlan, putter, putValue, runLevel } from './procedures.js'
+import { EMPTY_PAIRINGS, putFirstDefined, putPlan, putter, putValue, runLevel } from './procedures.js'
 import type { Descriptor, EngineOptions, ScopeOverrides } from './types.js'
 import { isObject, isThenable, truthy } from './values.js'
 
@@ -28,7 +28,6 @@ export interface CompilerOptions {
   readonly unknownNames: 'skip' | 'error'
 }
 
-const EMPTY_PAIRINGS: Pairings = Object.freeze({ list: Object.freeze([]), weight: 0, keyBytes: 0 })
 
 /** A pairing's share of the printed output beside a string's text: key, quotes, colon, comma, a short scalar. */
 const PAIRING_BYTES = 10

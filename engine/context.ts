@@ -85,9 +85,10 @@ export class Run implements WriteOwnership {
   }
 
   /**
-   * Count `n` work steps. Every level entered and every value written is a step too, so one
-   * comparison serves all the counted budgets: the checkpoint is never further than the step,
-   * fan-out or value budget has room left, nor than CLOCK_INTERVAL steps.
+   * Count `n` work steps. A level entered counts at least one step more than the values it may
+   * write, and a container written by reference a step per value, so one comparison serves all the
+   * counted budgets: the checkpoint is never further than the step, fan-out or value budget has
+   * room left, nor than CLOCK_INTERVAL steps.
    */
   tick(n: number): void {
     if ((this.steps += n) >= this.checkpoint) this.atCheckpoint()
@@ -188,7 +189,7 @@ export class Run implements WriteOwnership {
   }
 
   /** Milliseconds left before the deadline (Infinity without one). */
-  remainingMs(): number {
+  private remainingMs(): number {
     return this.startClock() ? this.state.deadline - performance.now() : Infinity
   }
 

@@ -28,4 +28,4 @@ export type {
 } from './types.js'
 export { screenPattern, PATTERN_QUANTIFIER_LIMIT, type PatternVerdict } from './validation/pattern-screen.js'
 export { parsePointer, readPointer, escapeToken, EvaluationError } from './pointer.js'
-export { isObject } from './values.js'
+export { isObject, jsonNestsDeeper } from './values.js'

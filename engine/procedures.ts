@@ -19,7 +19,8 @@ export function runLevel(plan: Plan, pairings: Pairings | null, context: Context
   return runPairings(pairings, context, scope, plan.stdout)
 }
 
-const EMPTY_LEVEL: Pairings = Object.freeze({ list: Object.freeze([]), weight: 0, keyBytes: 0 })
+/** A level without pairings (a name that resolves to none, a descriptor with neither mapping nor each). */
+export const EMPTY_PAIRINGS: Pairings = Object.freeze({ list: Object.freeze([]), weight: 0, keyBytes: 0 })
 
 /** A budget error passing through a pairing is placed there, unless an inner pairing placed it first. */
 function placed(error: unknown, pairing: Pairing): unknown {
@@ -33,7 +34,7 @@ function placed(error: unknown, pairing: Pairing): unknown {
 /** Run a level's pairings in order against `scope`; null as soon as the shared error list is non-empty. */
 export function runPairings(pairings: Pairings | null, context: Context, scope: unknown, stdout: unknown): Maybe<object | null> {
   const run = context.run
-  if (pairings === null) run.enterLevel(EMPTY_LEVEL)
+  if (pairings === null) run.enterLevel(EMPTY_PAIRINGS)
   else {
     const list = pairings.list
     run.enterLevel(pairings)

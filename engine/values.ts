@@ -132,3 +132,33 @@ export function nestingDepth(value: unknown, stopAbove = Infinity): number {
   }
   return deepest
 }
+
+/**
+ * True when JSON text opens more than `limit` arrays and objects inside one another, found by one
+ * linear scan before any parser builds the structure (strings are skipped whole).
+ */
+export function jsonNestsDeeper(text: string, limit: number): boolean {
+  // Every level takes two characters at least: a shorter text cannot be too deep.
+  if (text.length <= 2 * limit) return false
+  let depth = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 0x22) {
+      // Jump to the closing quote: one not preceded by an odd run of backslashes.
+      let end = text.indexOf('"', i + 1)
+      while (end !== -1) {
+        let slashes = 0
+        while (text.charCodeAt(end - 1 - slashes) === 0x5c) slashes++
+        if (slashes % 2 === 0) break
+        end = text.indexOf('"', end + 1)
+      }
+      if (end === -1) return false
+      i = end
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > limit) return true
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--
+    }
+  }
+  return false
+}

@@ -6,6 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
 import secureJson from 'secure-json-parse'
+import { jsonNestsDeeper } from '../engine/index.js'
 import { BadRequest, MESSAGES } from '../errors.js'
 
 interface BodyPluginOptions {
@@ -27,32 +28,6 @@ const MAX_BODY_DEPTH = 512
 
 const DEEP_BODY = `Body must not nest deeper than ${MAX_BODY_DEPTH} levels`
 
-/** True when JSON text opens more than `limit` arrays and objects at once (strings skipped whole). */
-function nestsDeeperThan(text: string, limit: number): boolean {
-  // Every level takes two characters at least: a shorter text cannot be too deep.
-  if (text.length <= 2 * limit) return false
-  let depth = 0
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i)
-    if (c === 0x22) {
-      // Jump to the closing quote: one not preceded by an odd run of backslashes.
-      let end = text.indexOf('"', i + 1)
-      while (end !== -1) {
-        let slashes = 0
-        while (text.charCodeAt(end - 1 - slashes) === 0x5c) slashes++
-        if (slashes % 2 === 0) break
-        end = text.indexOf('"', end + 1)
-      }
-      if (end === -1) return false
-      i = end
-    } else if (c === 0x5b || c === 0x7b) {
-      if (++depth > limit) return true
-    } else if (c === 0x5d || c === 0x7d) {
-      depth--
-    }
-  }
-  return false
-}
 
 export const bodyPlugin = fp<BodyPluginOptions>(
   async (app, { maxBodyBytes }) => {
@@ -69,7 +44,7 @@ export const bodyPlugin = fp<BodyPluginOptions>(
       // A leading byte order mark is allowed (RFC 8259 §8.1 lets a parser ignore it).
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1)
       if (text.trim() === '') return done(new BadRequest(MESSAGES.invalidJson), undefined)
-      if (nestsDeeperThan(text, MAX_BODY_DEPTH)) return done(new BadRequest(DEEP_BODY), undefined)
+      if (jsonNestsDeeper(text, MAX_BODY_DEPTH)) return done(new BadRequest(DEEP_BODY), undefined)
       let parsed: unknown
       try {
         parsed = JSON.parse(text)

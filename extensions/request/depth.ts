@@ -2,7 +2,9 @@
 // `maxResponseBytes` can still nest a million levels deep: the XML parser's time grows with the
 // square of the depth, and whatever walks the result recursively afterwards (the XML conversion,
 // the engine, the reply serializer) runs out of stack. So the depth is measured first, by one
-// linear scan of the text, and a body deeper than the bound is refused before any parser sees it.
+// linear scan of the text (the engine's `jsonNestsDeeper` for JSON), and a body deeper than the
+// bound is refused before any parser sees it.
+import { jsonNestsDeeper } from '../../engine/index.js'
 
 /** The deepest nesting a JSON or XML body (or an HTML page's JSON-LD block) may have. */
 export const MAX_RESPONSE_DEPTH = 256
@@ -23,34 +25,7 @@ export class ResponseTooDeepError extends Error {
 }
 
 const QUOTE = 0x22
-const BACKSLASH = 0x5c
 const OPEN_BRACKET = 0x5b
-const CLOSE_BRACKET = 0x5d
-const OPEN_BRACE = 0x7b
-const CLOSE_BRACE = 0x7d
-
-/** The position of the quote closing the JSON string opened at `from - 1`, or the end. */
-function endOfJsonString(text: string, from: number): number {
-  for (let i = from; i < text.length; i++) {
-    const c = text.charCodeAt(i)
-    if (c === BACKSLASH) i++
-    else if (c === QUOTE) return i
-  }
-  return text.length
-}
-
-/** True when the JSON text opens more than `limit` arrays and objects inside one another. */
-export function jsonNestsDeeper(text: string, limit: number): boolean {
-  let depth = 0
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i)
-    if (c === QUOTE) i = endOfJsonString(text, i + 1)
-    else if (c === OPEN_BRACKET || c === OPEN_BRACE) {
-      if (++depth > limit) return true
-    } else if (c === CLOSE_BRACKET || c === CLOSE_BRACE) depth--
-  }
-  return false
-}
 
 // The XML scan follows the tokenizer and the element stack of htmlparser2 in xmlMode (what
 // cheerio's `xml: true` parses with), so the depth it finds is the depth the parser would build:
