@@ -33,6 +33,7 @@ COPY --from=dependencies --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist
 COPY --chown=node:node package.json ./
 COPY --chown=node:node mappings ./mappings
+COPY --chown=node:node playground ./playground
 USER node
 EXPOSE 3333
 # Slim images have no curl: node itself probes the mapping path.

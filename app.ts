@@ -19,6 +19,7 @@ import { requestIdPlugin } from './plugins/request-id.js'
 import { healthRoutes } from './routes/health.js'
 import { mapRoutes } from './routes/map.js'
 import { methodRoutes, ServedPaths } from './routes/methods.js'
+import { playgroundRoutes } from './routes/playground.js'
 import { registryRoutes } from './routes/registry.js'
 import { validateRoutes } from './routes/validation.js'
 import type { Options } from './schemas/options.js'
@@ -65,6 +66,7 @@ const mapperService: FastifyPluginAsync<MapperServiceOptions> = async (app, opts
   await app.register(mapRoutes, { map: config.map, limits: config.limits })
   await app.register(validateRoutes, { validate: config.validate })
   await app.register(registryRoutes)
+  if (config.playground) await app.register(playgroundRoutes, { auth: config.auth !== null, explicit: config.map.explicit !== false })
   // Last: the method rules cover every route registered before them.
   await app.register(methodRoutes, { cors: config.cors, served })
 }

@@ -40,6 +40,7 @@ export interface ServiceConfig {
   readonly validate: { readonly claims: Claims | undefined }
   readonly health: { readonly mapping: string | undefined; readonly timeout: number }
   readonly openapi: boolean
+  readonly playground: boolean
   readonly host: string
   readonly server: ServerConfig
 }
@@ -311,6 +312,7 @@ export function resolveConfig(raw: unknown = {}): ServiceConfig {
     validate: { claims: options.validate?.claims },
     health: { mapping: options.health?.mapping, timeout: options.health?.timeout ?? 5000 },
     openapi: options.openapi ?? true,
+    playground: options.playground ?? false,
     host: options.host ?? '0.0.0.0',
     server,
   }

@@ -140,6 +140,9 @@ export const OptionsSchema = Type.Object(
       ),
     ),
     openapi: Type.Optional(Type.Boolean()),
+    playground: Type.Optional(
+      Type.Boolean({ description: 'Serve the authoring playground at GET /playground: a static page that validates and maps through this server (default false).' }),
+    ),
     limits: Type.Optional(LimitsOptionsSchema),
     underPressure: Type.Optional(Type.Union([Type.Literal(false), UnderPressureOptionsSchema])),
     host: Type.Optional(Type.String({ minLength: 1 })),
