@@ -232,7 +232,7 @@ function browserTests(browser: Browser): void {
     await shows(page, '#report', 'YAML syntax')
     t.equal(await textOf(page, '#report-status'), 'The mapping text does not parse.')
 
-    // With mapping as you type off, the Map button maps.
+    // With "map as I type" off, the Map button maps.
     await page.fill('#mapping', '{"mapping": {"/copy": "/in/marker"}}')
     await shows(page, '#output', '"copy"')
     await page.uncheck('#auto')
@@ -240,6 +240,11 @@ function browserTests(browser: Browser): void {
     await page.click('#run')
     await shows(page, '#output', '"second"')
     t.same(JSON.parse(await textOf(page, '#output')), { copy: 'second', valid: true, errors: [] })
+    // And so does Ctrl+Enter, from the input editor.
+    await page.fill('#input', '{"in": {"marker": "third"}}')
+    await page.press('#input', 'Control+Enter')
+    await shows(page, '#output', '"third"')
+    t.same(JSON.parse(await textOf(page, '#output')), { copy: 'third', valid: true, errors: [] })
 
     t.same(problems, [], 'no page error, no CSP violation')
     t.same(requests.filter((url) => !url.startsWith(`${origin}/`)), [], 'every request went to this server')
