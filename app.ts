@@ -15,6 +15,7 @@ import { hopPlugin } from './plugins/hop.js'
 import { loggingPlugin } from './plugins/logging.js'
 import { openapiPlugin } from './plugins/openapi.js'
 import { pressurePlugin } from './plugins/pressure.js'
+import { rateLimitPlugin } from './plugins/rate-limit.js'
 import type { Reloader } from './plugins/reload.js'
 import { requestIdPlugin } from './plugins/request-id.js'
 import { healthRoutes } from './routes/health.js'
@@ -62,6 +63,8 @@ const mapperService: FastifyPluginAsync<MapperServiceOptions> = async (app, opts
   await app.register(bodyPlugin, { maxBodyBytes: config.maxBodyBytes })
   await app.register(corsPlugin, { cors: config.cors })
   await app.register(authPlugin, { auth: config.auth })
+  // Before the routes: it limits the routes registered after it.
+  if (config.rateLimit !== false) await app.register(rateLimitPlugin, { rateLimit: config.rateLimit })
   await app.register(enginePlugin, { registry })
   if (config.openapi) await app.register(openapiPlugin, { bearer: config.auth !== null })
 
