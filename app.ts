@@ -1,5 +1,5 @@
 // mapper-service as a Fastify plugin: `app.register(mapperService, { mappings, extensions, options,
-// prefix })`. It is encapsulated (not wrapped with fastify-plugin), so its hooks, error handler,
+// reloader, prefix })`. It is encapsulated (not wrapped with fastify-plugin), so its hooks, error handler,
 // body parser and CORS policy stay inside its own context and the host app is left as it was.
 import type { FastifyPluginAsync } from 'fastify'
 import { mappingEntries, type MappingEntry, type MappingsInput } from './config/mappings.js'
@@ -9,12 +9,14 @@ import { stockExtensions } from './extensions/stock.js'
 import { authPlugin } from './plugins/auth.js'
 import { bodyPlugin } from './plugins/body.js'
 import { corsPlugin } from './plugins/cors.js'
-import { EngineService, enginePlugin } from './plugins/engine.js'
+import { EngineRegistry, enginePlugin } from './plugins/engine.js'
 import { errorsPlugin } from './plugins/errors.js'
 import { hopPlugin } from './plugins/hop.js'
 import { loggingPlugin } from './plugins/logging.js'
 import { openapiPlugin } from './plugins/openapi.js'
 import { pressurePlugin } from './plugins/pressure.js'
+import { rateLimitPlugin } from './plugins/rate-limit.js'
+import type { Reloader } from './plugins/reload.js'
 import { requestIdPlugin } from './plugins/request-id.js'
 import { healthRoutes } from './routes/health.js'
 import { mapRoutes } from './routes/map.js'
@@ -35,16 +37,19 @@ export interface MapperServiceOptions {
   config?: ServiceConfig
   /** True when the Fastify instance already generates this service's request ids. */
   serverIds?: boolean
+  /** Replaces the served mappings on demand (`reloader.reload()`): hot reload. */
+  reloader?: Reloader
 }
 
 const mapperService: FastifyPluginAsync<MapperServiceOptions> = async (app, opts) => {
   const config = opts.config ?? resolveConfig(opts.options)
   const entries: MappingEntry[] = mappingEntries(opts.mappings)
-  const engine = new EngineService(entries, opts.extensions ?? stockExtensions(), (message) => app.log.warn(message), {
+  const registry = new EngineRegistry(entries, opts.extensions ?? stockExtensions(), (message) => app.log.warn(message), {
     limits: config.limits,
     explicitStdout: config.map.explicit !== false && config.map.explicit.stdout,
     cacheBytes: config.map.explicit === false ? 0 : config.map.explicit.cacheBytes,
   })
+  opts.reloader?.attach(registry, app.log)
 
   // Every route registered from here on is a known path for the method rules (OPTIONS, 405).
   const served = new ServedPaths()
@@ -59,7 +64,9 @@ const mapperService: FastifyPluginAsync<MapperServiceOptions> = async (app, opts
   await app.register(bodyPlugin, { maxBodyBytes: config.maxBodyBytes })
   await app.register(corsPlugin, { cors: config.cors })
   await app.register(authPlugin, { auth: config.auth })
-  await app.register(enginePlugin, { engine })
+  // Before the routes: it limits the routes registered after it.
+  if (config.rateLimit !== false) await app.register(rateLimitPlugin, { rateLimit: config.rateLimit })
+  await app.register(enginePlugin, { registry })
   if (config.openapi) await app.register(openapiPlugin, { bearer: config.auth !== null })
 
   await app.register(healthRoutes, { mapping: config.health.mapping, timeout: config.health.timeout })

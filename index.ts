@@ -1,7 +1,8 @@
 // mapper-service: the Fastify plugin (default export), `buildServer` for a standalone instance,
-// and `loadMappings` for the mapping sources the environment can name.
+// `loadMappings` for the mapping sources the environment can name, and `Reloader` for hot reload.
 export { default, mapperService, type MapperServiceOptions } from './app.js'
 export { buildServer, startFromEnvironment, DEFAULT_PORT, type BuildConfig } from './server.js'
 export { loadMappings, type MappingEntry, type MappingsInput } from './config/mappings.js'
 export { resolveConfig, ConfigError, type ServiceConfig } from './config/resolve.js'
+export { Reloader, RELOAD_CHANNEL, type MappingsSource, type ReloadOutcome } from './plugins/reload.js'
 export type { Options } from './schemas/options.js'

@@ -8,16 +8,18 @@ import pino, { type Logger } from 'pino'
 import pretty from 'pino-pretty'
 import mapperService, { type MapperServiceOptions } from './app.js'
 import { loadExtensions } from './config/extensions.js'
-import { SourceError } from './config/files.js'
+import { MODULE_EXTENSIONS, SourceError, extensionOf } from './config/files.js'
 import { bundledMappingsPath, loadMappings, type MappingsInput } from './config/mappings.js'
 import { readOptions } from './config/read-options.js'
 import { ConfigError, resolveConfig, type ServerConfig, type ServiceConfig } from './config/resolve.js'
+import { watchMappings } from './config/watch.js'
 import type { Extensions } from './engine/index.js'
 import { stockExtensions } from './extensions/stock.js'
 import { clientErrorHandler } from './plugins/client-errors.js'
 import { RegistrationError } from './plugins/engine.js'
 import { frameworkErrorHandler } from './plugins/errors.js'
 import { REDACTED_PATHS } from './plugins/logging.js'
+import { Reloader, type MappingsSource } from './plugins/reload.js'
 import { requestIdFor } from './plugins/request-id.js'
 import type { Options } from './schemas/options.js'
 
@@ -29,6 +31,8 @@ export interface BuildConfig {
   options?: Options | Record<string, unknown>
   /** A logger to use instead of the one `options.logging` describes (tests pass a capturing one). */
   logger?: Logger
+  /** Replaces the served mappings on demand (hot reload). */
+  reloader?: Reloader
 }
 
 function createLogger(config: ServiceConfig): Logger {
@@ -97,6 +101,7 @@ export async function buildServer(build: BuildConfig = {}): Promise<FastifyInsta
     extensions: build.extensions,
     config,
     serverIds: true,
+    reloader: build.reloader,
   } satisfies MapperServiceOptions)
   await app.ready()
   return app
@@ -115,15 +120,52 @@ async function fromSetting<T>(setting: string, load: () => Promise<T>): Promise<
 const isSet = (value: string | undefined): value is string => value !== undefined && value !== ''
 
 /** Everything the environment configures (http.md §8); throws a one-line error on any mistake. */
-export async function configFromEnvironment(env: NodeJS.ProcessEnv, warn: (message: string) => void): Promise<BuildConfig & { port: number }> {
+export async function configFromEnvironment(
+  env: NodeJS.ProcessEnv,
+  warn: (message: string) => void,
+): Promise<BuildConfig & { port: number; mappingsPath: string }> {
   const options = await readOptions(env)
   const timeoutMs = resolveConfig(options).server.loadTimeout
   const portText = env.PORT ?? String(DEFAULT_PORT)
   const port = Number(portText)
   if (!/^\d+$/.test(portText) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number, not ${JSON.stringify(portText)}`)
-  const mappings = await fromSetting('MAPPINGS', () => loadMappings(isSet(env.MAPPINGS) ? env.MAPPINGS : bundledMappingsPath(), { warn, timeoutMs }))
+  const mappingsPath = isSet(env.MAPPINGS) ? env.MAPPINGS : bundledMappingsPath()
+  const mappings = await fromSetting('MAPPINGS', () => loadMappings(mappingsPath, { warn, timeoutMs }))
   const extensions = isSet(env.EXTENSIONS) ? await fromSetting('EXTENSIONS', () => loadExtensions(env.EXTENSIONS!, { timeoutMs })) : stockExtensions(env)
-  return { options, mappings, extensions, port }
+  return { options, mappings, extensions, port, mappingsPath }
+}
+
+/**
+ * What a reload reads: the MAPPINGS directory or document file again. A module is imported once
+ * per process (Node keeps no way to forget an ES module), so its mappings change with a restart.
+ */
+function reloadSource(path: string, warn: (message: string) => void, timeoutMs: number): { source: MappingsSource; watchable: boolean } {
+  if (MODULE_EXTENSIONS.has(extensionOf(path))) {
+    return {
+      source: () => {
+        throw new SourceError(`MAPPINGS: ${path} is a module; its mappings are loaded once, restart the service to change them`)
+      },
+      watchable: false,
+    }
+  }
+  return { source: () => fromSetting('MAPPINGS', () => loadMappings(path, { warn, timeoutMs })), watchable: true }
+}
+
+/** SIGHUP, and changes under MAPPINGS when `reload.watch` is on, reload the mappings; returns the stop. */
+function reloadTriggers(path: string, watchable: boolean, reloader: Reloader, reload: ServiceConfig['reload']): () => void {
+  const watching = reload.watch && watchable ? watchMappings(path, () => void trigger(), reload.debounce) : undefined
+  // Watching first, reading second: a change made while the set loads is seen, and reloads again.
+  const trigger = async (): Promise<void> => {
+    await watching?.rearm()
+    await reloader.reload()
+  }
+  void watching?.rearm()
+  const onHangup = (): void => void trigger()
+  process.on('SIGHUP', onHangup)
+  return () => {
+    process.off('SIGHUP', onHangup)
+    watching?.close()
+  }
 }
 
 /** Listening failures a deployment causes (port taken, privileged port, unknown host). */
@@ -145,11 +187,16 @@ export async function startFromEnvironment(env: NodeJS.ProcessEnv = process.env)
   const warn = (message: string): void => {
     process.stderr.write(`mapper-service: ${message}\n`)
   }
-  const { port, ...build } = await configFromEnvironment(env, warn)
-  const app = await buildServer(build)
-  const host = resolveConfig(build.options).host
-  await app.listen({ port, host })
-  closeWithGrace({ delay: 10000 }, async ({ signal, err }) => {
+  const { port, mappingsPath, ...build } = await configFromEnvironment(env, warn)
+  const config = resolveConfig(build.options)
+  const { source, watchable } = reloadSource(mappingsPath, warn, config.server.loadTimeout)
+  const reloader = new Reloader(source)
+  const app = await buildServer({ ...build, reloader })
+  await app.listen({ port, host: config.host })
+  const stopReloading = reloadTriggers(mappingsPath, watchable, reloader, config.reload)
+  // SIGHUP reloads (above); it does not stop the service.
+  closeWithGrace({ delay: 10000, skip: ['SIGHUP'] }, async ({ signal, err }) => {
+    stopReloading()
     if (err !== undefined) app.log.error({ err }, 'shutting down after an error')
     else app.log.info({ signal }, 'shutting down')
     await app.close()

@@ -2,7 +2,7 @@
 // document file, or a directory scanned recursively in lexicographic path order. Every mapping
 // registers by its `$id`; the same `$id` from two files fails, naming both.
 import { readdir, realpath, stat } from 'node:fs/promises'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import type { MappingDocument } from '../engine/index.js'
 import { isObject } from '../engine/index.js'
 import { packageInfo } from './package.js'
@@ -143,6 +143,18 @@ export async function loadMappings(path: string, { warn = () => {}, timeoutMs }:
   if (DOCUMENT_EXTENSIONS.has(extension)) return collect(mappingsOf(await readDocumentFile(path), path))
   if (MODULE_EXTENSIONS.has(extension)) return mappingEntries((await importDefault(path, { timeoutMs })) as MappingsInput, path)
   throw new SourceError(`${path} must be a module (.js/.ts), a document file (.json/.yaml/.yml) or a directory`)
+}
+
+/**
+ * The real directories a MAPPINGS path reads: a directory and every directory `loadMappings` walks
+ * into (hidden ones never), or the directory holding a document or module file.
+ */
+export async function mappingDirectories(path: string): Promise<string[]> {
+  const info = await stat(path)
+  if (!info.isDirectory()) return [await realpath(dirname(path))]
+  const scanned = new Set<string>()
+  await walk(path, () => {}, scanned)
+  return [...scanned]
 }
 
 /** The bundled example mappings (`mappings/` at the package root). */

@@ -43,6 +43,14 @@ export interface ServiceConfig {
   readonly playground: boolean
   readonly host: string
   readonly server: ServerConfig
+  readonly reload: { readonly watch: boolean; readonly debounce: number }
+  readonly rateLimit: false | RateLimitConfig
+}
+
+/** Requests per caller and time window (options.rateLimit). */
+export interface RateLimitConfig {
+  readonly max: number
+  readonly timeWindow: number
 }
 
 /** The standalone server's connection limits (options.server), every one filled in. */
@@ -116,6 +124,12 @@ function resolveUnderPressure(options: Options['underPressure']): false | UnderP
 function resolveBudgets(options: Options['limits']): ServiceConfig['limits'] {
   const { explicit, ...registered } = options ?? {}
   return { registered: resolveLimits(registered), explicit: resolveLimits(explicit, EXPLICIT_LIMITS) }
+}
+
+function resolveRateLimit(options: Options['rateLimit']): false | RateLimitConfig {
+  if (options === undefined || options === false) return false
+  const limit = options === true ? {} : options
+  return { max: limit.max ?? 100, timeWindow: limit.timeWindow ?? 60000 }
 }
 
 /** A startup failure: one clear line naming the setting. */
@@ -315,5 +329,7 @@ export function resolveConfig(raw: unknown = {}): ServiceConfig {
     playground: options.playground ?? false,
     host: options.host ?? '0.0.0.0',
     server,
+    reload: { watch: options.reload?.watch ?? true, debounce: options.reload?.debounce ?? 300 },
+    rateLimit: resolveRateLimit(options.rateLimit),
   }
 }

@@ -68,20 +68,53 @@ export class EngineService {
   }
 }
 
+/**
+ * The engine being served, replaceable as a whole (hot reload). A new set is registered and
+ * validated into a complete EngineService before the swap, so a set that fails leaves the served
+ * one untouched; a request reads `current` once and keeps that engine (and its compiled plans)
+ * to its end, whatever is swapped in meanwhile.
+ */
+export class EngineRegistry {
+  #current: EngineService
+
+  constructor(
+    entries: readonly MappingEntry[],
+    private readonly extensions: Extensions,
+    private readonly warn: (message: string) => void,
+    private readonly settings: EngineSettings,
+  ) {
+    this.#current = new EngineService(entries, extensions, warn, settings)
+  }
+
+  get current(): EngineService {
+    return this.#current
+  }
+
+  /** Serve `entries` from now on; throws RegistrationError (and keeps the served set) when one is invalid. */
+  replace(entries: readonly MappingEntry[]): EngineService {
+    const next = new EngineService(entries, this.extensions, this.warn, this.settings)
+    this.#current = next
+    return next
+  }
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
-    engine: EngineService
+    /** The engine serving now: read it once per request (a reload may swap it afterwards). */
+    readonly engine: EngineService
   }
 }
 
 export interface EnginePluginOptions {
-  readonly engine: EngineService
+  readonly registry: EngineRegistry
 }
 
-/** Decorates the service's context with its engine. */
+/** Decorates the service's context with its current engine. */
 export const enginePlugin = fp<EnginePluginOptions>(
-  async (app, { engine }) => {
-    app.decorate('engine', engine)
+  async (app, { registry }) => {
+    app.decorate('engine', {
+      getter: () => registry.current,
+    })
   },
   { name: 'mapper-engine', fastify: '5.x' },
 )

@@ -31,17 +31,19 @@ export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app
     },
     async (request, reply) => {
       const { mapping, input } = request.body
+      // Read once: the plan keeps this engine to the end of the request, though a reload may swap it.
+      const engine = app.engine
       let plan
       // Registered mappings run on the engine's own budgets (set from limits.*); explicit ones on limits.explicit.*.
       let budgets: ServiceConfig['limits']['explicit'] | undefined
       if (typeof mapping === 'string') {
-        plan = app.engine.registered(mapping)
+        plan = engine.registered(mapping)
         if (plan === undefined) throw unknownMapping(mapping)
       } else {
         if (map.explicit === false) throw new Forbidden(MESSAGES.explicitDisabled)
         // On top of the route's claims; only here is it known which form the body takes.
         requireClaims(request.identity, map.explicit.claims, 'explicit mappings')
-        const explicit = app.engine.explicit(mapping)
+        const explicit = engine.explicit(mapping)
         if (explicit.plan === null) throw new InvalidMappingDocument(explicit.report)
         plan = explicit.plan
         budgets = limits.explicit

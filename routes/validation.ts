@@ -23,11 +23,13 @@ export const validateRoutes: FastifyPluginAsyncTypebox<ValidateRoutesOptions> = 
     },
     async (request) => {
       const { mapping } = request.body
+      // One engine for the whole request, though a reload may swap it meanwhile.
+      const engine = app.engine
       if (typeof mapping === 'string') {
-        if (!Object.hasOwn(app.engine.mapper.mappings, mapping)) throw unknownMapping(mapping)
-        return app.engine.registeredReport(mapping)
+        if (!Object.hasOwn(engine.mapper.mappings, mapping)) throw unknownMapping(mapping)
+        return engine.registeredReport(mapping)
       }
-      return app.engine.explicit(mapping).report
+      return engine.explicit(mapping).report
     },
   )
 }

@@ -98,6 +98,22 @@ const UnderPressureOptionsSchema = Type.Object(
   { additionalProperties: false },
 )
 
+const ReloadOptionsSchema = Type.Object(
+  {
+    watch: Type.Optional(Type.Boolean({ description: 'Reload when the MAPPINGS directory (or the directory of a MAPPINGS document file) changes, ConfigMap updates included; SIGHUP reloads either way (default true). Standalone server only.' })),
+    debounce: Type.Optional(Type.Integer({ minimum: 10, maximum: 60000, description: 'Milliseconds of quiet after a change before the reload starts, so a burst of writes reloads once (default 300).' })),
+  },
+  { additionalProperties: false, description: 'Hot reload of the mappings (standalone server).' },
+)
+
+const RateLimitOptionsSchema = Type.Object(
+  {
+    max: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000000000, description: 'Requests one caller may make per time window (default 100).' })),
+    timeWindow: Type.Optional(Type.Integer({ minimum: 1, maximum: 86400000, description: 'Milliseconds of the time window (default 60000).' })),
+  },
+  { additionalProperties: false },
+)
+
 export const OptionsSchema = Type.Object(
   {
     auth: Type.Optional(AuthOptionsSchema),
@@ -147,6 +163,12 @@ export const OptionsSchema = Type.Object(
     underPressure: Type.Optional(Type.Union([Type.Literal(false), UnderPressureOptionsSchema])),
     host: Type.Optional(Type.String({ minLength: 1 })),
     server: Type.Optional(ServerOptionsSchema),
+    reload: Type.Optional(ReloadOptionsSchema),
+    rateLimit: Type.Optional(
+      Type.Union([Type.Boolean(), RateLimitOptionsSchema], {
+        description: 'Requests per caller and time window: by verified token subject when auth is on, else by client IP; `true` takes the defaults (default false: off).',
+      }),
+    ),
   },
   { additionalProperties: false },
 )

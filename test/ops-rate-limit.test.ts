@@ -1,0 +1,106 @@
+// Rate limiting (options.rateLimit) through a real listening server: the request over the limit is
+// 429 with the error body and Retry-After; the bucket is the verified token subject when auth is
+// on (a forged token never reaches, nor picks, one) and the client IP otherwise; health is never
+// limited; off by default.
+import { request as httpRequest } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import t from 'tap'
+import { resolveConfig } from '../config/resolve.js'
+import { buildServer } from '../server.js'
+import { ECHO, SECRET, token } from './http-support.js'
+
+interface Answer {
+  readonly status: number
+  readonly headers: Record<string, string | string[] | undefined>
+  readonly body: any
+}
+
+/** One exchange on a fresh connection, optionally from another loopback address. */
+function send(port: number, method: string, path: string, { headers = {}, from }: { headers?: Record<string, string>; from?: string } = {}): Promise<Answer> {
+  const text = method === 'POST' ? JSON.stringify({ mapping: 'echo', input: { n: 1 } }) : undefined
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        agent: false,
+        localAddress: from,
+        headers: { ...headers, ...(text === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }) },
+      },
+      (res) => {
+        let body = ''
+        res.setEncoding('utf8')
+        res.on('data', (chunk: string) => (body += chunk))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: body === '' ? undefined : JSON.parse(body) }))
+      },
+    )
+    req.on('error', reject)
+    req.end(text)
+  })
+}
+
+async function listening(t: { teardown(fn: () => unknown): void }, options: Record<string, unknown>): Promise<number> {
+  const app = await buildServer({ mappings: [ECHO], options: { logging: { level: 'silent' }, ...options } })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  t.teardown(() => app.close())
+  return (app.server.address() as AddressInfo).port
+}
+
+const bearer = (sub: string, key = SECRET): Record<string, string> => ({ authorization: `Bearer ${token({ sub }, { key })}` })
+
+t.test('without auth: keyed by client IP; the request over the limit is 429 with the error body and Retry-After', async (t) => {
+  const port = await listening(t, { rateLimit: { max: 3, timeWindow: 60000 } })
+  for (let i = 1; i <= 3; i++) {
+    const ok = await send(port, 'POST', '/map')
+    t.equal(ok.status, 200, `request ${i} is served`)
+    t.equal(ok.headers['x-ratelimit-remaining'], String(3 - i), 'the remaining count is announced')
+  }
+  const refused = await send(port, 'POST', '/map')
+  t.equal(refused.status, 429)
+  t.match(refused.body, { code: 'TooManyRequests', message: 'Rate limit exceeded: at most 3 requests per 1 minute' })
+  t.strictSame(Object.keys(refused.body), ['code', 'message', 'requestId'], 'the error body, nothing else')
+  t.equal(refused.body.requestId, refused.headers['x-request-id'], 'with the request id')
+  const retryAfter = Number(refused.headers['retry-after'])
+  t.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, `Retry-After is the seconds left in the window (${retryAfter})`)
+
+  // Without auth a token is not verified, so its subject cannot open another bucket.
+  t.equal((await send(port, 'POST', '/map', { headers: bearer('someone-else') })).status, 429, 'an unverified subject shares the IP bucket')
+  t.equal((await send(port, 'GET', '/mappings')).status, 429, 'every non-public route counts')
+  t.equal((await send(port, 'GET', '/health')).status, 200, '/health is never limited')
+  t.equal((await send(port, 'GET', '/health/mapping')).status, 200, '/health/mapping is never limited')
+
+  // Another loopback address is another client.
+  const other = await send(port, 'POST', '/map', { from: '127.0.0.2' }).catch((error: NodeJS.ErrnoException) => error)
+  if (other instanceof Error) t.skip(`another IP has its own bucket: no second loopback address here (${other.code})`, () => {})
+  else t.equal(other.status, 200, 'another IP has its own bucket')
+})
+
+t.test('with auth: keyed by the verified token subject', async (t) => {
+  const port = await listening(t, { auth: { secret: SECRET }, rateLimit: { max: 2 } })
+  t.equal((await send(port, 'POST', '/map', { headers: bearer('alice') })).status, 200)
+  t.equal((await send(port, 'POST', '/map', { headers: bearer('alice') })).status, 200)
+  const refused = await send(port, 'POST', '/map', { headers: bearer('alice') })
+  t.equal(refused.status, 429, "alice's third request is refused")
+  t.equal(refused.body.code, 'TooManyRequests')
+  t.ok(refused.headers['retry-after'], 'Retry-After')
+
+  t.equal((await send(port, 'POST', '/map', { headers: bearer('bob') })).status, 200, 'bob, from the same IP, has his own bucket')
+  // A token bob did not get (wrong key) is refused by authentication and counts in no bucket.
+  for (let i = 0; i < 3; i++) t.equal((await send(port, 'POST', '/map', { headers: bearer('bob', 'a-different-secret-also-long-enough-0123456789') })).status, 401)
+  t.equal((await send(port, 'POST', '/map', { headers: bearer('bob') })).status, 200, "forged tokens did not use bob's bucket")
+  t.equal((await send(port, 'POST', '/map', { headers: bearer('bob') })).status, 429, 'then bob is at his limit')
+  t.equal((await send(port, 'GET', '/health')).status, 200, 'health is public and never limited')
+})
+
+t.test('off by default; true takes the defaults; the option is validated', async (t) => {
+  const off = await listening(t, {})
+  t.equal((await send(off, 'POST', '/map')).headers['x-ratelimit-limit'], undefined, 'no limit unless configured')
+  const on = await listening(t, { rateLimit: true })
+  t.equal((await send(on, 'POST', '/map')).headers['x-ratelimit-limit'], '100', 'true: 100 requests')
+  t.strictSame(resolveConfig({ rateLimit: true }).rateLimit, { max: 100, timeWindow: 60000 })
+  t.equal(resolveConfig({}).rateLimit, false)
+  t.throws(() => resolveConfig({ rateLimit: { max: 0 } }), { name: 'ConfigError', message: /^options\.rateLimit/ })
+  t.throws(() => resolveConfig({ rateLimit: { per: 'ip' } }), { name: 'ConfigError', message: /^options\.rateLimit/ })
+})

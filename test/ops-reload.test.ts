@@ -1,0 +1,223 @@
+// Hot reload: a Reloader swaps the whole registered set at once or keeps the old one (embedding,
+// through inject); the real entry point reloads on SIGHUP and on changes of its MAPPINGS directory
+// (a ConfigMap's `..data` swap included), a bad file leaves the old set served and is named in one
+// log line, and a request in flight finishes on the set it started with.
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
+import { existsSync, mkdirSync, renameSync, rmSync, symlinkSync } from 'node:fs'
+import Fastify from 'fastify'
+import t from 'tap'
+import mapperService from '../app.js'
+import { loadMappings } from '../config/mappings.js'
+import { RELOAD_CHANNEL, Reloader, type ReloadOutcome } from '../plugins/reload.js'
+import { exchange, freePort, spawnEntryPoint, tempTree, waitForHealth, waitUntil, type EntryPoint } from './startup-support.js'
+
+t.setTimeout(300000)
+
+const mapping = (id: string, to: string): string => JSON.stringify({ $id: id, mapping: { [to]: '/' } })
+/** Valid JSON, but `/x` is not a pointer the language accepts: registration refuses it. */
+const INVALID = JSON.stringify({ $id: 'broken', mapping: { '/x': { source: 'not-a-pointer' } } })
+
+t.test('embedding: reload() swaps the whole set or keeps the old one, and publishes every attempt', async (t) => {
+  const tree = tempTree(t, { 'm/a.json': mapping('a', '/a') })
+  const published: unknown[] = []
+  const listen = (message: unknown): void => void published.push(message)
+  subscribe(RELOAD_CHANNEL, listen)
+  t.teardown(() => unsubscribe(RELOAD_CHANNEL, listen))
+
+  const reloader = new Reloader(() => loadMappings(tree.path('m')))
+  const app = Fastify()
+  await app.register(mapperService, { prefix: '/mapper', mappings: await loadMappings(tree.path('m')), reloader, options: { logging: { level: 'silent' } } })
+  await app.ready()
+  t.teardown(() => app.close())
+  const served = async (): Promise<string[]> => Object.keys(JSON.parse((await app.inject({ method: 'GET', url: '/mapper/mappings' })).body) as object).sort()
+  t.strictSame(await served(), ['a'])
+
+  tree.write('m/b.json', mapping('b', '/b'))
+  t.strictSame(await reloader.reload(), { ok: true, mappings: 2 }, 'the source is read again')
+  t.strictSame(await served(), ['a', 'b'])
+  const map = await app.inject({ method: 'POST', url: '/mapper/map', payload: { mapping: 'b', input: 1 } })
+  t.strictSame(JSON.parse(map.body), { b: 1, valid: true, errors: [] }, 'the new mapping evaluates')
+
+  tree.write('m/c.json', INVALID)
+  const failed = await reloader.reload()
+  t.equal(failed.ok, false, 'an invalid mapping fails the reload')
+  t.match(failed.error, tree.path('m/c.json'), 'the error names the file')
+  t.strictSame(await served(), ['a', 'b'], 'the previous set is still served, whole')
+
+  const given = await reloader.reload(() => [JSON.parse(mapping('z', '/z'))])
+  t.strictSame(given, { ok: true, mappings: 1 }, 'a source can be given per call')
+  t.strictSame(await served(), ['z'])
+
+  // Asked while one runs, two more reloads share the one run after it, which reads the latest source.
+  const first = reloader.reload(() => [JSON.parse(mapping('one', '/1'))])
+  const second = reloader.reload(() => [JSON.parse(mapping('two', '/2'))])
+  const third = reloader.reload(() => [JSON.parse(mapping('three', '/3'))])
+  t.equal(second, third, 'the queued requests share one promise')
+  t.strictSame(await Promise.all([first, second]), [
+    { ok: true, mappings: 1 },
+    { ok: true, mappings: 1 },
+  ])
+  t.strictSame(await served(), ['three'], 'the latest source won')
+
+  t.strictSame(published, [
+    { ok: true, mappings: 2 },
+    { ok: false, error: failed.error },
+    { ok: true, mappings: 1 },
+    { ok: true, mappings: 1 },
+    { ok: true, mappings: 1 },
+  ] satisfies ReloadOutcome[], 'one message per attempt on the diagnostics channel')
+  await t.rejects(new Reloader().reload(), { message: /not registered/ }, 'an unregistered reloader refuses')
+})
+
+/** The JSON log lines the service wrote on stdout so far. */
+const logLines = (service: EntryPoint): Array<{ level: number; msg: string }> =>
+  service
+    .stdout()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as { level: number; msg: string })
+
+const reloadLines = (service: EntryPoint): string[] => logLines(service).map((line) => line.msg).filter((msg) => msg.startsWith('mappings reload'))
+
+async function servedIds(port: number): Promise<string[]> {
+  return Object.keys(JSON.parse((await exchange(port, 'GET', '/mappings')).body) as object).sort()
+}
+
+async function start(t: Parameters<typeof spawnEntryPoint>[0], env: Record<string, string>, options: object = {}): Promise<{ service: EntryPoint; port: number }> {
+  const port = await freePort()
+  const service = spawnEntryPoint(t, { PORT: String(port), OPTIONS: JSON.stringify({ host: '127.0.0.1', logging: { level: 'info' }, ...options }), ...env }, 120000)
+  await waitForHealth(service, port)
+  return { service, port }
+}
+
+t.test('SIGHUP reloads the directory; a bad file keeps the old set and is named in one line', async (t) => {
+  const tree = tempTree(t, { 'm/a.json': mapping('a', '/a') })
+  const { service, port } = await start(t, { MAPPINGS: tree.path('m') }, { reload: { watch: false } })
+  t.strictSame(await servedIds(port), ['a'])
+
+  tree.write('m/nested/b.json', mapping('b', '/b'))
+  service.child.kill('SIGHUP')
+  await waitUntil('b to be served', async () => (await servedIds(port)).includes('b'))
+  t.strictSame(await servedIds(port), ['a', 'b'])
+  t.strictSame(reloadLines(service), ['mappings reloaded: 2 mappings'])
+  const map = await exchange(port, 'POST', '/map', { mapping: 'b', input: 'x' })
+  t.strictSame(JSON.parse(map.body), { b: 'x', valid: true, errors: [] })
+
+  const bad = tree.write('m/c.json', INVALID)
+  service.child.kill('SIGHUP')
+  await waitUntil('the failed reload line', () => reloadLines(service).length === 2)
+  const line = reloadLines(service)[1]!
+  t.match(line, /^mappings reload failed, still serving the previous 2 mappings: /)
+  t.ok(line.includes(bad), 'the line names the file')
+  t.strictSame(await servedIds(port), ['a', 'b'], 'the old set is still served')
+
+  tree.write('m/c.json', '{ "$id": "c", ')
+  service.child.kill('SIGHUP')
+  await waitUntil('the second failed reload line', () => reloadLines(service).length === 3)
+  t.ok(reloadLines(service)[2]!.includes(`${bad} does not parse as JSON`), 'a file that does not parse is named')
+  t.strictSame(await servedIds(port), ['a', 'b'])
+
+  tree.write('m/c.json', mapping('c', '/c'))
+  service.child.kill('SIGHUP')
+  await waitUntil('c to be served', async () => (await servedIds(port)).includes('c'))
+  t.strictSame(reloadLines(service).slice(3), ['mappings reloaded: 3 mappings'])
+  t.equal(service.child.exitCode, null, 'SIGHUP never stopped the service')
+})
+
+t.test('watch: a ConfigMap update (the ..data link swapped) is served without a signal', async (t) => {
+  const tree = tempTree(t, { 'm/..2026_01_01_00_00_00.1/a.json': mapping('a', '/a') })
+  const at = (relative: string): string => tree.path(`m/${relative}`)
+  symlinkSync('..2026_01_01_00_00_00.1', at('..data'))
+  symlinkSync('..data/a.json', at('a.json'))
+  const { service, port } = await start(t, { MAPPINGS: tree.path('m') }, { reload: { debounce: 50 } })
+  t.strictSame(await servedIds(port), ['a'])
+
+  // What kubelet does: a new snapshot, a `..data_tmp` link to it renamed over `..data`, the new
+  // key's top-level link, the old snapshot removed.
+  tree.write('m/..2026_01_01_00_01_00.2/a.json', mapping('a', '/renamed'))
+  tree.write('m/..2026_01_01_00_01_00.2/b.json', mapping('b', '/b'))
+  symlinkSync('..2026_01_01_00_01_00.2', at('..data_tmp'))
+  renameSync(at('..data_tmp'), at('..data'))
+  symlinkSync('..data/b.json', at('b.json'))
+  rmSync(at('..2026_01_01_00_00_00.1'), { recursive: true })
+
+  await waitUntil('the new snapshot to be served', async () => {
+    const served = JSON.parse((await exchange(port, 'GET', '/mappings')).body) as Record<string, { mapping: object }>
+    return served.b !== undefined && JSON.stringify(served.a?.mapping) === JSON.stringify({ '/renamed': '/' })
+  })
+  const map = await exchange(port, 'POST', '/map', { mapping: 'a', input: 1 })
+  t.strictSame(JSON.parse(map.body), { renamed: 1, valid: true, errors: [] }, 'the updated mapping evaluates')
+  t.ok(reloadLines(service).every((line) => line.startsWith('mappings reloaded: ')), 'no reload failed on the way')
+
+  // A file in a nested real directory is watched too.
+  mkdirSync(at('..2026_01_01_00_01_00.2/nested'))
+  tree.write('m/..2026_01_01_00_01_00.2/nested/n.json', mapping('n', '/n'))
+  symlinkSync('..data/nested', at('nested'))
+  await waitUntil('the nested file to be served', async () => (await servedIds(port)).includes('n'))
+  tree.write('m/..2026_01_01_00_01_00.2/nested/n.json', mapping('n', '/changed'))
+  await waitUntil('the nested change to be served', async () => {
+    const served = JSON.parse((await exchange(port, 'GET', '/mappings')).body) as Record<string, { mapping: object }>
+    return JSON.stringify(served.n?.mapping) === JSON.stringify({ '/changed': '/' })
+  })
+  t.pass('a change inside a nested directory is served')
+})
+
+t.test('watch off: a change waits for SIGHUP', async (t) => {
+  const tree = tempTree(t, { 'm/a.json': mapping('a', '/a') })
+  const { service, port } = await start(t, { MAPPINGS: tree.path('m') }, { reload: { watch: false, debounce: 10 } })
+  tree.write('m/b.json', mapping('b', '/b'))
+  // Far beyond the 10 ms debounce a watch would have waited: nothing is reloaded.
+  await new Promise((resolve) => setTimeout(resolve, 1500))
+  t.strictSame(await servedIds(port), ['a'], 'not picked up without a signal')
+  t.strictSame(reloadLines(service), [], 'no reload attempted')
+  service.child.kill('SIGHUP')
+  await waitUntil('b to be served', async () => (await servedIds(port)).includes('b'))
+  t.pass('SIGHUP still reloads')
+})
+
+// The plugin signals that it started (a file), then waits for the test to release it (another file).
+const DELAYED_EXTENSIONS = `
+import { existsSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+
+const dir = process.env.DELAY_DIR
+const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+export default {
+  plugins: {
+    async delayed(options, value) {
+      writeFileSync(join(dir, 'started'), '')
+      while (!existsSync(join(dir, 'release'))) await pause(20)
+      return { ...value, tag: options.tag }
+    },
+  },
+}
+`
+
+const slow = (tag: string): string => JSON.stringify({ $id: 'slow', mapping: { '/out': { source: '/', delayed: { tag } } } })
+
+t.test('a request in flight during a reload finishes with the mapping it started with', async (t) => {
+  const tree = tempTree(t, { 'extensions.js': DELAYED_EXTENSIONS, 'm/slow.json': slow('old') })
+  const { service, port } = await start(t, { MAPPINGS: tree.path('m'), EXTENSIONS: tree.path('extensions.js'), DELAY_DIR: tree.root }, { reload: { watch: false } })
+
+  const inFlight = exchange(port, 'POST', '/map', { mapping: 'slow', input: { id: 1 } })
+  await waitUntil('the request to reach its plugin', () => existsSync(tree.path('started')))
+  tree.write('m/slow.json', slow('new'))
+  service.child.kill('SIGHUP')
+  await waitUntil('the new version to be registered', async () => (await exchange(port, 'GET', '/mappings')).body.includes('"new"'))
+
+  tree.write('release', '')
+  const response = await inFlight
+  t.strictSame(JSON.parse(response.body), { out: { id: 1, tag: 'old' }, valid: true, errors: [] }, 'the in-flight request used the old mapping')
+  const after = await exchange(port, 'POST', '/map', { mapping: 'slow', input: { id: 2 } })
+  t.strictSame(JSON.parse(after.body), { out: { id: 2, tag: 'new' }, valid: true, errors: [] }, 'a new request uses the new one')
+})
+
+t.test('a module MAPPINGS is not reloaded: SIGHUP says to restart', async (t) => {
+  const tree = tempTree(t, { 'mappings.js': `export default [${mapping('a', '/a')}]\n` })
+  const { service, port } = await start(t, { MAPPINGS: tree.path('mappings.js') })
+  service.child.kill('SIGHUP')
+  await waitUntil('the reload line', () => reloadLines(service).length === 1)
+  t.match(reloadLines(service)[0], `${tree.path('mappings.js')} is a module; its mappings are loaded once, restart the service to change them`)
+  t.strictSame(await servedIds(port), ['a'], 'still served')
+})
