@@ -53,6 +53,8 @@ export interface ExampleOptions {
    * and nothing is registered.
    */
   readonly registered?: boolean
+  /** Called with each result as it is known (progress on long runs). */
+  readonly onResult?: (result: ExampleResult) => void
 }
 
 /** The examples of a document: those of a single document's top, and of each compound member. */
@@ -183,7 +185,11 @@ export async function runExamples(document: unknown, evaluate: ExampleEvaluator,
   for (const set of exampleSets(document)) {
     // Built once per mapping, so the evaluator's compiled-document cache serves every example.
     const target = set.target(options.registered === true)
-    for (let i = 0; i < set.examples.length; i++) results.push(await runOne(set, i, target, evaluate))
+    for (let i = 0; i < set.examples.length; i++) {
+      const result = await runOne(set, i, target, evaluate)
+      options.onResult?.(result)
+      results.push(result)
+    }
   }
   return results
 }
@@ -202,6 +208,6 @@ export function exampleDiagnostics(results: readonly ExampleResult[]): Diagnosti
       message: describeFailure(result),
       pointer: result.pointer,
       descriptor: result.example,
-      differences: result.differences,
+      differences: [...result.differences],
     }))
 }

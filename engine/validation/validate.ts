@@ -15,7 +15,7 @@ export interface Diagnostic {
   pointer: string
   descriptor: unknown
   /** `EXAMPLE-1`: where the envelope differs from the example. */
-  differences?: ReadonlyArray<{ pointer: string; expected?: unknown; actual?: unknown }>
+  differences?: Array<{ pointer: string; expected?: unknown; actual?: unknown }>
 }
 
 export interface ValidationReport {
