@@ -166,15 +166,15 @@ async function runOne(set: ExampleSet, index: number, target: unknown, evaluate:
     ...(example.description === undefined ? {} : { description: example.description }),
     expected,
   }
-  let envelope: Envelope
+  let actual: unknown
   try {
-    envelope = await evaluate(target, example.input)
+    const compared: Record<string, unknown> = { ...(await evaluate(target, example.input)) }
+    if (example.errors === undefined) delete compared.errors
+    // A value an extension returned that JSON cannot print (a BigInt) fails here, as it would in /map.
+    actual = asJson(compared)
   } catch (error) {
     return { ...base, pass: false, differences: [], error: error instanceof Error ? error.message : String(error) }
   }
-  const compared: Record<string, unknown> = { ...envelope }
-  if (example.errors === undefined) delete compared.errors
-  const actual = asJson(compared)
   const found = differences(asJson(expected), actual)
   return { ...base, pass: found.length === 0, actual, differences: found }
 }

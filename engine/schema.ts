@@ -20,6 +20,8 @@ const has = (name: string, schema: unknown = true): Schema => ({ required: [name
 /** The keys whose presence at the top of an object makes it a descriptor (document.ts). */
 const keywordNames = (): string[] => KEYWORDS.map((record) => record.name)
 
+const recordNamed = (name: string): KeywordRecord => (KEYWORDS as readonly KeywordRecord[]).find((k) => k.name === name)!
+
 function describe(record: KeywordRecord): Schema {
   const { description, ...rest } = record.schema
   const tier = record.tier === 'core' ? '' : ` (${record.tier} tier)`
@@ -30,8 +32,7 @@ function describe(record: KeywordRecord): Schema {
 function documentMembers(): Schema {
   const members: Schema = {}
   for (const name of ['$id', 'description', 'mapping', '$extend', 'examples']) {
-    const record = (KEYWORDS as readonly KeywordRecord[]).find((k) => k.name === name)
-    if (record !== undefined) members[name] = { description: record.schema.description }
+    members[name] = { description: recordNamed(name).schema.description }
   }
   members.mappings = { description: 'A compound document: mappings by any name, each registered by its own $id; the last one is the entry.' }
   return members
@@ -41,14 +42,13 @@ function keywordObject(): Schema {
   const records = KEYWORDS as readonly KeywordRecord[]
   const properties: Schema = {}
   for (const record of records) properties[record.name] = describe(record)
-  const ref = records.find((record) => record.name === '$ref')!
   const beside = records.flatMap((record) => (record.objectSchema === undefined ? [] : [record.objectSchema]))
   return {
     type: 'object',
     description: 'A keyword object: the value pipeline of one descriptor. Keys outside the catalogue are options of a registered plugin (or inert).',
     // `$ref` stands for the whole descriptor: the keys beside it are never read.
     if: has('$ref', TRUTHY),
-    then: { properties: { $ref: describe(ref) } },
+    then: { properties: { $ref: describe(recordNamed('$ref')) } },
     else: { properties, ...(beside.length === 0 ? {} : { allOf: beside }) },
   }
 }
@@ -80,7 +80,10 @@ export function mappingSchema(): Schema {
       compound: {
         type: 'object',
         required: ['mappings'],
+        // Validation reads these beside `mappings`, and nothing else.
         properties: {
+          $id: describe(recordNamed('$id')),
+          description: describe(recordNamed('description')),
           mappings: {
             type: 'object',
             description: 'Mappings by any name, each registered by its own $id; the last one is the entry.',

@@ -88,6 +88,7 @@ const INVALID: Array<[name: string, document: unknown, rule: string, path: strin
   ['a type outside the seven', { mapping: { '/a': { type: 'float' } } }, 'KW-validate-1', '/mapping/~1a/type'],
   ['each pairings with a key that is no pointer', { mapping: { '/a': { each: { x: '/y' } } } }, 'PTR-10', '/mapping/~1a/each'],
   ['a compound member that is no object', { mappings: { a: 5 } }, 'DOC-3', '/mappings/a'],
+  ['a compound document with an empty $id', { $id: '', mappings: { a: { $id: 'a', mapping: {} } } }, 'REG-5', '/$id'],
   ['an example without output', { $id: 'x', mapping: {}, examples: [{ input: 1 }] }, 'KW-examples-1', '/examples/0'],
   ['a misspelt example member', { $id: 'x', mapping: {}, examples: [{ input: 1, output: {}, ouput: {} }] }, 'KW-examples-1', '/examples/0'],
   ['examples that are no list', { $id: 'x', mapping: {}, examples: { input: 1 } }, 'KW-examples-1', '/examples'],
