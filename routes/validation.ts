@@ -1,7 +1,7 @@
 // POST /validate (http.md §4): the full report at 200, always, for a submitted document (the same
 // overlay as explicit evaluation) or a registered id (unknown → 404). Gated only by
 // `validate.claims`, never by `map.explicit`. A valid submitted document's `examples` run when the
-// caller may evaluate it (`map.explicit` and its claims, as POST /map would ask): each failing one
+// caller may evaluate it (`map.claims`, `map.explicit` and its claims, as POST /map would ask): each failing one
 // is an `EXAMPLE-1` error. Otherwise they are not run, and an `EXAMPLE-2` warning says so.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ServiceConfig } from '../config/resolve.js'
@@ -36,7 +36,8 @@ export const validateRoutes: FastifyPluginAsyncTypebox<ValidateRoutesOptions> = 
       // The prepared report is cached with the document: what examples add goes on a copy.
       const report: ValidationReport & { expansion?: number } = app.engine.explicit(mapping).report
       if (!report.valid || countExamples(mapping) === 0) return report
-      if (map.explicit === false || !claimsSatisfied(request.identity, map.explicit.claims)) {
+      const mayEvaluate = map.explicit !== false && claimsSatisfied(request.identity, map.claims) && claimsSatisfied(request.identity, map.explicit.claims)
+      if (!mayEvaluate) {
         const warning = { rule: 'EXAMPLE-2', message: 'examples not run: this caller may not evaluate submitted documents here', pointer: '', descriptor: null }
         return { ...report, warnings: [...report.warnings, warning] }
       }

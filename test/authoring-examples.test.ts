@@ -131,8 +131,12 @@ t.test('POST /validate runs the examples of a valid submitted document where the
   t.match(shape, { valid: false, errors: [{ rule: 'KW-examples-1', pointer: '/examples/0/ouput' }] }, 'a misshapen example is a validation error, and nothing runs')
 })
 
-t.test('POST /validate does not evaluate where the caller may not: an EXAMPLE-2 warning', async (t) => {
-  for (const options of [{ ...SILENT }, { ...SILENT, auth: { secret: SECRET }, map: { explicit: { claims: { role: 'author' } } } }]) {
+t.test('POST /validate does not evaluate where the caller may not (EXAMPLE-2), and does where it may', async (t) => {
+  for (const options of [
+    { ...SILENT },
+    { ...SILENT, auth: { secret: SECRET }, map: { explicit: { claims: { role: 'author' } } } },
+    { ...SILENT, auth: { secret: SECRET }, map: { claims: { role: 'service' }, explicit: true } },
+  ]) {
     const app = await buildServer({ options })
     t.teardown(() => app.close())
     const headers = 'auth' in options ? { authorization: `Bearer ${sign({ role: 'reader' }, { key: SECRET })}` } : {}
@@ -140,6 +144,11 @@ t.test('POST /validate does not evaluate where the caller may not: an EXAMPLE-2 
     t.equal(response.statusCode, 200)
     t.match(response.json(), { valid: true, errors: [], warnings: [{ rule: 'EXAMPLE-2', pointer: '' }] })
   }
+  const app = await buildServer({ options: { ...SILENT, auth: { secret: SECRET }, map: { explicit: { claims: { role: 'author' } } } } })
+  t.teardown(() => app.close())
+  const headers = { authorization: `Bearer ${sign({ role: 'author' }, { key: SECRET })}` }
+  const author = await app.inject({ method: 'POST', url: '/validate', headers, payload: { mapping: WRONG } })
+  t.match(author.json(), { valid: false, errors: [{ rule: 'EXAMPLE-1' }], warnings: [] }, 'a caller with the explicit claims gets the examples run')
 })
 
 t.test('mapper-service test: exit 0 when all pass, 1 with a diff per failing example, 2 on bad arguments', async (t) => {
