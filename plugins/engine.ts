@@ -1,6 +1,6 @@
 // The engine behind the routes: one Mapper with the registered mappings and the extension surface,
-// every registered mapping validated at startup, and its examples run. Compiled plans — registered ids and explicit
-// documents alike — are cached by the Mapper itself; this service keeps none of its own.
+// every registered mapping validated at startup (and its examples run). Compiled plans — registered
+// ids and explicit documents alike — are cached by the Mapper itself; this service keeps none of its own.
 import fp from 'fastify-plugin'
 import {
   describeFailure,
