@@ -23,6 +23,7 @@ import { mapRoutes } from './routes/map.js'
 import { methodRoutes, ServedPaths } from './routes/methods.js'
 import { playgroundRoutes } from './routes/playground.js'
 import { registryRoutes } from './routes/registry.js'
+import { schemaRoutes } from './routes/schema.js'
 import { validateRoutes } from './routes/validation.js'
 import type { Options } from './schemas/options.js'
 
@@ -71,8 +72,9 @@ const mapperService: FastifyPluginAsync<MapperServiceOptions> = async (app, opts
 
   await app.register(healthRoutes, { mapping: config.health.mapping, timeout: config.health.timeout })
   await app.register(mapRoutes, { map: config.map, limits: config.limits })
-  await app.register(validateRoutes, { validate: config.validate })
+  await app.register(validateRoutes, { validate: config.validate, map: config.map })
   await app.register(registryRoutes)
+  await app.register(schemaRoutes)
   if (config.playground) await app.register(playgroundRoutes, { auth: config.auth !== null, explicit: config.map.explicit !== false })
   // Last: the method rules cover every route registered before them.
   await app.register(methodRoutes, { cors: config.cors, served })

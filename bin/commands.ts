@@ -1,12 +1,22 @@
 // The commands of the mapper-service CLI (http.md §10) other than serving: `validate` checks
-// mapping files against the configured extension surface for CI pipelines, `map` evaluates one
-// mapping once. Both read MAPPINGS and EXTENSIONS as the server does.
+// mapping files against the configured extension surface for CI pipelines, `test` runs their
+// examples, `map` evaluates one mapping once, `schema` prints the JSON Schema of a mapping
+// document. `validate`, `test` and `map` read MAPPINGS and EXTENSIONS as the server does.
 import { readFile, stat } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
 import { loadExtensions } from '../config/extensions.js'
 import { DOCUMENT_EXTENSIONS, SourceError, extensionOf, parseDocumentText, readDocumentFile } from '../config/files.js'
 import { bundledMappingsPath, loadMappings, type MappingEntry } from '../config/mappings.js'
-import { Mapper, type Diagnostic, type Extensions, type ValidationReport } from '../engine/index.js'
+import {
+  countExamples,
+  describeDifference,
+  Mapper,
+  mappingSchema,
+  type Diagnostic,
+  type ExampleResult,
+  type Extensions,
+  type ValidationReport,
+} from '../engine/index.js'
 import { stockExtensions } from '../extensions/stock.js'
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -29,7 +39,9 @@ const USAGE = {
 Commands:
   (none)                               serve (PORT, MAPPINGS, EXTENSIONS, OPTIONS / OPTIONS_FILE)
   validate <file|dir>...               validate mapping documents; exit 1 if any is invalid
+  test <file|dir>...                   run the examples of mapping documents; exit 1 on a mismatch
   map <mapping-file-or-id> [input|-]   evaluate a mapping once and print the envelope
+  schema                               print the JSON Schema of a mapping document
 
 Run "mapper-service <command> --help" for a command's details.
 `,
@@ -40,6 +52,22 @@ level: well-formedness, the pattern safety screen, and reachability of every nam
 extension surface (EXTENSIONS, else the stock one) and the mappings (MAPPINGS, else the bundled
 examples, plus every document given). Prints each report; exits 0 when all are valid, 1 when any
 is invalid, 2 on bad arguments or unreadable files.
+`,
+  test: `Usage: mapper-service test <file|dir>...
+
+Runs the examples of each mapping document (.json, .yaml, .yml; directories recursively): every
+{ input, output } under a document's examples (and under each compound member's) is evaluated as
+the mapping would be once registered, against the extension surface (EXTENSIONS, else the stock
+one) and the mappings (MAPPINGS, else the bundled examples, plus every document given), and the
+envelope is compared with the example. Prints one line per document as it is done and, for each
+failing example, where the envelope differs. Exits 0 when every example passes, 1 when any fails
+or a document is invalid, 2 on bad arguments or unreadable files.
+`,
+  schema: `Usage: mapper-service schema
+
+Prints the JSON Schema (draft 2020-12) of a mapping document, generated from the keyword
+catalogue: the document GET /schema/mapping.json serves. Point an editor at it for completion,
+hovers and checks (README, "Authoring mappings").
 `,
   map: `Usage: mapper-service map <mapping-file-or-id> [input.json|-]
 
@@ -78,15 +106,9 @@ function describe(entry: Diagnostic, severity: 'error' | 'warning'): string {
   return `  ${severity} ${entry.rule} at ${where}: ${entry.message}`
 }
 
-/** `validate <file|dir>...` → exit code. */
-async function validateCommand(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } })
-  if (values.help) {
-    io.out(USAGE.validate)
-    return 0
-  }
-  if (positionals.length === 0) throw new UsageError('validate needs at least one file or directory')
-  const files = (await Promise.all(positionals.map(documentFiles))).flat()
+/** The documents under the paths given, parsed; unreadable or unparseable files are usage errors. */
+async function readDocuments(paths: readonly string[]): Promise<Array<[string, unknown]>> {
+  const files = (await Promise.all(paths.map(documentFiles))).flat()
   if (files.length === 0) throw new UsageError('no mapping documents (.json, .yaml, .yml) found')
   const documents: Array<[string, unknown]> = []
   for (const file of files) {
@@ -96,7 +118,12 @@ async function validateCommand(args: string[], io: Io): Promise<number> {
       throw new UsageError((error as Error).message)
     }
   }
-  const { extensions, mappings } = await surface(io.env)
+  return documents
+}
+
+/** An engine with the configured surface and mappings, and the documents given registered over them. */
+async function engineWith(documents: ReadonlyArray<[string, unknown]>, env: NodeJS.ProcessEnv): Promise<Mapper> {
+  const { extensions, mappings } = await surface(env)
   const mapper = new Mapper({}, extensions)
   mapper.register({ mappings: Object.fromEntries(mappings.map((m, i) => [String(i), m.document])) })
   // The documents given are visible to each other, as they would be once registered together.
@@ -108,8 +135,21 @@ async function validateCommand(args: string[], io: Io): Promise<number> {
   try {
     mapper.register({ mappings: Object.fromEntries(given.filter((d) => typeof (d as { $id?: unknown }).$id === 'string').map((d, i) => [String(i), d])) })
   } catch {
-    // Registration problems ($extend) are reported per document by validation below.
+    // Registration problems ($extend) are reported per document by validation.
   }
+  return mapper
+}
+
+/** `validate <file|dir>...` → exit code. */
+async function validateCommand(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } })
+  if (values.help) {
+    io.out(USAGE.validate)
+    return 0
+  }
+  if (positionals.length === 0) throw new UsageError('validate needs at least one file or directory')
+  const documents = await readDocuments(positionals)
+  const mapper = await engineWith(documents, io.env)
   let invalid = 0
   for (const [file, document] of documents) {
     const report: ValidationReport = mapper.validate(document)
@@ -120,6 +160,73 @@ async function validateCommand(args: string[], io: Io): Promise<number> {
   }
   io.out(`${documents.length} document${documents.length === 1 ? '' : 's'}, ${invalid} invalid\n`)
   return invalid === 0 ? 0 : 1
+}
+
+/** Past this many examples in all, a running count goes to stderr as well. */
+const PROGRESS_FROM = 200
+const PROGRESS_EVERY = 100
+
+/** The lines of a failing example: its place, then every difference (or what evaluation threw). */
+function failureLines(result: ExampleResult): string[] {
+  const name = `  ✗ ${result.pointer}${result.description === undefined ? '' : ` (${result.description})`}`
+  if (result.error !== undefined) return [`${name}: evaluation threw: ${result.error}`]
+  return [`${name}:`, ...result.differences.map((difference) => `      ${describeDifference(difference)}`)]
+}
+
+/** `test <file|dir>...` → exit code. */
+async function testCommand(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } })
+  if (values.help) {
+    io.out(USAGE.test)
+    return 0
+  }
+  if (positionals.length === 0) throw new UsageError('test needs at least one file or directory')
+  const documents = await readDocuments(positionals)
+  const mapper = await engineWith(documents, io.env)
+  const total = documents.reduce((sum, [, document]) => sum + countExamples(document), 0)
+  let done = 0
+  let passed = 0
+  let failed = 0
+  let invalid = 0
+  // What a `stdout` keyword prints goes to stderr: stdout carries the results.
+  const run = { stdout: (text: string): void => io.err(`${text}\n`) }
+  for (const [file, document] of documents) {
+    const report = mapper.validate(document)
+    if (!report.valid) {
+      invalid++
+      io.out(`INVALID ${file}\n${report.errors.map((entry) => describe(entry, 'error')).join('\n')}\n`)
+      continue
+    }
+    const results: ExampleResult[] = []
+    await mapper.examples(document, {
+      run,
+      onResult: (result) => {
+        results.push(result)
+        done++
+        if (total >= PROGRESS_FROM && done % PROGRESS_EVERY === 0) io.err(`test: ${done}/${total} examples\n`)
+      },
+    })
+    const failing = results.filter((result) => !result.pass)
+    passed += results.length - failing.length
+    failed += failing.length
+    if (results.length === 0) io.out(`-    ${file}: no examples\n`)
+    else if (failing.length === 0) io.out(`PASS ${file}: ${results.length} example${results.length === 1 ? '' : 's'}\n`)
+    else io.out(`FAIL ${file}: ${failing.length} of ${results.length} example${results.length === 1 ? '' : 's'} failing\n${failing.flatMap(failureLines).join('\n')}\n`)
+  }
+  const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`
+  io.out(`${plural(documents.length, 'document')}${invalid > 0 ? ` (${invalid} invalid)` : ''}, ${plural(passed + failed, 'example')}: ${passed} passed, ${failed} failed\n`)
+  return failed === 0 && invalid === 0 ? 0 : 1
+}
+
+/** `schema` → exit code. */
+function schemaCommand(args: string[], io: Io): number {
+  const { values } = parseArgs({ args, options: { help: { type: 'boolean', short: 'h' } } })
+  if (values.help) {
+    io.out(USAGE.schema)
+    return 0
+  }
+  io.out(`${JSON.stringify(mappingSchema(), null, 2)}\n`)
+  return 0
 }
 
 async function readInput(path: string | undefined, io: Io): Promise<unknown> {
@@ -195,6 +302,8 @@ export async function runCommand(argv: string[], io: Io): Promise<number | undef
     }
     if (command === 'validate') return await validateCommand(rest, io)
     if (command === 'map') return await mapCommand(rest, io)
+    if (command === 'test') return await testCommand(rest, io)
+    if (command === 'schema') return schemaCommand(rest, io)
     throw new UsageError(`unknown command "${command}" (try --help)`)
   } catch (error) {
     if (error instanceof UsageError || error instanceof SourceError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {

@@ -5,6 +5,20 @@ export { evaluate, evaluateMapping, extend } from './evaluate.js'
 export { BudgetExceeded, DEFAULT_LIMITS, MAX_EVALUATION_DEPTH, resolveLimits, type Budget, type Limits } from './budget.js'
 export { linearRegExp, NonLinearPattern } from './linear-regexp.js'
 export { staticExpansion } from './validation/expansion.js'
+export {
+  countExamples,
+  describeDifference,
+  describeFailure,
+  differences,
+  exampleDiagnostics,
+  runExamples,
+  type Difference,
+  type Example,
+  type ExampleEvaluator,
+  type ExampleOptions,
+  type ExampleResult,
+} from './examples.js'
+export { mappingSchema } from './schema.js'
 export { validate, type ValidationReport, type Diagnostic } from './validation/validate.js'
 export { KEYWORDS, isKeyword, type KeywordRecord, type OperandIssue, type Stage, type Tier } from './keywords/index.js'
 export type {

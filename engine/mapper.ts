@@ -10,6 +10,7 @@ import { mapPlan } from './procedures.js'
 import { flattenBatch, LayeredRegistry, MappingRegistry, type RegisteredMapping, type RegistryView } from './registry.js'
 import type { EngineOptions, Envelope, ErrorObject, Extensions, MappingDocument } from './types.js'
 import { contentKey, ContentCache } from './content-cache.js'
+import { runExamples, type ExampleOptions, type ExampleResult } from './examples.js'
 import { staticExpansion, stdoutAt } from './validation/expansion.js'
 import { validateDocument, withMembers, type Reachability, type ValidationReport } from './validation/validate.js'
 import { copyValue, isObject, nestingDepth } from './values.js'
@@ -342,6 +343,16 @@ export class Mapper {
       plugin: (name) => Object.hasOwn(plugins, name),
     }
     return typeof documentOrId === 'string' ? reach : withMembers(documentOrId, reach)
+  }
+
+  /**
+   * Run the `examples` of a document (a single document's, and each compound member's) on this
+   * instance. With `registered: true` a mapping with a `$id` runs as registered here; otherwise it
+   * runs from the document, flattened as registration would, and nothing is registered. A document
+   * is validated first by whoever calls this: examples of an invalid one may throw.
+   */
+  async examples(document: unknown, options: ExampleOptions & { extra?: Readonly<Record<string, unknown>>; run?: RunOptions } = {}): Promise<ExampleResult[]> {
+    return runExamples(document, (target, input) => this.map(target, input, options.extra, options.run), options)
   }
 
   /** Evaluate a registered id or a document against an input (§6.2). */

@@ -1,11 +1,21 @@
 // The engine behind the routes: one Mapper with the registered mappings and the extension surface,
-// every registered mapping validated at startup. Compiled plans — registered ids and explicit
-// documents alike — are cached by the Mapper itself; this service keeps none of its own.
+// every registered mapping validated at startup (and its examples run). Compiled plans — registered
+// ids and explicit documents alike — are cached by the Mapper itself; this service keeps none of its own.
 import fp from 'fastify-plugin'
-import { Mapper, type CompiledMapping, type Extensions, type Limits, type Prepared, type ValidationReport } from '../engine/index.js'
+import {
+  describeFailure,
+  Mapper,
+  type CompiledMapping,
+  type ExampleResult,
+  type Extensions,
+  type Limits,
+  type Prepared,
+  type RunOptions,
+  type ValidationReport,
+} from '../engine/index.js'
 import type { MappingEntry } from '../config/mappings.js'
 
-/** A registered mapping failed validation at startup; the message carries its report. */
+/** A registered mapping failed validation or one of its examples at startup; the message says which and why. */
 export class RegistrationError extends Error {
   override readonly name = 'RegistrationError'
 }
@@ -22,6 +32,7 @@ export interface EngineSettings {
 export class EngineService {
   readonly mapper: Mapper
   readonly extensionNames: { initializers: string[]; transformers: string[]; plugins: string[] }
+  private readonly entries: readonly MappingEntry[]
 
   constructor(
     entries: readonly MappingEntry[],
@@ -29,6 +40,7 @@ export class EngineService {
     warn: (message: string) => void,
     readonly settings: EngineSettings,
   ) {
+    this.entries = entries
     this.mapper = new Mapper({}, extensions, { limits: settings.limits.registered, cache: { bytes: settings.cacheBytes } })
     try {
       this.mapper.register({ mappings: Object.fromEntries(entries.map((entry, i) => [String(i), entry.document])) })
@@ -50,6 +62,24 @@ export class EngineService {
       transformers: Object.keys(transformers),
       plugins: Object.keys(plugins),
     }
+  }
+
+  /**
+   * Run the examples of every registered mapping, as registered. The first failing one fails
+   * startup like an invalid mapping: one line naming the mapping, its file and the first difference.
+   */
+  async checkExamples(): Promise<void> {
+    for (const entry of this.entries) {
+      const failed = (await this.mapper.examples(entry.document, { registered: true })).find((result) => !result.pass)
+      if (failed !== undefined) {
+        throw new RegistrationError(`mapping "${entry.id}" from ${entry.source}: ${describeFailure(failed)} (at ${failed.pointer})`)
+      }
+    }
+  }
+
+  /** The examples of an explicit document, evaluated as `/map` would evaluate it (its budgets; nothing registered). */
+  explicitExamples(document: object, extra: Readonly<Record<string, unknown>>, stdout: RunOptions['stdout']): Promise<ExampleResult[]> {
+    return this.mapper.examples(document, { extra, run: { limits: this.settings.limits.explicit, stdout } })
   }
 
   /** The compiled plan of a registered id, or undefined (own ids only: never a prototype member). */
@@ -90,9 +120,13 @@ export class EngineRegistry {
     return this.#current
   }
 
-  /** Serve `entries` from now on; throws RegistrationError (and keeps the served set) when one is invalid. */
-  replace(entries: readonly MappingEntry[]): EngineService {
+  /**
+   * Serve `entries` from now on, once every one validates and its examples pass; throws
+   * RegistrationError (and keeps the served set) otherwise.
+   */
+  async replace(entries: readonly MappingEntry[]): Promise<EngineService> {
     const next = new EngineService(entries, this.extensions, this.warn, this.settings)
+    await next.checkExamples()
     this.#current = next
     return next
   }
@@ -112,6 +146,7 @@ export interface EnginePluginOptions {
 /** Decorates the service's context with its current engine. */
 export const enginePlugin = fp<EnginePluginOptions>(
   async (app, { registry }) => {
+    await registry.current.checkExamples()
     app.decorate('engine', {
       getter: () => registry.current,
     })

@@ -83,7 +83,7 @@ export class Reloader {
     let outcome: ReloadOutcome
     try {
       const entries = mappingEntries(await source(), 'reloaded mappings')
-      const engine = registry.replace(entries)
+      const engine = await registry.replace(entries)
       const count = Object.keys(engine.mapper.mappings).length
       outcome = { ok: true, mappings: count }
       log.info({ mappings: count }, `mappings reloaded: ${count} mappings`)

@@ -1,9 +1,13 @@
 // POST /validate (http.md §4): the full report at 200, always, for a submitted document (the same
 // overlay as explicit evaluation) or a registered id (unknown → 404). Gated only by
-// `validate.claims`, never by `map.explicit`.
+// `validate.claims`, never by `map.explicit`. A valid submitted document's `examples` run when the
+// caller may evaluate it (`map.claims`, `map.explicit` and its claims, as POST /map would ask): each failing one
+// is an `EXAMPLE-1` error. Otherwise they are not run, and an `EXAMPLE-2` warning says so.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ServiceConfig } from '../config/resolve.js'
+import { countExamples, exampleDiagnostics, type ValidationReport } from '../engine/index.js'
 import { unknownMapping } from '../errors.js'
+import { claimsSatisfied } from '../plugins/auth.js'
 import { requireBody } from '../plugins/body.js'
 import { errorResponses } from '../schemas/error.js'
 import { ValidateRequestSchema } from '../schemas/map.js'
@@ -11,9 +15,10 @@ import { ReportSchema } from '../schemas/report.js'
 
 interface ValidateRoutesOptions {
   readonly validate: ServiceConfig['validate']
+  readonly map: ServiceConfig['map']
 }
 
-export const validateRoutes: FastifyPluginAsyncTypebox<ValidateRoutesOptions> = async (app, { validate }) => {
+export const validateRoutes: FastifyPluginAsyncTypebox<ValidateRoutesOptions> = async (app, { validate, map }) => {
   app.post(
     '/validate',
     {
@@ -27,9 +32,22 @@ export const validateRoutes: FastifyPluginAsyncTypebox<ValidateRoutesOptions> = 
       const engine = app.engine
       if (typeof mapping === 'string') {
         if (!Object.hasOwn(engine.mapper.mappings, mapping)) throw unknownMapping(mapping)
+        // A registered mapping's examples passed when it was registered.
         return engine.registeredReport(mapping)
       }
-      return engine.explicit(mapping).report
+      // The prepared report is cached with the document: what examples add goes on a copy.
+      const report: ValidationReport & { expansion?: number } = engine.explicit(mapping).report
+      if (!report.valid || countExamples(mapping) === 0) return report
+      const mayEvaluate = map.explicit !== false && claimsSatisfied(request.identity, map.claims) && claimsSatisfied(request.identity, map.explicit.claims)
+      if (!mayEvaluate) {
+        const warning = { rule: 'EXAMPLE-2', message: 'examples not run: this caller may not evaluate submitted documents here', pointer: '', descriptor: null }
+        return { ...report, warnings: [...report.warnings, warning] }
+      }
+      const stdout = (text: string): void => {
+        request.log.debug({ requestId: request.requestId, stdout: text }, 'mapping stdout')
+      }
+      const failed = exampleDiagnostics(await engine.explicitExamples(mapping, { identity: request.identity }, stdout))
+      return failed.length === 0 ? report : { ...report, valid: false, errors: [...report.errors, ...failed] }
     },
   )
 }

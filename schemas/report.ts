@@ -7,6 +7,16 @@ const DiagnosticSchema = Type.Object(
     message: Type.String(),
     pointer: Type.String({ description: 'RFC 6901 pointer into the submitted document.' }),
     descriptor: Type.Unknown({ description: 'The offending value found at the pointer.' }),
+    differences: Type.Optional(
+      Type.Array(
+        Type.Object({
+          pointer: Type.String({ description: 'Where in the envelope the example and the evaluation differ.' }),
+          expected: Type.Optional(Type.Unknown({ description: 'What the example states there (absent: nothing).' })),
+          actual: Type.Optional(Type.Unknown({ description: 'What evaluation gave there (absent: nothing).' })),
+        }),
+        { description: 'EXAMPLE-1: where the envelope differs from the failing example.' },
+      ),
+    ),
   }
 )
 

@@ -22,3 +22,12 @@ export const ExtensionsSchema = Type.Object(
     plugins: Type.Array(Type.String()),
   }
 )
+
+/** GET /schema/mapping.json: the JSON Schema of a mapping document, for editors. */
+export const MappingSchemaDocumentSchema = Type.Object(
+  {},
+  {
+    additionalProperties: true,
+    description: 'The JSON Schema (draft 2020-12) of a mapping document, generated from the keyword catalogue: point an editor at it for completion and checks.',
+  },
+)

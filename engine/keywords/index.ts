@@ -4,6 +4,7 @@
 // plugin may never be registered under one of these names.
 import type { Provenance } from '../diagnostics.js'
 import description from './inert/description.js'
+import examples from './inert/examples.js'
 import extend from './registry/extend.js'
 import id from './registry/id.js'
 import ref from './registry/ref.js'
@@ -46,6 +47,7 @@ export const KEYWORDS = [
   ref,
   extend,
   description,
+  examples,
   mapping,
   each,
   source,

@@ -1,6 +1,7 @@
 // A keyword of the language is one record (like a vocabulary entry of a JSON Schema validator):
-// its name, stage and tier, the grammar of its operand, what validation visits inside the operand,
-// and how it compiles into its stage of the value pipeline. Each keyword is one module under its
+// its name, stage and tier, the grammar of its operand, the JSON Schema fragment editors check the
+// operand with, what validation visits inside the operand, and how it compiles into its stage of
+// the value pipeline. Each keyword is one module under its
 // stage's folder; keywords/index.ts lists them in pipeline order, and everything else — the
 // compiler, validation, the descriptor type, the catalogue — is derived from that list.
 import type { Context } from '../context.js'
@@ -71,6 +72,15 @@ export interface Visit {
   at(pointer: string, ...tokens: string[]): string
 }
 
+/**
+ * A JSON Schema (draft 2020-12) fragment for an operand. It may accept more than the operand grammar
+ * (it is an editor's aid, never a gate) but never less; `description` is what an editor shows on hover.
+ */
+export interface SchemaFragment {
+  readonly description: string
+  readonly [keyword: string]: unknown
+}
+
 export interface KeywordRecord<N extends string = string, S extends Stage = Stage, O = unknown> {
   readonly name: N
   readonly stage: S
@@ -79,6 +89,10 @@ export interface KeywordRecord<N extends string = string, S extends Stage = Stag
   readonly pointer?: boolean
   /** Its evaluation can observe the context's paths (so a descriptor using it gets its own context). */
   readonly observesPaths?: boolean
+  /** The operand's JSON Schema fragment (engine/schema.ts assembles the document schema from them). */
+  readonly schema: SchemaFragment
+  /** A fragment for the whole keyword object carrying it, for a grammar that depends on the keys beside it. */
+  readonly objectSchema?: Readonly<Record<string, unknown>>
   /** The operand grammar: the issues an operand value has (none when it is well-formed). */
   readonly operand?: (value: unknown) => OperandIssue[]
   /** What validation visits inside the operand (nested descriptors, pointers, names). */
@@ -105,6 +119,19 @@ export function keyword<O, N extends string, S extends Stage>(record: KeywordRec
 }
 
 // Operand grammars several keywords share.
+
+// Schema fragments may name these definitions of the document schema (engine/schema.ts defines them).
+
+/** A JSON Pointer operand, as validation reads one (PTR-9, PTR-10). */
+export const POINTER_SCHEMA = { $ref: '#/$defs/pointer' } as const
+/** A descriptor where a variant list is allowed (a pairing's right side). */
+export const DESCRIPTOR_SCHEMA = { $ref: '#/$defs/descriptor' } as const
+/** A descriptor read where a variant list is not allowed (combinator elements, switch cases). */
+export const READ_DESCRIPTOR_SCHEMA = { $ref: '#/$defs/readDescriptor' } as const
+/** The value of `mapping` / `each`: pairings, a descriptor with pairings, or a mapping reference. */
+export const PAIRING_VALUE_SCHEMA = { $ref: '#/$defs/pairingValue' } as const
+/** A value the language counts as true (not undefined, null, false, 0 or ""). */
+export const TRUTHY_SCHEMA = { $ref: '#/$defs/truthy' } as const
 
 export const ok: OperandIssue[] = []
 

@@ -104,7 +104,7 @@ export function staticExpansion(document: unknown, lookup: (id: string) => unkno
 }
 
 /** Keywords whose operands are data, not descriptors: a `stdout` key inside them is inert. */
-const DATA_OPERANDS = new Set(['constant', 'default', 'enum', 'find', 'transform'])
+const DATA_OPERANDS = new Set(['constant', 'default', 'enum', 'examples', 'find', 'transform'])
 
 /** The pointer of the first truthy `stdout` keyword of a document, or undefined. */
 export function stdoutAt(document: object): string | undefined {

@@ -14,6 +14,8 @@ export interface Diagnostic {
   message: string
   pointer: string
   descriptor: unknown
+  /** `EXAMPLE-1`: where the envelope differs from the example. */
+  differences?: Array<{ pointer: string; expected?: unknown; actual?: unknown }>
 }
 
 export interface ValidationReport {

@@ -5,7 +5,7 @@ import type { Slot } from '../../plan.js'
 import { read } from '../../procedures.js'
 import type { Descriptor } from '../../types.js'
 import { isObject, toKey, truthy } from '../../values.js'
-import { issue, keyword, ok } from '../record.js'
+import { issue, keyword, ok, POINTER_SCHEMA, READ_DESCRIPTOR_SCHEMA } from '../record.js'
 
 /** The scopes a switch may read its key from, in the order they are tried. */
 const SCOPES = ['source', 'input', 'output'] as const
@@ -23,6 +23,18 @@ export default keyword<{ source?: string; input?: string; output?: string; cases
   name: 'switch',
   stage: 'dispatch',
   tier: 'core',
+  schema: {
+    description: 'Read a branch key from the source, input or output pointer given, and evaluate the case of that name (`default` when none matches).',
+    type: 'object',
+    required: ['cases'],
+    properties: {
+      source: { ...POINTER_SCHEMA, description: 'Read the key from the pipeline value at this pointer.' },
+      input: { ...POINTER_SCHEMA, description: 'Read the key from the whole input at this pointer.' },
+      output: { ...POINTER_SCHEMA, description: 'Read the key from the output under construction at this pointer.' },
+      cases: { type: 'object', description: 'Descriptors by branch key; `default` is used when no key matches.', additionalProperties: READ_DESCRIPTOR_SCHEMA },
+    },
+    anyOf: SCOPES.map((scope) => ({ required: [scope], properties: { [scope]: { type: 'string', minLength: 1 } } })),
+  },
   observesPaths: true,
   operand(value) {
     const named = isObject(value) && SCOPES.some((scope) => typeof value[scope] === 'string' && value[scope] !== '')

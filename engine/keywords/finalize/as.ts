@@ -32,6 +32,7 @@ export default keyword<'string' | 'number' | 'boolean' | 'json', 'as', 'finalize
   name: 'as',
   stage: 'finalize',
   tier: 'core',
+  schema: { description: 'Coerce the value, the very last step: string, number (null when not representable), boolean, or json (its JSON text).', enum: ['string', 'number', 'boolean', 'json'] },
   operand: (value) => (typeof value === 'string' && Object.hasOwn(COERCIONS, value) ? ok : issue('KW-pipeline-1', 'as must be string, number, boolean, or json')),
   compile(descriptor) {
     const as = descriptor.as

@@ -6,6 +6,7 @@ export default keyword<unknown, 'default', 'finalize'>({
   name: 'default',
   stage: 'finalize',
   tier: 'core',
+  schema: { description: 'The value when it is undefined (any JSON value).' },
   compile(descriptor) {
     if (!Object.hasOwn(descriptor, 'default') || descriptor.default === undefined) return null
     const fallback = supplier(descriptor.default)

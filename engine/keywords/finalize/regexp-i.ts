@@ -7,6 +7,7 @@ export default keyword<boolean, 'regexp_i', 'finalize'>({
   name: 'regexp_i',
   stage: 'finalize',
   tier: 'experimental',
+  schema: { description: 'Experimental: when true, the value\'s text as a case-insensitive regular expression literal (/text/i).', type: 'boolean' },
   operand: booleanOperand('regexp_i', 'KW-pipeline-1'),
   compile(descriptor) {
     if (descriptor.regexp_i !== true) return null

@@ -1,5 +1,5 @@
 // `all` (locate, engine.md §8.3): the values of every element, undefined ones left out.
-import { keyword } from '../record.js'
+import { keyword, READ_DESCRIPTOR_SCHEMA } from '../record.js'
 import { combinator, listContents, listOperand } from './scope.js'
 import type { Descriptor } from '../../types.js'
 
@@ -7,6 +7,7 @@ export default keyword<Descriptor[], 'all', 'locate'>({
   name: 'all',
   stage: 'locate',
   tier: 'core',
+  schema: { description: 'The values of every descriptor in the list, undefined ones left out.', type: 'array', items: READ_DESCRIPTOR_SCHEMA },
   observesPaths: true,
   operand: listOperand('all'),
   contents: listContents,

@@ -1,6 +1,6 @@
 // `first` (locate, engine.md §8.3): the first element whose value is defined.
 import { firstDefined } from '../../procedures.js'
-import { keyword } from '../record.js'
+import { keyword, READ_DESCRIPTOR_SCHEMA } from '../record.js'
 import { combinator, listContents, listOperand } from './scope.js'
 import type { Descriptor } from '../../types.js'
 
@@ -8,6 +8,7 @@ export default keyword<Descriptor[], 'first', 'locate'>({
   name: 'first',
   stage: 'locate',
   tier: 'core',
+  schema: { description: 'The value of the first descriptor in the list whose value is defined.', type: 'array', items: READ_DESCRIPTOR_SCHEMA },
   observesPaths: true,
   operand: listOperand('first'),
   contents: listContents,

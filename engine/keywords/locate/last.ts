@@ -1,5 +1,5 @@
 // `last` (locate, engine.md §8.3): the last element whose value is defined.
-import { keyword } from '../record.js'
+import { keyword, READ_DESCRIPTOR_SCHEMA } from '../record.js'
 import { combinator, listContents, listOperand } from './scope.js'
 import type { Descriptor } from '../../types.js'
 
@@ -7,6 +7,7 @@ export default keyword<Descriptor[], 'last', 'locate'>({
   name: 'last',
   stage: 'locate',
   tier: 'core',
+  schema: { description: 'The value of the last descriptor in the list whose value is defined.', type: 'array', items: READ_DESCRIPTOR_SCHEMA },
   observesPaths: true,
   operand: listOperand('last'),
   contents: listContents,

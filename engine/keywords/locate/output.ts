@@ -2,4 +2,4 @@
 import { pointerKeyword } from './scope.js'
 import { snapshot } from './snapshot.js'
 
-export default pointerKeyword('output', (read) => (context) => snapshot(read(context.run.output), context))
+export default pointerKeyword('output', 'Read a snapshot of the whole output under construction at this JSON Pointer.', (read) => (context) => snapshot(read(context.run.output), context))

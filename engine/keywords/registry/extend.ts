@@ -8,6 +8,10 @@ export default keyword<string | string[], '$extend', 'registry'>({
   name: '$extend',
   stage: 'registry',
   tier: 'core',
+  schema: {
+    description: 'Ancestor mappings whose pairings this one inherits when it is registered: a mapping id or a non-empty list of ids.',
+    anyOf: [{ type: 'string', minLength: 1 }, { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } }],
+  },
   operand: (value) =>
     isId(value) || (Array.isArray(value) && value.length > 0 && value.every(isId))
       ? ok

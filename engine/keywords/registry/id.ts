@@ -7,6 +7,7 @@ export default keyword<string, '$id', 'registry'>({
   name: '$id',
   stage: 'registry',
   tier: 'core',
+  schema: { description: 'The name this mapping registers under.', type: 'string', minLength: 1, not: { enum: FORBIDDEN_IDS } },
   operand(value) {
     if (typeof value !== 'string' || value === '') return issue('REG-5', '$id must be a non-empty string')
     if (FORBIDDEN_IDS.includes(value)) return issue('REG-6', `"${value}" is not allowed as a mapping $id`)

@@ -7,5 +7,6 @@ export default keyword<string, '$ref', 'registry'>({
   name: '$ref',
   stage: 'registry',
   tier: 'core',
+  schema: { description: 'The registered mapping this descriptor stands for (a mapping id); the keys beside a $ref are never read.', type: 'string' },
   operand: (value) => (typeof value === 'string' ? ok : issue('REG-5', '$ref must be a mapping id string')),
 })

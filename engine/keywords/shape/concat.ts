@@ -6,6 +6,7 @@ export default keyword<boolean, 'concat', 'shape'>({
   name: 'concat',
   stage: 'shape',
   tier: 'core',
+  schema: { description: 'When true, an array of arrays is flattened one level.', type: 'boolean' },
   operand: booleanOperand('concat', 'KW-pipeline-1'),
   compile(descriptor) {
     if (!truthy(descriptor.concat)) return null

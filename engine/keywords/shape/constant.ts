@@ -6,6 +6,7 @@ export default keyword<unknown, 'constant', 'shape'>({
   name: 'constant',
   stage: 'shape',
   tier: 'core',
+  schema: { description: 'The value is replaced by this constant (any JSON value).' },
   compile(descriptor) {
     if (!Object.hasOwn(descriptor, 'constant') || descriptor.constant === undefined) return null
     return { awaits: false, run: supplier(descriptor.constant) }

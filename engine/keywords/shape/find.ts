@@ -1,12 +1,21 @@
 // `find` (shape, engine.md §8.6): the first member of an array (or the object itself) whose keys
 // equal `eq`'s, narrowed by `pointer`.
 import { isObject, truthy } from '../../values.js'
-import { issue, keyword, ok } from '../record.js'
+import { issue, keyword, ok, POINTER_SCHEMA } from '../record.js'
 
 export default keyword<{ eq: Record<string, unknown>; pointer?: string }, 'find', 'shape'>({
   name: 'find',
   stage: 'shape',
   tier: 'core',
+  schema: {
+    description: 'The first member of an array value (or the object value itself) whose keys equal those of eq, narrowed by pointer.',
+    type: 'object',
+    required: ['eq'],
+    properties: {
+      eq: { type: 'object', description: 'Keys and the values a member must have.' },
+      pointer: { ...POINTER_SCHEMA, description: 'The part of the found member to take.' },
+    },
+  },
   operand(value) {
     const good = isObject(value) && isObject(value.eq) && (value.pointer === undefined || typeof value.pointer === 'string')
     return good ? ok : issue('KW-find-1', 'find must be an object with an eq object')

@@ -10,6 +10,7 @@ export default keyword<string, 'init', 'shape'>({
   name: 'init',
   stage: 'shape',
   tier: 'core',
+  schema: { description: 'A registered initializer (by name) replaces the value.', type: 'string' },
   observesPaths: true,
   settlesLater: true,
   operand: (value) => (typeof value === 'string' ? ok : issue('KW-pipeline-1', 'init must be an initializer name')),

@@ -11,6 +11,7 @@ export default keyword<number, 'random', 'shape'>({
   name: 'random',
   stage: 'shape',
   tier: 'experimental',
+  schema: { description: 'Experimental: pick this many members of an array value at random.', type: 'integer', minimum: 1, maximum: MAX_RANDOM },
   operand(value) {
     if (!Number.isInteger(value) || (value as number) <= 0) return issue('KW-random-1', 'random must be a positive integer')
     return (value as number) <= MAX_RANDOM ? ok : issue('KW-random-1', `random must not exceed ${MAX_RANDOM}`)

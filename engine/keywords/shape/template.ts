@@ -15,6 +15,7 @@ export default keyword<string, 'template', 'shape'>({
   name: 'template',
   stage: 'shape',
   tier: 'core',
+  schema: { description: 'Text whose {{name}} placeholders render the values this descriptor\'s mapping produces.', type: 'string' },
   observesPaths: true,
   needsSettled: true,
   operand: (value) => (typeof value === 'string' ? ok : issue('KW-pipeline-1', 'template must be a string')),

@@ -11,6 +11,10 @@ export default keyword<string | Array<string | Record<string, unknown>>, 'transf
   name: 'transform',
   stage: 'shape',
   tier: 'core',
+  schema: {
+    description: 'Registered transformers applied in order: a name, or a list of names and one-key { name: options } steps.',
+    anyOf: [{ type: 'string' }, { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'object', minProperties: 1, maxProperties: 1 }] } }],
+  },
   observesPaths: true,
   needsSettled: true,
   operand(value) {

@@ -5,5 +5,6 @@ export default keyword<boolean, 'unique', 'shape'>({
   name: 'unique',
   stage: 'shape',
   tier: 'experimental',
+  schema: { description: 'Experimental: with random, pick distinct members.', type: 'boolean' },
   operand: booleanOperand('unique', 'KW-random-1'),
 })

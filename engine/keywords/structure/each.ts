@@ -1,5 +1,5 @@
 // `each` (structure, engine.md §7.2): like `mapping`, applied to every element of an array value.
-import { keyword } from '../record.js'
+import { keyword, PAIRING_VALUE_SCHEMA, TRUTHY_SCHEMA } from '../record.js'
 import { pairingsOperand } from './pairings.js'
 import type { PairingMap } from '../../types.js'
 import { truthy } from '../../values.js'
@@ -8,6 +8,15 @@ export default keyword<PairingMap | string | { $ref: string }, 'each', 'structur
   name: 'each',
   stage: 'structure',
   tier: 'core',
+  schema: {
+    description: 'Like mapping, applied to every element of an array value (ignored beside a mapping).',
+    type: ['object', 'string'],
+  },
+  // Beside `mapping` only the operand's type is checked (evaluation ignores it).
+  objectSchema: {
+    if: { not: { required: ['mapping'], properties: { mapping: TRUTHY_SCHEMA } } },
+    then: { properties: { each: PAIRING_VALUE_SCHEMA } },
+  },
   observesPaths: true,
   operand: pairingsOperand('each'),
   contents(value, at, visit, descriptor, top) {

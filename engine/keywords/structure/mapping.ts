@@ -1,5 +1,5 @@
 // `mapping` (structure, engine.md §7.2): the value is mapped through these pairings into a fresh target.
-import { keyword } from '../record.js'
+import { keyword, PAIRING_VALUE_SCHEMA } from '../record.js'
 import { pairingsOperand } from './pairings.js'
 import type { PairingMap } from '../../types.js'
 
@@ -7,6 +7,10 @@ export default keyword<PairingMap | string | { $ref: string }, 'mapping', 'struc
   name: 'mapping',
   stage: 'structure',
   tier: 'core',
+  schema: {
+    ...PAIRING_VALUE_SCHEMA,
+    description: 'The pairings of this level (target pointer → descriptor), or a mapping id or { $ref } whose pairings are used; the value is mapped into a fresh target.',
+  },
   observesPaths: true,
   operand: pairingsOperand('mapping'),
   contents(value, at, visit, descriptor, top) {

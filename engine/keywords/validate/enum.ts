@@ -6,6 +6,7 @@ export default keyword<unknown[], 'enum', 'validate'>({
   name: 'enum',
   stage: 'validate',
   tier: 'core',
+  schema: { description: 'Validator: the value is one of these (strict equality).', type: 'array' },
   operand: validatorOperand('enum', Array.isArray, 'an array'),
   compile(descriptor, _cx, provenance) {
     if (!Array.isArray(descriptor.enum)) return null

@@ -23,11 +23,17 @@ export function numericCheck(
 }
 
 /** A length bound on strings (`minLength`, `maxLength`), whole: operand grammar and check. */
-export function lengthKeyword<N extends string>(name: N, passes: (length: number, operand: number) => boolean, message: (operand: number) => string) {
+export function lengthKeyword<N extends string>(
+  name: N,
+  description: string,
+  passes: (length: number, operand: number) => boolean,
+  message: (operand: number) => string,
+) {
   return keyword<number, N, 'validate'>({
     name,
     stage: 'validate',
     tier: 'core',
+    schema: { description, type: 'integer', minimum: 0 },
     operand: validatorOperand(name, (v) => Number.isInteger(v) && (v as number) >= 0, 'a non-negative integer'),
     compile(descriptor, _cx, provenance) {
       const operand = descriptor[name]

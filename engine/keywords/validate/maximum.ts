@@ -6,6 +6,7 @@ export default keyword<number, 'maximum', 'validate'>({
   name: 'maximum',
   stage: 'validate',
   tier: 'core',
+  schema: { description: 'Validator: a number value is at most this.', type: 'number' },
   operand: validatorOperand('maximum', isNumber, 'a number'),
   compile: (descriptor, _cx, provenance) =>
     numericCheck('maximum', descriptor.maximum, (v, max) => v <= max, `cannot be greater than ${String(descriptor.maximum)}`, provenance),

@@ -6,6 +6,7 @@ export default keyword<number, 'minimum', 'validate'>({
   name: 'minimum',
   stage: 'validate',
   tier: 'core',
+  schema: { description: 'Validator: a number value is at least this.', type: 'number' },
   operand: validatorOperand('minimum', isNumber, 'a number'),
   compile: (descriptor, _cx, provenance) =>
     numericCheck('minimum', descriptor.minimum, (v, min) => v >= min, `cannot be less than ${String(descriptor.minimum)}`, provenance),

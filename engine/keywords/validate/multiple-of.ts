@@ -20,6 +20,7 @@ export default keyword<number, 'multipleOf', 'validate'>({
   name: 'multipleOf',
   stage: 'validate',
   tier: 'core',
+  schema: { description: 'Validator: a number value is a (decimal-exact) multiple of this.', type: 'number', exclusiveMinimum: 0 },
   operand: validatorOperand('multipleOf', (v) => isNumber(v) && v > 0, 'a positive number'),
   compile: (descriptor, _cx, provenance) =>
     numericCheck('multipleOf', descriptor.multipleOf, isMultipleOf, `must be a multiple of ${String(descriptor.multipleOf)}`, provenance),

@@ -9,6 +9,7 @@ export default keyword<string, 'pattern', 'validate'>({
   name: 'pattern',
   stage: 'validate',
   tier: 'core',
+  schema: { description: 'Validator: a string value matches this regular expression anywhere (linear-time patterns only).', type: 'string' },
   operand(value) {
     const verdict = screenPattern(value)
     return verdict === undefined ? ok : issue(verdict.rule, verdict.message)

@@ -7,6 +7,7 @@ export default keyword<boolean, 'required', 'validate'>({
   name: 'required',
   stage: 'validate',
   tier: 'core',
+  schema: { description: 'Validator: when true, the value must be defined.', type: 'boolean' },
   operand: validatorOperand('required', (v) => typeof v === 'boolean', 'true or false'),
   compile(descriptor, _cx, provenance) {
     if (!truthy(descriptor.required)) return null

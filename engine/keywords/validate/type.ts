@@ -18,6 +18,7 @@ export default keyword<string, 'type', 'validate'>({
   name: 'type',
   stage: 'validate',
   tier: 'core',
+  schema: { description: 'Validator: the value is of this JSON type.', enum: TYPES },
   operand: validatorOperand('type', (v) => typeof v === 'string' && TYPES.includes(v), `one of ${TYPES.join(', ')}`),
   compile(descriptor, _cx, provenance) {
     const type = descriptor.type
