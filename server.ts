@@ -50,6 +50,12 @@ function createLogger(config: ServiceConfig): Logger {
  */
 const checkingInterval = (limits: ServerConfig): number => Math.max(25, Math.min(1000, Math.floor(limits.headersTimeout / 4)))
 
+/** Fastify's trustProxy for options.server.trustProxy: a hop count trusts that many proxies nearest the service. */
+function trustedProxies(trust: ServerConfig['trustProxy']): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof trust === 'number') return (_address, hop) => hop < trust
+  return typeof trust === 'boolean' ? trust : [...trust]
+}
+
 /** A Fastify instance serving mapper-service at the root, not yet listening. */
 export async function buildServer(build: BuildConfig = {}): Promise<FastifyInstance> {
   const config = resolveConfig(build.options)
@@ -75,6 +81,8 @@ export async function buildServer(build: BuildConfig = {}): Promise<FastifyInsta
     requestTimeout: limits.requestTimeout,
     keepAliveTimeout: limits.keepAliveTimeout,
     connectionTimeout: limits.connectionTimeout,
+    // request.ip (the rate-limit key, the log) is the forwarded client only behind a trusted proxy.
+    trustProxy: trustedProxies(limits.trustProxy),
     http: {
       requestTimeout: limits.requestTimeout,
       headersTimeout: limits.headersTimeout,

@@ -62,6 +62,8 @@ export interface ServerConfig {
   readonly maxConnections: number
   readonly maxHeaderSize: number
   readonly loadTimeout: number
+  /** Fastify's trustProxy: false, true, a hop count, or the proxies' addresses and ranges. */
+  readonly trustProxy: boolean | number | readonly string[]
 }
 
 export const SERVER_DEFAULTS: ServerConfig = {
@@ -73,6 +75,7 @@ export const SERVER_DEFAULTS: ServerConfig = {
   maxConnections: 10000,
   maxHeaderSize: 16384,
   loadTimeout: 10000,
+  trustProxy: false,
 }
 
 /** Load shedding (options.underPressure): a threshold of 0 is not checked. */
@@ -212,6 +215,7 @@ function resolveServer(server: Options['server'] = {}): ServerConfig {
     maxConnections: server.maxConnections ?? SERVER_DEFAULTS.maxConnections,
     maxHeaderSize: server.maxHeaderSize ?? SERVER_DEFAULTS.maxHeaderSize,
     loadTimeout: server.loadTimeout ?? SERVER_DEFAULTS.loadTimeout,
+    trustProxy: typeof server.trustProxy === 'string' ? list(server.trustProxy) : (server.trustProxy ?? SERVER_DEFAULTS.trustProxy),
   }
 }
 

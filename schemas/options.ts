@@ -59,6 +59,12 @@ const ServerOptionsSchema = Type.Object(
     maxConnections: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000000, description: 'Connections open at once; one more is closed as it arrives, without a response (default 10000).' })),
     maxHeaderSize: Type.Optional(Type.Integer({ minimum: 1024, maximum: 1048576, description: 'Bytes of request line and headers accepted; a request with more is answered 431 (default 16384).' })),
     loadTimeout: Type.Optional(Type.Integer({ minimum: 1, maximum: 600000, description: 'Milliseconds a MAPPINGS or EXTENSIONS module may take to load, top-level await included; then startup fails (default 10000).' })),
+    trustProxy: Type.Optional(
+      Type.Union([Type.Boolean(), Type.Integer({ minimum: 1, maximum: 100 }), Type.String({ minLength: 1 })], {
+        description:
+          'Which proxies in front of the service are believed about the client address (X-Forwarded-For): false none (default), true any, a hop count, or a comma-separated list of proxy addresses and CIDR ranges. The client address keys rate limiting and is logged.',
+      }),
+    ),
   },
   { additionalProperties: false },
 )

@@ -72,9 +72,26 @@ t.test('without auth: keyed by client IP; the request over the limit is 429 with
   t.equal((await send(port, 'GET', '/health/mapping')).status, 200, '/health/mapping is never limited')
 
   // Another loopback address is another client.
-  const other = await send(port, 'POST', '/map', { from: '127.0.0.2' }).catch((error: NodeJS.ErrnoException) => error)
-  if (other instanceof Error) t.skip(`another IP has its own bucket: no second loopback address here (${other.code})`, () => {})
-  else t.equal(other.status, 200, 'another IP has its own bucket')
+  // Another loopback address is another client (Linux routes all of 127/8 to lo).
+  t.equal((await send(port, 'POST', '/map', { from: '127.0.0.2' })).status, 200, 'another IP has its own bucket')
+  // Without server.trustProxy a forwarded address is not believed: it cannot open another bucket.
+  t.equal((await send(port, 'POST', '/map', { headers: { 'x-forwarded-for': '203.0.113.9' } })).status, 429, 'X-Forwarded-For is ignored by default')
+})
+
+t.test('behind a trusted proxy (server.trustProxy): keyed by the forwarded client address', async (t) => {
+  const port = await listening(t, { rateLimit: { max: 1, timeWindow: 60000 }, server: { trustProxy: '127.0.0.1' } })
+  const from = (client: string) => send(port, 'POST', '/map', { headers: { 'x-forwarded-for': client } })
+  t.equal((await from('203.0.113.9')).status, 200, 'the first client is served')
+  t.equal((await from('203.0.113.9')).status, 429, 'and then limited')
+  t.equal((await from('203.0.113.10')).status, 200, 'another client behind the same proxy has its own bucket')
+  // A proxy that is not trusted (127.0.0.2) is itself the client, whatever it forwards.
+  t.equal((await send(port, 'POST', '/map', { from: '127.0.0.2', headers: { 'x-forwarded-for': '198.51.100.1' } })).status, 200, 'an untrusted peer is keyed by its own address')
+  t.equal((await send(port, 'POST', '/map', { from: '127.0.0.2', headers: { 'x-forwarded-for': '198.51.100.2' } })).status, 429, 'whatever it forwards')
+
+  const hops = resolveConfig({ server: { trustProxy: 1 } }).server.trustProxy
+  t.equal(hops, 1, 'a hop count is kept as a count')
+  t.strictSame(resolveConfig({ server: { trustProxy: '10.0.0.0/8, 127.0.0.1' } }).server.trustProxy, ['10.0.0.0/8', '127.0.0.1'], 'a list is split at commas')
+  t.throws(() => resolveConfig({ server: { trustProxy: 0 } }), /options\.server\.trustProxy/, 'a hop count of 0 is refused')
 })
 
 t.test('with auth: keyed by the verified token subject', async (t) => {
