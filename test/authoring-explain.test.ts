@@ -206,7 +206,9 @@ t.test('explaining leaves the normal plan alone, and a registered id explains th
   const mapper = new Mapper({ mappings: [{ $id: 'greet', mapping: { '/text': '/message' } }] })
   const plan = mapper.compile('greet')
   const before = plan.run({ message: 'hi' })
-  const { envelope, explain } = await plan.explain({ message: 'hi' })
+  const synchronous = plan.explain({ message: 'hi' })
+  t.notOk(synchronous instanceof Promise, 'synchronous exactly when run is')
+  const { envelope, explain } = await synchronous
   t.same(envelope, before)
   t.equal(mapper.compile('greet'), plan, 'the cached plan is the same object')
   t.same(plan.run({ message: 'hi' }), before)
