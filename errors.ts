@@ -26,6 +26,7 @@ export const Unavailable = define('Unavailable', 503)
 export const MESSAGES = {
   invalidJson: 'Body must be valid JSON',
   explicitDisabled: 'The explicit mapping form is not enabled on this deployment',
+  explainDisabled: 'Explain traces are not enabled on this deployment',
   hidden: 'An unexpected error occurred',
   invalidDocument: 'The submitted mapping document is invalid',
   invalidResult: 'Mapping validation failed',

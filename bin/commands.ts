@@ -40,7 +40,7 @@ Commands:
   (none)                               serve (PORT, MAPPINGS, EXTENSIONS, OPTIONS / OPTIONS_FILE)
   validate <file|dir>...               validate mapping documents; exit 1 if any is invalid
   test <file|dir>...                   run the examples of mapping documents; exit 1 on a mismatch
-  map <mapping-file-or-id> [input|-]   evaluate a mapping once and print the envelope
+  map <mapping-file-or-id> [input|-]   evaluate a mapping once and print the envelope (--explain: with its trace)
   schema                               print the JSON Schema of a mapping document
 
 Run "mapper-service <command> --help" for a command's details.
@@ -75,6 +75,10 @@ Evaluates a mapping once and prints the envelope { ...output, valid, errors } as
 mapping is a document file, or the id of a mapping in MAPPINGS (else the bundled examples). The
 input is a JSON or YAML file, "-" for standard input, or absent. Exits 0 when the envelope is
 valid, 1 when it is not, 2 on bad arguments, unreadable files or an evaluation failure.
+
+  --explain   add the explain trace beside valid and errors, as POST /map does with
+              "explain": true: per pairing, its target, the input pointers read, the value after
+              each pipeline stage, the branch taken and plugin timings
 `,
 }
 
@@ -254,7 +258,11 @@ async function readInput(path: string | undefined, io: Io): Promise<unknown> {
 
 /** `map <mapping-file-or-id> [input|-]` → exit code. */
 async function mapCommand(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } })
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { help: { type: 'boolean', short: 'h' }, explain: { type: 'boolean' } },
+  })
   if (values.help) {
     io.out(USAGE.map)
     return 0
@@ -283,7 +291,12 @@ async function mapCommand(args: string[], io: Io): Promise<number> {
   const input = await readInput(inputPath, io)
   let envelope
   try {
-    envelope = await mapper.map(mapping, input)
+    if (values.explain) {
+      const explained = await mapper.explain(mapping, input)
+      envelope = { ...explained.envelope, explain: explained.explain }
+    } else {
+      envelope = await mapper.map(mapping, input)
+    }
   } catch (error) {
     throw new UsageError(`evaluation failed: ${(error as Error).message}`)
   }

@@ -34,6 +34,8 @@ export interface ServiceConfig {
     readonly invalidStatus: number | undefined
     readonly claims: Claims | undefined
     readonly explicit: false | { readonly claims: Claims | undefined; readonly stdout: boolean; readonly cacheBytes: number }
+    /** Who may ask for explain traces: nobody, or callers with these claims (none: every caller of /map). */
+    readonly explain: false | { readonly claims: Claims | undefined }
   }
   readonly limits: { readonly registered: Readonly<Required<Limits>>; readonly explicit: Readonly<Required<Limits>> }
   readonly underPressure: false | UnderPressureConfig
@@ -271,6 +273,17 @@ function resolveAuth(auth: NonNullable<Options['auth']>): AuthConfig {
 }
 
 /** Validate and complete the options object; throws ConfigError naming the offending setting. */
+/**
+ * Who may ask for explain traces. A trace shows input values and the document's workings, which a
+ * caller of the explicit form can see anyway (it may send any document), so by default the explicit
+ * form's gate is explain's too.
+ */
+function resolveExplain(option: boolean | { claims?: Claims } | undefined, explicit: ServiceConfig['map']['explicit']): ServiceConfig['map']['explain'] {
+  if (option === undefined) return explicit === false ? false : { claims: explicit.claims }
+  if (option === false) return false
+  return { claims: option === true ? undefined : option.claims }
+}
+
 export function resolveConfig(raw: unknown = {}): ServiceConfig {
   const options = raw ?? {}
   if (!checkOptions.Check(options)) {
@@ -289,6 +302,7 @@ export function resolveConfig(raw: unknown = {}): ServiceConfig {
   const claimSettings: Array<[string, Claims | undefined]> = [
     ['options.map.claims', options.map?.claims],
     ['options.map.explicit.claims', typeof explicit === 'object' ? explicit.claims : undefined],
+    ['options.map.explain.claims', typeof options.map?.explain === 'object' ? options.map.explain.claims : undefined],
     ['options.validate.claims', options.validate?.claims],
   ]
   for (const [name, claims] of claimSettings) {
@@ -296,6 +310,12 @@ export function resolveConfig(raw: unknown = {}): ServiceConfig {
   }
   const cors = options.cors
   const server = resolveServer(options.server)
+  const explicitForm: ServiceConfig['map']['explicit'] =
+    explicit === undefined || explicit === false
+      ? false
+      : explicit === true
+        ? { claims: undefined, stdout: false, cacheBytes: EXPLICIT_CACHE_BYTES }
+        : { claims: explicit.claims, stdout: explicit.stdout ?? false, cacheBytes: explicit.cacheBytes ?? EXPLICIT_CACHE_BYTES }
   return {
     auth,
     cors:
@@ -318,12 +338,8 @@ export function resolveConfig(raw: unknown = {}): ServiceConfig {
     map: {
       invalidStatus: options.map?.invalidStatus,
       claims: options.map?.claims,
-      explicit:
-        explicit === undefined || explicit === false
-          ? false
-          : explicit === true
-            ? { claims: undefined, stdout: false, cacheBytes: EXPLICIT_CACHE_BYTES }
-            : { claims: explicit.claims, stdout: explicit.stdout ?? false, cacheBytes: explicit.cacheBytes ?? EXPLICIT_CACHE_BYTES },
+      explicit: explicitForm,
+      explain: resolveExplain(options.map?.explain, explicitForm),
     },
     limits: resolveBudgets(options.limits),
     underPressure: resolveUnderPressure(options.underPressure),

@@ -5,6 +5,7 @@
 import { Context } from './context.js'
 import { MESSAGES, errorObject } from './diagnostics.js'
 import { documentForm } from './document.js'
+import { putVariant, tracedPairing, tracedPipeline, tracedPointer, tracedRelative } from './explain/instrument.js'
 import { PATH_OBSERVING_KEYWORDS, POINTER_KEYWORDS, provenanceOf } from './keywords/index.js'
 import { compilePipeline } from './keywords/pipeline.js'
 import { compilePlugins } from './keywords/plugins.js'
@@ -116,15 +117,27 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
   private readonly stringPlans = new Map<string, Plan>()
   private readonly pairingMaps = new WeakMap<object, Pairings>()
   private readonly readers = new Map<string, Reader>()
-  /** Where each object of a located document stands in it (see `locate`). */
-  private readonly places = new WeakMap<object, Place>()
   private readonly emptyPlan: Plan
+  private explainer: Compiler | undefined
 
   constructor(
     readonly extensions: ResolvedExtensions,
     readonly options: CompilerOptions & Pick<EngineOptions, 'stdout'>,
+    /** Where each object of a located document stands in it (see `locate`). */
+    private readonly places = new WeakMap<object, Place>(),
+    /** Explain mode: every plan records into its run's trace (explain/instrument.ts). */
+    readonly tracing = false,
   ) {
     this.emptyPlan = this.plan({})
+  }
+
+  /**
+   * The explain-mode sibling of this compiler: the same extensions and document places, its own
+   * plan caches, so explaining never touches the plans normal runs use.
+   */
+  explaining(): Compiler {
+    if (this.tracing) return this
+    return (this.explainer ??= new Compiler(this.extensions, this.options, this.places, true))
   }
 
   /**
@@ -292,16 +305,13 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
         return this.basicPlan('invalid', text, this.diagnostic({ descriptor: text, message: MESSAGES.dotDot }))
       }
       const readSource = this.reader(text)
-      return this.basicPlan('pointer', text, (context) => readSource(context.source))
+      const get = (context: Context): unknown => readSource(context.source)
+      return this.basicPlan('pointer', text, this.tracing ? tracedPointer(text, get) : get)
     }
     if (text.includes('../')) {
       // Extended tier (§3.6): combine with the current source path, read from the root input.
-      return this.basicPlan(
-        'relative',
-        text,
-        (context) => compileReader(parsePointer(resolvePath(context.paths.source, text)))(context.run.input),
-        true,
-      )
+      const get = (context: Context): unknown => compileReader(parsePointer(resolvePath(context.paths.source, text)))(context.run.input)
+      return this.basicPlan('relative', text, this.tracing ? tracedRelative(text, get) : get, true)
     }
     return this.basicPlan('invalid', text, this.diagnostic({ descriptor: text, message: MESSAGES.unrecognized }))
   }
@@ -329,7 +339,8 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
         return undefined
       }
     } else {
-      const { locate, steps } = compilePipeline(descriptor, this, provenance, pluginSteps)
+      const compiled = compilePipeline(descriptor, this, provenance, pluginSteps)
+      const { locate, steps } = this.tracing ? tracedPipeline(descriptor, compiled) : compiled
       get = pipeline(locate.locate, locate.sync, steps)
       stages = steps.length
     }
@@ -370,6 +381,15 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
     const put = putter(left, write, ownKey)
     const pairing = (run: Pairing['run']): Pairing => ({ pointer: left, place, write, run })
 
+    if (this.tracing) {
+      // Explain mode takes the general path only: the fast paths below skip the steps it records.
+      if (Array.isArray(right)) {
+        const slots = right.map((element) => this.slot(element))
+        return pairing(tracedPairing(left, place, put, (context, observed, frame) => putVariant(slots, context, observed, frame)))
+      }
+      const slot = this.slot(right)
+      return pairing(tracedPairing(left, place, put, (context, observed) => putPlan(slot(context), context, observed)))
+    }
     if (Array.isArray(right)) {
       const slots = right.map((element) => this.slot(element))
       return pairing((context) => putFirstDefined(slots, context, put))

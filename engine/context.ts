@@ -258,11 +258,12 @@ export class Context implements EvaluationContext {
     readonly run: Run,
     readonly source: unknown,
     readonly target: object,
-    private readonly parent: Context | null,
+    /** The enclosing context (read by explain traces to find a step's pairing). */
+    readonly parent: Context | null,
     /** Element index appended to `paths.source` (NEST), or -1. */
-    private readonly index: number,
+    readonly index: number,
     /** The descriptor's truthy `source`, appended to `paths.source`. */
-    private readonly sourcePath: string | undefined,
+    readonly sourcePath: string | undefined,
     /** The descriptor's truthy `target`, appended to `paths.target`. */
     private readonly targetPath: string | undefined,
   ) {

@@ -4,6 +4,8 @@ import { BUDGETS, BudgetExceeded, resolveLimits, type Limits } from './budget.js
 import { Compiler } from './compile.js'
 import { Context, firstCheckpoint, Run } from './context.js'
 import { documentForm, MAX_DOCUMENT_DEPTH } from './document.js'
+import { ExplainRegistry } from './explain/instrument.js'
+import { traceRun, type Explanation } from './explain/trace.js'
 import { isKeyword } from './keywords/index.js'
 import type { Maybe, ResolvedExtensions, Slot } from './plan.js'
 import { mapPlan } from './procedures.js'
@@ -97,10 +99,18 @@ function isComplete(limits: Limits): limits is Required<Limits> {
   return BUDGETS.every((budget) => typeof limits[budget] === 'number')
 }
 
+/** An envelope and the explain trace of the evaluation that produced it. */
+export interface Explained {
+  readonly envelope: Envelope
+  readonly explain: Explanation
+}
+
 /** A document compiled for repeated evaluation: `run` is synchronous when nothing is asynchronous. */
 export class CompiledMapping {
   private wrapped: Slot | undefined
   private readonly direct: Slot
+  /** The explain-mode twin of this plan, compiled on the first `explain`. */
+  private traced: CompiledMapping | undefined
 
   constructor(
     private readonly compiler: Compiler,
@@ -132,15 +142,44 @@ export class CompiledMapping {
     const rootInput = arrayInput ? { items: input } : input
     const output = {}
     const errors: ErrorObject[] = []
+    return this.evaluate(this.start(rootInput, output, errors, extra, options), arrayInput, output, errors)
+  }
+
+  /**
+   * Evaluate as `run` does, with the explain trace of the evaluation beside the envelope. The
+   * trace comes from a plan compiled for it on first use and kept apart from the one `run` uses,
+   * which never records anything. The envelope is the one `run` gives.
+   */
+  explain(input: unknown, extra?: Readonly<Record<string, unknown>>, options?: RunOptions): Explained | Promise<Explained> {
+    const traced = (this.traced ??= new CompiledMapping(
+      this.compiler.explaining(),
+      new ExplainRegistry(this.registry, this.compiler.explaining()),
+      this.entry,
+      this.stdout,
+      this.limits,
+    ))
+    const arrayInput = Array.isArray(input)
+    const rootInput = arrayInput ? { items: input } : input
+    const output = {}
+    const errors: ErrorObject[] = []
+    const run = traced.start(rootInput, output, errors, extra, options)
+    const tracer = traceRun(run)
+    const result = traced.evaluate(run, arrayInput, output, errors)
+    if (result instanceof Promise) return result.then((envelope) => ({ envelope, explain: tracer.explanation() }))
+    return { envelope: result, explain: tracer.explanation() }
+  }
+
+  private start(rootInput: unknown, output: object, errors: ErrorObject[], extra: Readonly<Record<string, unknown>> | undefined, options: RunOptions | undefined): Run {
     const limits = options?.limits
-    let run: Run
     if (limits === undefined) {
-      run = new Run(rootInput, output, errors, this.registry, this.compiler, options?.stdout ?? this.stdout, extra, this.limits, this.checkpoint, this.limits.depth)
-    } else {
-      const budgets = Object.isFrozen(limits) && isComplete(limits) ? limits : resolveLimits(limits, this.limits)
-      run = new Run(rootInput, output, errors, this.registry, this.compiler, options?.stdout ?? this.stdout, extra, budgets, firstCheckpoint(budgets), budgets.depth)
+      return new Run(rootInput, output, errors, this.registry, this.compiler, options?.stdout ?? this.stdout, extra, this.limits, this.checkpoint, this.limits.depth)
     }
-    const root = new Context(run, rootInput, output, null, -1, undefined, undefined)
+    const budgets = Object.isFrozen(limits) && isComplete(limits) ? limits : resolveLimits(limits, this.limits)
+    return new Run(rootInput, output, errors, this.registry, this.compiler, options?.stdout ?? this.stdout, extra, budgets, firstCheckpoint(budgets), budgets.depth)
+  }
+
+  private evaluate(run: Run, arrayInput: boolean, output: object, errors: ErrorObject[]): Envelope | Promise<Envelope> {
+    const root = new Context(run, run.input, output, null, -1, undefined, undefined)
     let result: Maybe<object | null>
     try {
       result = mapPlan(this.entrySlot(arrayInput)(root), root)
@@ -358,6 +397,11 @@ export class Mapper {
   /** Evaluate a registered id or a document against an input (§6.2). */
   async map(documentOrId: unknown, input: unknown, extra?: Readonly<Record<string, unknown>>, options?: RunOptions): Promise<Envelope> {
     return this.compile(documentOrId).run(input, extra, options)
+  }
+
+  /** `map` with the explain trace of the evaluation beside the envelope (`CompiledMapping.explain`). */
+  async explain(documentOrId: unknown, input: unknown, extra?: Readonly<Record<string, unknown>>, options?: RunOptions): Promise<Explained> {
+    return this.compile(documentOrId).explain(input, extra, options)
   }
 
   /** A member of an already admitted (copied, frozen) document, checked to be an object. */

@@ -84,6 +84,8 @@ export interface ResolvedExtensions {
 export interface CompileContext {
   readonly extensions: ResolvedExtensions
   readonly options: { readonly unknownNames: 'skip' | 'error' }
+  /** Explain mode: a keyword that decides something a trace shows (a switch's branch) records it. */
+  readonly tracing: boolean
   /** A compiled reader for a keyword pointer; an unparseable pointer throws when it is read. */
   reader(pointer: unknown): Reader
   /** A descriptor in a dereferencing position: name strings and `$ref` resolve at run time. */

@@ -3,7 +3,7 @@
 // 422 with the report), then stateless evaluation. Results are data at 200 unless
 // `map.invalidStatus` promotes `valid: false`.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { Envelope } from '../engine/index.js'
+import type { Envelope, Explained } from '../engine/index.js'
 import type { ServiceConfig } from '../config/resolve.js'
 import { Forbidden, InvalidMappingDocument, MESSAGES, OutputNotSerializable, ValidationError, unknownMapping } from '../errors.js'
 import { requireClaims } from '../plugins/auth.js'
@@ -12,6 +12,11 @@ import { errorResponses } from '../schemas/error.js'
 import { EnvelopeSchema, MapRequestSchema } from '../schemas/map.js'
 
 const JSON_TYPE = 'application/json; charset=utf-8'
+
+/** The envelope with its trace beside valid and errors; an output member named `explain` gives way to it. */
+function explained({ envelope, explain }: Explained): Envelope {
+  return { ...envelope, explain }
+}
 
 interface MapRoutesOptions {
   readonly map: ServiceConfig['map']
@@ -30,7 +35,11 @@ export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app
       },
     },
     async (request, reply) => {
-      const { mapping, input } = request.body
+      const { mapping, input, explain } = request.body
+      if (explain === true) {
+        if (map.explain === false) throw new Forbidden(MESSAGES.explainDisabled)
+        requireClaims(request.identity, map.explain.claims, 'explain traces')
+      }
       // Read once: the plan keeps this engine to the end of the request, though a reload may swap it.
       const engine = app.engine
       let plan
@@ -72,8 +81,10 @@ export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app
       const stdout = (text: string): void => {
         request.log.debug({ requestId: request.requestId, stdout: text }, 'mapping stdout')
       }
-      const envelope = await plan.run(input, extra, { limits: budgets, stdout })
-      if (!envelope.valid && map.invalidStatus !== undefined) throw new ValidationError(map.invalidStatus, envelope.errors)
+      // An explain answer is the evaluation as data: the trace matters most when the envelope is invalid.
+      const envelope: Envelope =
+        explain === true ? explained(await plan.explain(input, extra, { limits: budgets, stdout })) : await plan.run(input, extra, { limits: budgets, stdout })
+      if (!envelope.valid && map.invalidStatus !== undefined && explain !== true) throw new ValidationError(map.invalidStatus, envelope.errors)
       // Serialized as it is: the output's keys in their order, then valid and errors. Printed here,
       // not by a reply serializer, so that an error answer is never printed twice.
       let text: string

@@ -13,15 +13,69 @@ export const MapRequestSchema = Type.Object(
   {
     mapping: MappingReference,
     input: Type.Optional(Type.Unknown({ description: 'The input document; absent means every read is undefined.' })),
+    explain: Type.Optional(
+      Type.Boolean({ description: 'Answer with the explain trace of the evaluation beside the envelope (where options.map.explain allows it).' }),
+    ),
   }
 )
 
 export const ValidateRequestSchema = Type.Object({ mapping: MappingReference })
 
+const JsonPreview = Type.Unknown({ description: 'A JSON preview of the value: the first members only when truncated is true.' })
+
+const StageTraceSchema = Type.Object(
+  {
+    stage: Type.Union(['locate', 'dispatch', 'plugins', 'shape', 'validate', 'finalize'].map((stage) => Type.Literal(stage))),
+    keyword: Type.Optional(Type.String({ description: 'The keyword or plugin of the step; the validators of one descriptor are one step, named together.' })),
+    value: Type.Optional(JsonPreview),
+    absent: Type.Optional(Type.Literal(true, { description: 'The value was undefined.' })),
+    truncated: Type.Optional(Type.Literal(true)),
+    errors: Type.Optional(Type.Array(Type.Object({ message: Type.String() }, { additionalProperties: true }), { description: 'Error objects the step appended.' })),
+  },
+  { additionalProperties: false, description: 'The value after one pipeline step.' },
+)
+
+const PairingTraceSchema = Type.Recursive(
+  (PairingTrace) =>
+    Type.Object(
+      {
+        target: Type.String({ description: "The pairing's left pointer, into its level's target." }),
+        pointer: Type.Optional(Type.String({ description: "The pairing's place in its document, as a JSON Pointer." })),
+        mapping: Type.Optional(Type.String({ description: 'The registered mapping the pairing belongs to.' })),
+        element: Type.Optional(Type.Integer({ minimum: 0, description: 'The element of the enclosing each that this run mapped.' })),
+        reads: Type.Array(Type.String(), { description: 'Input pointers read, from the input root.' }),
+        stages: Type.Array(StageTraceSchema),
+        branch: Type.Optional(
+          Type.Union([
+            Type.Object({ switch: Type.Union([Type.String(), Type.Null()]), key: Type.Optional(Type.String()) }, { additionalProperties: false }),
+            Type.Object({ variant: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]) }, { additionalProperties: false }),
+          ], { description: 'The switch case taken (null: none) and the key read, or the index of the variant written.' }),
+        ),
+        plugins: Type.Optional(Type.Array(Type.Object({ name: Type.String(), ms: Type.Number({ minimum: 0 }) }, { additionalProperties: false }))),
+        pairings: Type.Optional(Type.Array(PairingTrace, { description: 'The pairing runs of the levels its right side mapped.' })),
+        omitted: Type.Optional(Type.Integer({ minimum: 1, description: 'Nested pairing runs left out of the trace.' })),
+        written: Type.Boolean({ description: 'Whether a value was written at target.' }),
+        value: Type.Optional(JsonPreview),
+        truncated: Type.Optional(Type.Literal(true)),
+      },
+      { additionalProperties: false },
+    ),
+  { $id: 'PairingTrace', description: 'One run of one pairing.' },
+)
+
+export const ExplanationSchema = Type.Object(
+  {
+    pairings: Type.Array(PairingTraceSchema),
+    truncated: Type.Boolean({ description: 'Pairing runs past the bounds were left out, or values were cut in their previews.' }),
+  },
+  { additionalProperties: false, description: 'The explain trace of the evaluation: present only when the request asked for it.' },
+)
+
 export const EnvelopeSchema = Type.Object(
   {
     valid: Type.Boolean({ description: 'False when evaluation reported problems.' }),
     errors: Type.Array(Type.Object({ message: Type.String() }, { additionalProperties: true })),
+    explain: Type.Optional(ExplanationSchema),
   },
   { additionalProperties: true, description: 'The mapped output keys, plus valid and errors.' },
 )

@@ -147,6 +147,18 @@ export const OptionsSchema = Type.Object(
               ),
             ]),
           ),
+          explain: Type.Optional(
+            Type.Union(
+              [
+                Type.Boolean(),
+                Type.Object({ claims: Type.Optional(ClaimsSchema) }, { additionalProperties: false }),
+              ],
+              {
+                description:
+                  'Who may ask POST /map for an explain trace ("explain": true). Default: whoever may use the explicit form (none when it is off, else with its claims); true: every caller of /map; false: nobody; { claims }: callers with these claims.',
+              },
+            ),
+          ),
         },
         { additionalProperties: false },
       ),

@@ -106,7 +106,12 @@ t.test('what a correct configuration resolves to', async (t) => {
     clockSkew: 30,
   })
   const gated = resolveConfig({ auth: { secret: SECRET }, map: { claims: { role: 'a' }, explicit: { claims: { sub: 'b' } } }, validate: { claims: {} } })
-  t.same(gated.map, { invalidStatus: undefined, claims: { role: 'a' }, explicit: { claims: { sub: 'b' }, stdout: false, cacheBytes: 1048576 } })
+  t.same(gated.map, {
+    invalidStatus: undefined,
+    claims: { role: 'a' },
+    explicit: { claims: { sub: 'b' }, stdout: false, cacheBytes: 1048576 },
+    explain: { claims: { sub: 'b' } },
+  })
   t.same(gated.validate, { claims: {} })
 })
 

@@ -5,6 +5,7 @@
 import type { Provenance } from '../diagnostics.js'
 import type { CompileContext, Step } from '../plan.js'
 import { stage } from './index.js'
+import { pluginNames } from './plugins.js'
 import type { Check, CompiledLocate, KeywordRecord } from './record.js'
 
 /** With no locate keyword, the scope passes through. */
@@ -13,39 +14,59 @@ const PASS_THROUGH: CompiledLocate = { locate: (context) => context.source, sync
 /** Where an initializer's promise is settled, before the first keyword that needs a settled value. */
 const SETTLE: Step = { awaits: true, run: (value) => value }
 
+/** What a step is, for explain traces: its stage and keyword; null for the engine's own settling step. */
+export type StepLabel = { readonly stage: 'dispatch' | 'plugins' | 'shape' | 'validate' | 'finalize'; readonly keyword: string } | null
+
 export interface CompiledPipeline {
   readonly locate: CompiledLocate
+  /** The locate keyword that won, when one is present. */
+  readonly located: string | undefined
   readonly steps: readonly Step[]
+  /** One label per step (read only when compiling in explain mode). */
+  readonly labels: readonly StepLabel[]
 }
 
 export function compilePipeline(descriptor: Record<string, unknown>, cx: CompileContext, provenance: Provenance, plugins: readonly Step[]): CompiledPipeline {
   const compile = <T>(record: KeywordRecord): T | null => (record.compile?.(descriptor, cx, provenance) ?? null) as T | null
   let locate = PASS_THROUGH
+  let located: string | undefined
   for (const record of stage('locate')) {
     const found = compile<CompiledLocate>(record)
     if (found !== null) {
       locate = found
+      located = record.name
       break
     }
   }
   const steps: Step[] = []
-  const add = (step: Step | null): void => {
-    if (step !== null) steps.push(step)
+  const labels: StepLabel[] = []
+  const add = (record: KeywordRecord, step: Step | null): void => {
+    if (step === null) return
+    steps.push(step)
+    labels.push({ stage: record.stage as 'dispatch' | 'shape' | 'finalize', keyword: record.name })
   }
-  for (const record of stage('dispatch')) add(compile<Step>(record))
+  for (const record of stage('dispatch')) add(record, compile<Step>(record))
   steps.push(...plugins)
+  for (const name of pluginNames(descriptor, cx)) labels.push({ stage: 'plugins', keyword: name })
   let unsettled = false
   for (const record of stage('shape')) {
     if (unsettled && record.needsSettled === true) {
       steps.push(SETTLE)
+      labels.push(null)
       unsettled = false
     }
     const step = compile<Step>(record)
-    add(step)
+    add(record, step)
     if (step !== null && record.settlesLater === true) unsettled = true
   }
-  if (unsettled) steps.push(SETTLE)
-  const checks = stage('validate').map((record) => compile<Check>(record)).filter((check): check is Check => check !== null)
+  if (unsettled) {
+    steps.push(SETTLE)
+    labels.push(null)
+  }
+  const validators = stage('validate')
+    .map((record) => ({ name: record.name, check: compile<Check>(record) }))
+    .filter((validator): validator is { name: string; check: Check } => validator.check !== null)
+  const checks = validators.map((validator) => validator.check)
   if (checks.length > 0) {
     steps.push({
       awaits: false,
@@ -54,7 +75,8 @@ export function compilePipeline(descriptor: Record<string, unknown>, cx: Compile
         return value
       },
     })
+    labels.push({ stage: 'validate', keyword: validators.map((validator) => validator.name).join(', ') })
   }
-  for (const record of stage('finalize')) add(compile<Step>(record))
-  return { locate, steps }
+  for (const record of stage('finalize')) add(record, compile<Step>(record))
+  return { locate, located, steps, labels }
 }

@@ -3,11 +3,16 @@
 import type { CompileContext, Step } from '../plan.js'
 import { isThenable, truthy } from '../values.js'
 
+/** The keys of a descriptor that name registered plugins, in written order. */
+export function pluginNames(descriptor: Record<string, unknown>, compiler: CompileContext): string[] {
+  const plugins = compiler.extensions.plugins
+  return Object.keys(descriptor).filter((key) => Object.hasOwn(plugins, key))
+}
+
 export function compilePlugins(descriptor: Record<string, unknown>, compiler: CompileContext): Step[] {
   const plugins = compiler.extensions.plugins
   const steps: Step[] = []
-  for (const key of Object.keys(descriptor)) {
-    if (!Object.hasOwn(plugins, key)) continue
+  for (const key of pluginNames(descriptor, compiler)) {
     const plugin = plugins[key]!
     const options = descriptor[key]
     const pointer = options !== null && typeof options === 'object' ? (options as Record<string, unknown>).pointer : undefined

@@ -1,7 +1,8 @@
 // `switch` (dispatch, engine.md §8.4): reads a branch key from the scope it names and evaluates the
 // matching case (own keys only; a falsy case falls back to `default`).
 import type { Context } from '../../context.js'
-import type { Slot } from '../../plan.js'
+import { noteBranch } from '../../explain/trace.js'
+import type { Slot, Step } from '../../plan.js'
 import { read } from '../../procedures.js'
 import type { Descriptor } from '../../types.js'
 import { isObject, toKey, truthy } from '../../values.js'
@@ -72,6 +73,7 @@ export default keyword<{ source?: string; input?: string; output?: string; cases
       }
     }
     const fallback = cases.get('default')
+    if (cx.tracing) return tracedSwitch(descriptor, keyOf, cases, fallback)
     return {
       awaits: true,
       run(value, context) {
@@ -84,3 +86,28 @@ export default keyword<{ source?: string; input?: string; output?: string; cases
     }
   },
 })
+
+/** Explain mode: the same choice, with the case taken (or none) noted in the pairing's trace. */
+function tracedSwitch(
+  descriptor: Record<string, unknown>,
+  keyOf: (value: unknown, context: Context) => unknown,
+  cases: ReadonlyMap<string, Slot>,
+  fallback: Slot | undefined,
+): Step {
+  return {
+    awaits: true,
+    run(value, context) {
+      const key = keyOf(value, context)
+      if (!key) {
+        noteBranch(context, descriptor, { switch: null })
+        return value
+      }
+      const name = toKey(key)
+      const chosen = cases.get(name)
+      const slot = chosen ?? fallback
+      noteBranch(context, descriptor, { switch: chosen !== undefined ? name : slot !== undefined ? 'default' : null, key: name })
+      if (slot === undefined) return undefined
+      return read(slot, context, value)
+    },
+  }
+}
