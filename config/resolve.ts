@@ -40,6 +40,7 @@ export interface ServiceConfig {
   readonly validate: { readonly claims: Claims | undefined }
   readonly health: { readonly mapping: string | undefined; readonly timeout: number }
   readonly openapi: boolean
+  readonly metrics: false | { readonly path: string; readonly claims: Claims | undefined }
   readonly host: string
   readonly server: ServerConfig
 }
@@ -115,6 +116,16 @@ function resolveUnderPressure(options: Options['underPressure']): false | UnderP
 function resolveBudgets(options: Options['limits']): ServiceConfig['limits'] {
   const { explicit, ...registered } = options ?? {}
   return { registered: resolveLimits(registered), explicit: resolveLimits(explicit, EXPLICIT_LIMITS) }
+}
+
+/** The paths the service's own routes take: the metrics endpoint may take none of them. */
+const SERVICE_PATHS = new Set(['/map', '/validate', '/health', '/health/mapping', '/mappings', '/extensions', '/openapi.json'])
+
+function resolveMetrics(options: Options['metrics']): ServiceConfig['metrics'] {
+  if (options === false) return false
+  const path = (typeof options === 'object' ? options.path : undefined) ?? '/metrics'
+  if (SERVICE_PATHS.has(path)) throw new ConfigError(`options.metrics.path: ${path} is already a route of this service`)
+  return { path, claims: typeof options === 'object' ? options.claims : undefined }
 }
 
 /** A startup failure: one clear line naming the setting. */
@@ -271,6 +282,7 @@ export function resolveConfig(raw: unknown = {}): ServiceConfig {
     ['options.map.claims', options.map?.claims],
     ['options.map.explicit.claims', typeof explicit === 'object' ? explicit.claims : undefined],
     ['options.validate.claims', options.validate?.claims],
+    ['options.metrics.claims', typeof options.metrics === 'object' ? options.metrics.claims : undefined],
   ]
   for (const [name, claims] of claimSettings) {
     if (claims !== undefined && auth === null) throw new ConfigError(`${name} needs options.auth: claims cannot be checked without authentication`)
@@ -311,6 +323,7 @@ export function resolveConfig(raw: unknown = {}): ServiceConfig {
     validate: { claims: options.validate?.claims },
     health: { mapping: options.health?.mapping, timeout: options.health?.timeout ?? 5000 },
     openapi: options.openapi ?? true,
+    metrics: resolveMetrics(options.metrics),
     host: options.host ?? '0.0.0.0',
     server,
   }

@@ -8,6 +8,7 @@ import type { ServiceConfig } from '../config/resolve.js'
 import { Forbidden, InvalidMappingDocument, MESSAGES, OutputNotSerializable, ValidationError, unknownMapping } from '../errors.js'
 import { requireClaims } from '../plugins/auth.js'
 import { requireBody } from '../plugins/body.js'
+import { EXPLICIT, type EvaluationObserver } from '../plugins/evaluations.js'
 import { errorResponses } from '../schemas/error.js'
 import { EnvelopeSchema, MapRequestSchema } from '../schemas/map.js'
 
@@ -16,9 +17,10 @@ const JSON_TYPE = 'application/json; charset=utf-8'
 interface MapRoutesOptions {
   readonly map: ServiceConfig['map']
   readonly limits: ServiceConfig['limits']
+  readonly evaluations: EvaluationObserver
 }
 
-export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app, { map, limits }) => {
+export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app, { map, limits, evaluations }) => {
   app.post(
     '/map',
     {
@@ -42,6 +44,7 @@ export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app
         // On top of the route's claims; only here is it known which form the body takes.
         requireClaims(request.identity, map.explicit.claims, 'explicit mappings')
         const explicit = app.engine.explicit(mapping)
+        evaluations.prepared(explicit)
         if (explicit.plan === null) throw new InvalidMappingDocument(explicit.report)
         plan = explicit.plan
         budgets = limits.explicit
@@ -70,7 +73,8 @@ export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app
       const stdout = (text: string): void => {
         request.log.debug({ requestId: request.requestId, stdout: text }, 'mapping stdout')
       }
-      const envelope = await plan.run(input, extra, { limits: budgets, stdout })
+      const label = typeof mapping === 'string' ? mapping : EXPLICIT
+      const envelope = await evaluations.run(label, plan, input, extra, { limits: budgets, stdout })
       if (!envelope.valid && map.invalidStatus !== undefined) throw new ValidationError(map.invalidStatus, envelope.errors)
       // Serialized as it is: the output's keys in their order, then valid and errors. Printed here,
       // not by a reply serializer, so that an error answer is never printed twice.
@@ -81,6 +85,7 @@ export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app
         if (error instanceof RangeError) throw new OutputNotSerializable()
         throw error
       }
+      evaluations.printed(label, text)
       // A string payload is sent as it is (the response schema serializes objects only).
       return reply.type(JSON_TYPE).send(text as unknown as Envelope)
     },
