@@ -1,7 +1,8 @@
 // The standalone server: `buildServer(config)` builds a Fastify instance (not yet listening) around
 // the service plugin, with its logger, body limit, request ids and connection limits
 // (`options.server`); `startFromEnvironment` reads PORT, MAPPINGS, EXTENSIONS and OPTIONS /
-// OPTIONS_FILE, listens, and shuts down gracefully.
+// OPTIONS_FILE, starts OpenTelemetry when the OTEL_* environment asks for traces, listens, and
+// shuts down gracefully.
 import closeWithGrace from 'close-with-grace'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import pino, { type Logger } from 'pino'
@@ -12,6 +13,7 @@ import { SourceError } from './config/files.js'
 import { bundledMappingsPath, loadMappings, type MappingsInput } from './config/mappings.js'
 import { readOptions } from './config/read-options.js'
 import { ConfigError, resolveConfig, type ServerConfig, type ServiceConfig } from './config/resolve.js'
+import { startTelemetry } from './config/telemetry.js'
 import type { Extensions } from './engine/index.js'
 import { stockExtensions } from './extensions/stock.js'
 import { clientErrorHandler } from './plugins/client-errors.js'
@@ -146,13 +148,22 @@ export async function startFromEnvironment(env: NodeJS.ProcessEnv = process.env)
     process.stderr.write(`mapper-service: ${message}\n`)
   }
   const { port, ...build } = await configFromEnvironment(env, warn)
-  const app = await buildServer(build)
-  const host = resolveConfig(build.options).host
-  await app.listen({ port, host })
+  // Before the server is built: the service decides whether to trace as it is registered.
+  const telemetry = await startTelemetry(env)
+  let app: FastifyInstance
+  try {
+    app = await buildServer(build)
+    const host = resolveConfig(build.options).host
+    await app.listen({ port, host })
+  } catch (error) {
+    await telemetry?.shutdown()
+    throw error
+  }
   closeWithGrace({ delay: 10000 }, async ({ signal, err }) => {
     if (err !== undefined) app.log.error({ err }, 'shutting down after an error')
     else app.log.info({ signal }, 'shutting down')
     await app.close()
+    await telemetry?.shutdown()
   })
   return app
 }
