@@ -12,6 +12,7 @@ import { tracingConfigured } from '../config/telemetry.js'
 import type { Extensions } from '../engine/index.js'
 import { createRequest } from '../extensions/request/index.js'
 import { ECHO, STRICT, originOf, serve, upstream } from './http-support.js'
+import { exchange, freePort, spawnEntryPoint, waitForHealth } from './startup-support.js'
 
 const exporter = new InMemorySpanExporter()
 const sdk = new NodeSDK({ spanProcessors: [new SimpleSpanProcessor(exporter)], autoDetectResources: false, metricReaders: [], logRecordProcessors: [] })
@@ -153,4 +154,47 @@ t.test('the OTEL_* environment decides whether the standalone server starts the 
     [{ OTEL_SERVICE_NAME: 'mapper' }, false],
   ]
   for (const [env, expected] of cases) t.equal(tracingConfigured(env), expected, JSON.stringify(env))
+})
+
+/** A local OTLP/HTTP collector taking JSON: the span names of every export it received. */
+async function collector(t: Parameters<typeof upstream>[0]): Promise<{ endpoint: string; spans: Array<{ name: string; service: unknown }> }> {
+  const spans: Array<{ name: string; service: unknown }> = []
+  const up = await upstream(t, (req, res) => {
+    let text = ''
+    req.setEncoding('utf8')
+    req.on('data', (chunk: string) => (text += chunk))
+    req.on('end', () => {
+      const body = JSON.parse(text) as { resourceSpans: Array<{ resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> }; scopeSpans: Array<{ spans: Array<{ name: string }> }> }> }
+      for (const { resource, scopeSpans } of body.resourceSpans) {
+        const service = resource.attributes.find((attribute) => attribute.key === 'service.name')?.value.stringValue
+        for (const scope of scopeSpans) for (const span of scope.spans) spans.push({ name: span.name, service })
+      }
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end('{}')
+    })
+  })
+  return { endpoint: `${up.origin}/v1/traces`, spans }
+}
+
+t.test('the standalone server exports its spans where OTEL_* says, and none without it', async (t) => {
+  for (const configured of [true, false]) {
+    const sink = await collector(t)
+    const port = await freePort()
+    const otel = { OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'mapper-under-test' }
+    const service = spawnEntryPoint(t, { PORT: String(port), OPTIONS: '{"logging":{"level":"silent"}}', ...otel, ...(configured ? { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: sink.endpoint } : {}) }, 120000)
+    await waitForHealth(service, port)
+    t.equal((await exchange(port, 'POST', '/map', { mapping: 'echo', input: { traced: configured } })).status, 200)
+    // Shutting down flushes what the batch processor still holds: the count is final once it exits.
+    service.child.kill('SIGTERM')
+    const exit = await service.exited
+    t.equal(exit.code, 0, exit.stderr)
+    if (configured) {
+      const names = sink.spans.map((span) => span.name)
+      t.ok(names.includes('request'), `request spans (${names.join(', ')})`)
+      t.ok(names.includes('mapping.evaluate'), 'the evaluation span')
+      t.ok(sink.spans.every((span) => span.service === 'mapper-under-test'), 'the SDK read OTEL_SERVICE_NAME')
+    } else {
+      t.same(sink.spans, [], 'no OTEL_* exporter setting: no SDK, nothing exported')
+    }
+  }
 })
