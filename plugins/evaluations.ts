@@ -23,16 +23,25 @@ type Extra = Readonly<Record<string, unknown>>
 
 /** An evaluation as one observer made it: another service instance in the process never counts it. */
 class ObservedEvaluation implements Evaluation {
+  readonly #observer: EvaluationObserver
+
   constructor(
     readonly mapping: string,
-    readonly observer: EvaluationObserver,
-  ) {}
+    observer: EvaluationObserver,
+  ) {
+    this.#observer = observer
+  }
+
+  madeBy(observer: EvaluationObserver): boolean {
+    return this.#observer === observer
+  }
 }
 
 /** The evaluation an extension's context belongs to, when this observer runs it. */
-function evaluationOf(evaluationContext: object, observer: EvaluationObserver): ObservedEvaluation | undefined {
+function evaluationOf(evaluationContext: unknown, observer: EvaluationObserver): ObservedEvaluation | undefined {
+  if (typeof evaluationContext !== 'object' || evaluationContext === null) return undefined
   const evaluation = (evaluationContext as { evaluation?: unknown }).evaluation
-  return evaluation instanceof ObservedEvaluation && evaluation.observer === observer ? evaluation : undefined
+  return evaluation instanceof ObservedEvaluation && evaluation.madeBy(observer) ? evaluation : undefined
 }
 
 export class EvaluationObserver {
@@ -53,7 +62,6 @@ export class EvaluationObserver {
     const plugins = Object.fromEntries(
       Object.entries(extensions.plugins).map(([name, plugin]) => [
         name,
-        // A regular function, so the engine still sees a plugin of the same arity.
         function observed(options: unknown, value: unknown, evaluationContext: Parameters<typeof plugin>[2]): unknown {
           const evaluation = evaluationOf(evaluationContext, observer)
           if (evaluation !== undefined) metrics.pluginCalled(evaluation.mapping, name)
@@ -64,11 +72,14 @@ export class EvaluationObserver {
     return { ...extensions, plugins }
   }
 
-  /** The request plugin's message on UPSTREAM_CHANNEL: its status, counted under the evaluation's mapping. */
+  /**
+   * The request plugin's message on UPSTREAM_CHANNEL: its status, counted under the evaluation's
+   * mapping. A subscriber that threw would crash the process, so anything else is ignored.
+   */
   readonly upstreamCalled = (message: unknown): void => {
-    const call = message as UpstreamCall
-    const evaluation = this.metrics === undefined ? undefined : evaluationOf(call.context, this)
-    if (evaluation !== undefined) this.metrics!.upstreamAnswered(evaluation.mapping, call.status)
+    const call = message as Partial<UpstreamCall> | null
+    const evaluation = this.metrics === undefined ? undefined : evaluationOf(call?.context, this)
+    if (evaluation !== undefined) this.metrics!.upstreamAnswered(evaluation.mapping, typeof call!.status === 'number' ? call!.status : undefined)
   }
 
   /** An explicit document as `EngineService.explicit` prepared it: a cache lookup, and a refusal when invalid. */

@@ -23,8 +23,10 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
       metrics.answered(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime / 1000)
       done()
     })
+    // A subscriber that threw would crash the process: a message off the contract is ignored.
     const reloaded = (message: unknown): void => {
-      metrics.reloaded((message as { ok?: unknown } | null)?.ok === true)
+      const ok = (message as { ok?: unknown } | null)?.ok
+      if (typeof ok === 'boolean') metrics.reloaded(ok)
     }
     subscribe(RELOAD_CHANNEL, reloaded)
     subscribe(UPSTREAM_CHANNEL, evaluations.upstreamCalled)

@@ -193,6 +193,12 @@ t.test('reload attempts published on mapper-service:reload are counted, until th
   reloads.publish({ ok: true, mappings: 3 })
   reloads.publish({ ok: true, mappings: 4 })
   reloads.publish({ ok: false, error: 'mappings/bad.json does not parse as JSON' })
+  // Messages off the contract are ignored, on either channel, and never throw.
+  for (const junk of [null, 42, 'reloaded', { ok: 'yes' }]) reloads.publish(junk)
+  for (const junk of [null, 42, { context: null, status: 200 }, { context: { evaluation: { mapping: 'forged' } }, status: 200 }]) {
+    channel('mapper-service:request:upstream').publish(junk)
+  }
+  t.equal(await server.value('mapper_upstream_responses_total'), 0)
   t.equal(await server.value('mapper_reloads_total', { result: 'ok' }), 2)
   t.equal(await server.value('mapper_reloads_total', { result: 'failed' }), 1)
   await server.app.close()

@@ -140,6 +140,21 @@ t.test('valid: false, an explicit document and a failed evaluation as span attri
   t.ok(failedSpan?.events.some((event) => event.name === 'exception'), 'the exception is recorded')
 })
 
+t.test('with tracing on, unknown paths and errors keep the service\'s answers', async (t) => {
+  const app = await serve(t)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { traceId, traceparent } = callerTrace()
+  const response = await fetch(`${originOf(app)}/nowhere/7`, { headers: { traceparent } })
+  t.equal(response.status, 404)
+  const body = (await response.json()) as { code: string; message: string }
+  t.equal(body.code, 'NotFound')
+  t.equal(body.message, 'No route for GET /nowhere/7')
+  t.ok(response.headers.get('x-request-id'))
+  const request = spansOf(traceId).find((span) => span.name === 'request')
+  t.equal(request?.attributes['http.response.status_code'], 404)
+  t.notOk(request?.attributes['http.route'], 'no route pattern for an unknown path')
+})
+
 t.test('the OTEL_* environment decides whether the standalone server starts the SDK', async (t) => {
   const cases: Array<[env: NodeJS.ProcessEnv, expected: boolean]> = [
     [{}, false],
