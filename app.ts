@@ -11,16 +11,21 @@ import { bodyPlugin } from './plugins/body.js'
 import { corsPlugin } from './plugins/cors.js'
 import { EngineRegistry, enginePlugin } from './plugins/engine.js'
 import { errorsPlugin } from './plugins/errors.js'
+import { EvaluationObserver } from './plugins/evaluations.js'
 import { hopPlugin } from './plugins/hop.js'
 import { loggingPlugin } from './plugins/logging.js'
+import { metricsPlugin } from './plugins/metrics.js'
 import { openapiPlugin } from './plugins/openapi.js'
 import { pressurePlugin } from './plugins/pressure.js'
 import { rateLimitPlugin } from './plugins/rate-limit.js'
 import type { Reloader } from './plugins/reload.js'
 import { requestIdPlugin } from './plugins/request-id.js'
+import { ServiceMetrics } from './plugins/service-metrics.js'
+import { serviceTracer, tracingPlugin } from './plugins/tracing.js'
 import { healthRoutes } from './routes/health.js'
 import { mapRoutes } from './routes/map.js'
 import { methodRoutes, ServedPaths } from './routes/methods.js'
+import { metricsRoutes } from './routes/metrics.js'
 import { playgroundRoutes } from './routes/playground.js'
 import { registryRoutes } from './routes/registry.js'
 import { schemaRoutes } from './routes/schema.js'
@@ -45,7 +50,13 @@ export interface MapperServiceOptions {
 const mapperService: FastifyPluginAsync<MapperServiceOptions> = async (app, opts) => {
   const config = opts.config ?? resolveConfig(opts.options)
   const entries: MappingEntry[] = mappingEntries(opts.mappings)
-  const registry = new EngineRegistry(entries, opts.extensions ?? stockExtensions(), (message) => app.log.warn(message), {
+  // Observation is decided once, here: metrics by the options, tracing by whether an OpenTelemetry
+  // SDK is registered as the service is built.
+  const metrics = config.metrics === false ? undefined : new ServiceMetrics()
+  const tracer = serviceTracer()
+  const evaluations = new EvaluationObserver(metrics, tracer)
+  const extensions = evaluations.surface(opts.extensions ?? stockExtensions())
+  const registry = new EngineRegistry(entries, extensions, (message) => app.log.warn(message), {
     limits: config.limits,
     explicitStdout: config.map.explicit !== false && config.map.explicit.stdout,
     cacheBytes: config.map.explicit === false ? 0 : config.map.explicit.cacheBytes,
@@ -56,9 +67,12 @@ const mapperService: FastifyPluginAsync<MapperServiceOptions> = async (app, opts
   const served = new ServedPaths()
   app.addHook('onRoute', served.onRoute)
 
+  // First, so the request span covers every hook after it.
+  if (tracer !== undefined) await app.register(tracingPlugin)
   await app.register(requestIdPlugin, { prefix: config.requestIdPrefix, trust: config.trustRequestId, serverIds: opts.serverIds === true })
   await app.register(errorsPlugin, { maxBodyBytes: config.maxBodyBytes, errorDetail: config.errorDetail })
   await app.register(loggingPlugin, { slowThreshold: config.logging.slowThreshold })
+  if (metrics !== undefined) await app.register(metricsPlugin, { metrics, evaluations })
   // A request this service's own request plugin made is refused before anything else runs for it.
   await app.register(hopPlugin)
   if (config.underPressure !== false) await app.register(pressurePlugin, { underPressure: config.underPressure })
@@ -71,11 +85,12 @@ const mapperService: FastifyPluginAsync<MapperServiceOptions> = async (app, opts
   if (config.openapi) await app.register(openapiPlugin, { bearer: config.auth !== null })
 
   await app.register(healthRoutes, { mapping: config.health.mapping, timeout: config.health.timeout })
-  await app.register(mapRoutes, { map: config.map, limits: config.limits })
+  await app.register(mapRoutes, { map: config.map, limits: config.limits, evaluations })
   await app.register(validateRoutes, { validate: config.validate, map: config.map })
   await app.register(registryRoutes)
   await app.register(schemaRoutes)
   if (config.playground) await app.register(playgroundRoutes, { auth: config.auth !== null, explicit: config.map.explicit !== false })
+  if (metrics !== undefined && config.metrics !== false) await app.register(metricsRoutes, { ...config.metrics, metrics })
   // Last: the method rules cover every route registered before them.
   await app.register(methodRoutes, { cors: config.cors, served })
 }

@@ -1,7 +1,8 @@
 // The standalone server: `buildServer(config)` builds a Fastify instance (not yet listening) around
 // the service plugin, with its logger, body limit, request ids and connection limits
 // (`options.server`); `startFromEnvironment` reads PORT, MAPPINGS, EXTENSIONS and OPTIONS /
-// OPTIONS_FILE, listens, and shuts down gracefully.
+// OPTIONS_FILE, starts OpenTelemetry when the OTEL_* environment asks for traces, listens, and
+// shuts down gracefully.
 import closeWithGrace from 'close-with-grace'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import pino, { type Logger } from 'pino'
@@ -12,6 +13,7 @@ import { MODULE_EXTENSIONS, SourceError, extensionOf } from './config/files.js'
 import { bundledMappingsPath, loadMappings, type MappingsInput } from './config/mappings.js'
 import { readOptions } from './config/read-options.js'
 import { ConfigError, resolveConfig, type ServerConfig, type ServiceConfig } from './config/resolve.js'
+import { startTelemetry } from './config/telemetry.js'
 import { watchMappings } from './config/watch.js'
 import type { Extensions } from './engine/index.js'
 import { stockExtensions } from './extensions/stock.js'
@@ -199,8 +201,16 @@ export async function startFromEnvironment(env: NodeJS.ProcessEnv = process.env)
   const config = resolveConfig(build.options)
   const { source, watchable } = reloadSource(mappingsPath, warn, config.server.loadTimeout)
   const reloader = new Reloader(source)
-  const app = await buildServer({ ...build, reloader })
-  await app.listen({ port, host: config.host })
+  // Before the server is built: the service decides whether to trace as it is registered.
+  const telemetry = await startTelemetry(env)
+  let app: FastifyInstance
+  try {
+    app = await buildServer({ ...build, reloader })
+    await app.listen({ port, host: config.host })
+  } catch (error) {
+    await telemetry?.shutdown()
+    throw error
+  }
   const stopReloading = reloadTriggers(mappingsPath, watchable, reloader, config.reload)
   // SIGHUP reloads (above); it does not stop the service.
   closeWithGrace({ delay: 10000, skip: ['SIGHUP'] }, async ({ signal, err }) => {
@@ -208,6 +218,7 @@ export async function startFromEnvironment(env: NodeJS.ProcessEnv = process.env)
     if (err !== undefined) app.log.error({ err }, 'shutting down after an error')
     else app.log.info({ signal }, 'shutting down')
     await app.close()
+    await telemetry?.shutdown()
   })
   return app
 }

@@ -43,6 +43,7 @@ export interface ServiceConfig {
   readonly health: { readonly mapping: string | undefined; readonly timeout: number }
   readonly openapi: boolean
   readonly playground: boolean
+  readonly metrics: false | { readonly path: string; readonly claims: Claims | undefined }
   readonly host: string
   readonly server: ServerConfig
   readonly reload: { readonly watch: boolean; readonly debounce: number }
@@ -135,6 +136,16 @@ function resolveRateLimit(options: Options['rateLimit']): false | RateLimitConfi
   if (options === undefined || options === false) return false
   const limit = options === true ? {} : options
   return { max: limit.max ?? 100, timeWindow: limit.timeWindow ?? 60000 }
+}
+
+/** The paths the service's own routes take: the metrics endpoint may take none of them. */
+const SERVICE_PATHS = new Set(['/map', '/validate', '/health', '/health/mapping', '/mappings', '/extensions', '/openapi.json', '/schema/mapping.json', '/playground'])
+
+function resolveMetrics(options: Options['metrics']): ServiceConfig['metrics'] {
+  if (options === false) return false
+  const path = (typeof options === 'object' ? options.path : undefined) ?? '/metrics'
+  if (SERVICE_PATHS.has(path)) throw new ConfigError(`options.metrics.path: ${path} is already a route of this service`)
+  return { path, claims: typeof options === 'object' ? options.claims : undefined }
 }
 
 /** A startup failure: one clear line naming the setting. */
@@ -304,6 +315,7 @@ export function resolveConfig(raw: unknown = {}): ServiceConfig {
     ['options.map.explicit.claims', typeof explicit === 'object' ? explicit.claims : undefined],
     ['options.map.explain.claims', typeof options.map?.explain === 'object' ? options.map.explain.claims : undefined],
     ['options.validate.claims', options.validate?.claims],
+    ['options.metrics.claims', typeof options.metrics === 'object' ? options.metrics.claims : undefined],
   ]
   for (const [name, claims] of claimSettings) {
     if (claims !== undefined && auth === null) throw new ConfigError(`${name} needs options.auth: claims cannot be checked without authentication`)
@@ -347,6 +359,7 @@ export function resolveConfig(raw: unknown = {}): ServiceConfig {
     health: { mapping: options.health?.mapping, timeout: options.health?.timeout ?? 5000 },
     openapi: options.openapi ?? true,
     playground: options.playground ?? false,
+    metrics: resolveMetrics(options.metrics),
     host: options.host ?? '0.0.0.0',
     server,
     reload: { watch: options.reload?.watch ?? true, debounce: options.reload?.debounce ?? 300 },

@@ -79,6 +79,8 @@ export interface Prepared {
   /** The instance-level report, with the static expansion bound where there is one. */
   readonly report: ValidationReport & { expansion?: number }
   readonly plan: CompiledMapping | null
+  /** True when the result came from the prepared-document cache (validated and compiled earlier). */
+  readonly cached: boolean
 }
 
 /** How many prepared documents stay cached by default (the byte bound usually binds first). */
@@ -347,7 +349,7 @@ export class Mapper {
     const fanOut = options.limits?.fanOut ?? this.limits.fanOut
     const key = `${options.stdout === false ? 0 : 1}${fanOut}\n${content.key}`
     const cached = this.prepared.get(key)
-    if (cached !== undefined) return cached
+    if (cached !== undefined) return { report: cached.report, plan: cached.plan, cached: true }
     const prepared = this.prepareNow(document, options)
     this.prepared.set(key, prepared, content.size)
     return prepared
@@ -360,7 +362,7 @@ export class Mapper {
 
   private prepareNow(document: object, options: ValidateOptions): Prepared {
     const report = this.report(document, options)
-    return { report, plan: report.valid ? this.compile(document) : null }
+    return { report, plan: report.valid ? this.compile(document) : null, cached: false }
   }
 
   /**

@@ -8,6 +8,7 @@ import type { ServiceConfig } from '../config/resolve.js'
 import { Forbidden, InvalidMappingDocument, MESSAGES, OutputNotSerializable, ValidationError, unknownMapping } from '../errors.js'
 import { requireClaims } from '../plugins/auth.js'
 import { requireBody } from '../plugins/body.js'
+import { EXPLICIT, type EvaluationObserver } from '../plugins/evaluations.js'
 import { errorResponses } from '../schemas/error.js'
 import { EnvelopeSchema, MapRequestSchema } from '../schemas/map.js'
 
@@ -21,9 +22,10 @@ function explained({ envelope, explain }: Explained): Envelope {
 interface MapRoutesOptions {
   readonly map: ServiceConfig['map']
   readonly limits: ServiceConfig['limits']
+  readonly evaluations: EvaluationObserver
 }
 
-export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app, { map, limits }) => {
+export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app, { map, limits, evaluations }) => {
   app.post(
     '/map',
     {
@@ -53,6 +55,7 @@ export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app
         // On top of the route's claims; only here is it known which form the body takes.
         requireClaims(request.identity, map.explicit.claims, 'explicit mappings')
         const explicit = engine.explicit(mapping)
+        evaluations.prepared(explicit)
         if (explicit.plan === null) throw new InvalidMappingDocument(explicit.report)
         plan = explicit.plan
         budgets = limits.explicit
@@ -81,9 +84,11 @@ export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app
       const stdout = (text: string): void => {
         request.log.debug({ requestId: request.requestId, stdout: text }, 'mapping stdout')
       }
+      const label = typeof mapping === 'string' ? mapping : EXPLICIT
       // An explain answer is the evaluation as data: the trace matters most when the envelope is invalid.
-      const envelope: Envelope =
-        explain === true ? explained(await plan.explain(input, extra, { limits: budgets, stdout })) : await plan.run(input, extra, { limits: budgets, stdout })
+      const envelope = await evaluations.run(label, extra, async () =>
+        explain === true ? explained(await plan.explain(input, extra, { limits: budgets, stdout })) : plan.run(input, extra, { limits: budgets, stdout }),
+      )
       if (!envelope.valid && map.invalidStatus !== undefined && explain !== true) throw new ValidationError(map.invalidStatus, envelope.errors)
       // Serialized as it is: the output's keys in their order, then valid and errors. Printed here,
       // not by a reply serializer, so that an error answer is never printed twice.
@@ -94,6 +99,7 @@ export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app
         if (error instanceof RangeError) throw new OutputNotSerializable()
         throw error
       }
+      evaluations.printed(label, text)
       // A string payload is sent as it is (the response schema serializes objects only).
       return reply.type(JSON_TYPE).send(text as unknown as Envelope)
     },

@@ -120,6 +120,14 @@ const RateLimitOptionsSchema = Type.Object(
   { additionalProperties: false },
 )
 
+const MetricsOptionsSchema = Type.Object(
+  {
+    path: Type.Optional(Type.String({ pattern: '^/[A-Za-z0-9._~/-]*$', description: 'Path of the Prometheus text endpoint (default /metrics).' })),
+    claims: Type.Optional(ClaimsSchema),
+  },
+  { additionalProperties: false },
+)
+
 export const OptionsSchema = Type.Object(
   {
     auth: Type.Optional(AuthOptionsSchema),
@@ -176,6 +184,9 @@ export const OptionsSchema = Type.Object(
     openapi: Type.Optional(Type.Boolean()),
     playground: Type.Optional(
       Type.Boolean({ description: 'Serve the authoring playground at GET /playground: a static page that validates and maps through this server (default false).' }),
+    ),
+    metrics: Type.Optional(
+      Type.Union([Type.Boolean(), MetricsOptionsSchema], { description: 'The Prometheus endpoint: true (default) serves GET /metrics, false none, an object sets its path and the claims a token needs to read it (with options.auth; without claims the endpoint is public, like /health).' }),
     ),
     limits: Type.Optional(LimitsOptionsSchema),
     underPressure: Type.Optional(Type.Union([Type.Literal(false), UnderPressureOptionsSchema])),

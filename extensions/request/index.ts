@@ -13,6 +13,7 @@ import { exchange } from './exchange.js'
 import { forwardedHeaders } from './headers.js'
 import { parseEnvelope } from './parse.js'
 import { compileScraper } from './scraper.js'
+import { UpstreamWatch } from './telemetry.js'
 import { locateUrl } from './url.js'
 
 export { DEFAULTS, type RedirectMode, type RequestConfig, type RequestPolicy } from './config.js'
@@ -21,6 +22,7 @@ export { PrivateNetworkRefusedError, isPrivateAddress } from './private-network.
 export { ResponseTooLargeError } from './body.js'
 export { HOP_HEADER } from './headers.js'
 export { MAX_RESPONSE_DEPTH, ResponseTooDeepError } from './depth.js'
+export { UPSTREAM_CHANNEL, type UpstreamCall } from './telemetry.js'
 
 function refuseProtocol(url: URL, policy: RequestPolicy): void {
   if (!policy.allowedProtocols.includes(url.protocol)) {
@@ -54,18 +56,28 @@ export function createRequest(config: RequestConfig = {}): Plugin {
         if (mapped === null) return undefined
         body = JSON.stringify(mapped)
       }
-      const incoming = await exchange({ url, method: call.method, headers, body }, policy, dispatcher, deadline)
-      let bytes: Buffer
+      // From here on the call goes out: one span and one published outcome for it, redirects and body included.
+      const watch = new UpstreamWatch(context, call.method, url, headers, policy.allowHeaders)
       try {
-        // A HEAD response declares the length of a body it does not carry.
-        const declared = call.method === 'HEAD' ? undefined : incoming.headers['content-length']
-        bytes = await readBody(incoming.body, declared, policy.maxResponseBytes)
+        const incoming = await exchange({ url, method: call.method, headers, body }, policy, dispatcher, deadline)
+        watch.responded(incoming.status)
+        let bytes: Buffer
+        try {
+          // A HEAD response declares the length of a body it does not carry.
+          const declared = call.method === 'HEAD' ? undefined : incoming.headers['content-length']
+          bytes = await readBody(incoming.body, declared, policy.maxResponseBytes)
+        } catch (error) {
+          deadline.check()
+          if (error instanceof ResponseTooLargeError) throw error
+          throw new Error(`Reading the response of ${incoming.url.href} failed: ${(error as Error).message}`, { cause: error })
+        }
+        return parseEnvelope(incoming.status, incoming.headers['content-type'], bytes, scraper, incoming.url.href)
       } catch (error) {
-        deadline.check()
-        if (error instanceof ResponseTooLargeError) throw error
-        throw new Error(`Reading the response of ${incoming.url.href} failed: ${(error as Error).message}`, { cause: error })
+        watch.failed(error)
+        throw error
+      } finally {
+        watch.end()
       }
-      return parseEnvelope(incoming.status, incoming.headers['content-type'], bytes, scraper, incoming.url.href)
     } finally {
       deadline.dispose()
     }

@@ -1,0 +1,131 @@
+// The one place POST /map's evaluations are observed: their metrics and their span. The route hands
+// over what it knows (which mapping, the prepared explicit document, the printed envelope); nothing
+// else in the service counts evaluations. With metrics and tracing both off it only calls through.
+import { context, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api'
+import { BudgetExceeded, type Envelope, type Extensions, type Prepared } from '../engine/index.js'
+import type { UpstreamCall } from '../extensions/request/index.js'
+import { shapeError } from './errors.js'
+import type { ServiceMetrics } from './service-metrics.js'
+
+/** The `mapping` label and span attribute of every explicit document: one value, however many documents. */
+export const EXPLICIT = '(explicit)'
+
+/**
+ * What the service tells extensions about the evaluation they run in: `context.evaluation`. The
+ * service's own plugin wrapper and upstream counter read it; an extension may log it.
+ */
+export interface Evaluation {
+  /** The registered id, or EXPLICIT. */
+  readonly mapping: string
+}
+
+/** The `extra` of one run, made by the caller for it alone. */
+type Extra = Record<string, unknown>
+
+/** An evaluation as one observer made it: another service instance in the process never counts it. */
+class ObservedEvaluation implements Evaluation {
+  readonly #observer: EvaluationObserver
+
+  constructor(
+    readonly mapping: string,
+    observer: EvaluationObserver,
+  ) {
+    this.#observer = observer
+  }
+
+  madeBy(observer: EvaluationObserver): boolean {
+    return this.#observer === observer
+  }
+}
+
+/** The evaluation an extension's context belongs to, when this observer runs it. */
+function evaluationOf(evaluationContext: unknown, observer: EvaluationObserver): ObservedEvaluation | undefined {
+  if (typeof evaluationContext !== 'object' || evaluationContext === null) return undefined
+  const evaluation = (evaluationContext as { evaluation?: unknown }).evaluation
+  return evaluation instanceof ObservedEvaluation && evaluation.madeBy(observer) ? evaluation : undefined
+}
+
+export class EvaluationObserver {
+  constructor(
+    private readonly metrics: ServiceMetrics | undefined,
+    /** Present only when an OpenTelemetry SDK was registered as the service was built. */
+    private readonly tracer: Tracer | undefined,
+  ) {}
+
+  /**
+   * Count every plugin call of an evaluation under its mapping: each plugin of the surface wrapped
+   * once, at startup. Without metrics the surface is returned as it is.
+   */
+  surface(extensions: Extensions): Extensions {
+    const metrics = this.metrics
+    if (metrics === undefined || extensions.plugins === undefined) return extensions
+    const observer = this
+    const plugins = Object.fromEntries(
+      Object.entries(extensions.plugins).map(([name, plugin]) => [
+        name,
+        function observed(options: unknown, value: unknown, evaluationContext: Parameters<typeof plugin>[2]): unknown {
+          const evaluation = evaluationOf(evaluationContext, observer)
+          if (evaluation !== undefined) metrics.pluginCalled(evaluation.mapping, name)
+          return plugin(options, value, evaluationContext)
+        },
+      ]),
+    )
+    return { ...extensions, plugins }
+  }
+
+  /**
+   * The request plugin's message on UPSTREAM_CHANNEL: its status, counted under the evaluation's
+   * mapping. A subscriber that threw would crash the process, so anything else is ignored.
+   */
+  readonly upstreamCalled = (message: unknown): void => {
+    const call = message as Partial<UpstreamCall> | null
+    const evaluation = this.metrics === undefined ? undefined : evaluationOf(call?.context, this)
+    if (evaluation !== undefined) this.metrics!.upstreamAnswered(evaluation.mapping, typeof call!.status === 'number' ? call!.status : undefined)
+  }
+
+  /** An explicit document as `EngineService.explicit` prepared it: a cache lookup, and a refusal when invalid. */
+  prepared(prepared: Prepared): void {
+    if (this.metrics === undefined) return
+    this.metrics.looked(prepared.cached)
+    if (prepared.plan === null) this.metrics.refused(prepared.report)
+  }
+
+  /**
+   * Evaluate as `mapping` (`evaluate` runs or explains the plan with `extra`): in its own span,
+   * timed, its outcome counted. With metrics, `extra`
+   * gains `evaluation`: added to the object itself, since an object derived from it per request
+   * (Object.create) would cost V8 a new prototype map each time.
+   */
+  async run(mapping: string, extra: Extra, evaluate: () => Envelope | Promise<Envelope>): Promise<Envelope> {
+    const { metrics, tracer } = this
+    if (metrics === undefined && tracer === undefined) return evaluate()
+    if (metrics !== undefined) extra.evaluation = new ObservedEvaluation(mapping, this)
+    const span = tracer?.startSpan('mapping.evaluate', { attributes: { 'mapper.mapping': mapping } })
+    const started = performance.now()
+    try {
+      const envelope = await (span === undefined ? evaluate() : context.with(trace.setSpan(context.active(), span), evaluate))
+      metrics?.evaluated(mapping, envelope.valid ? 'valid' : 'invalid', (performance.now() - started) / 1000, envelope.errors.length)
+      span?.setAttributes({ 'mapper.valid': envelope.valid, 'mapper.errors': envelope.errors.length })
+      return envelope
+    } catch (error) {
+      if (metrics !== undefined) {
+        metrics.evaluated(mapping, 'failed', (performance.now() - started) / 1000, 0)
+        metrics.failed(mapping, shapeError(error, 0).code, error instanceof BudgetExceeded ? error.budget : undefined)
+      }
+      if (span !== undefined) failSpan(span, error)
+      throw error
+    } finally {
+      span?.end()
+    }
+  }
+
+  /** The envelope as printed for the response. */
+  printed(mapping: string, text: string): void {
+    this.metrics?.printed(mapping, Buffer.byteLength(text))
+  }
+}
+
+function failSpan(span: Span, error: unknown): void {
+  span.recordException(error instanceof Error ? error : String(error))
+  span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) })
+}

@@ -1,0 +1,180 @@
+// The Prometheus series of one service instance, in a registry of its own: several instances in one
+// process (tests, a host embedding two) never clash over a metric name. The process's own figures
+// (CPU, memory, event loop, GC) belong to the process, not to an instance: they are collected once
+// per process, into a registry shared by every instance, and appended to each one's exposition.
+//
+// Every label has a bounded set of values: `route` is a route's pattern (unknown paths share one
+// value), `mapping` a registered id or one value for every explicit document, `rule` a validation
+// rule id, `code` an error code of the catalogue, `budget` a budget name, `status` an HTTP status.
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
+import type { ValidationReport } from '../engine/index.js'
+
+/** The `route` label of a request no route matched. */
+export const UNMATCHED_ROUTE = '(unmatched)'
+
+const SECONDS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+const BYTES = [256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216]
+
+let processRegistry: Registry | undefined
+
+/** The process-wide registry of the default Node.js metrics, made on first use. */
+function processMetrics(): Registry {
+  if (processRegistry === undefined) {
+    processRegistry = new Registry()
+    collectDefaultMetrics({ register: processRegistry })
+  }
+  return processRegistry
+}
+
+export type EvaluationResult = 'valid' | 'invalid' | 'failed'
+
+export class ServiceMetrics {
+  readonly registry = new Registry()
+  readonly contentType = this.registry.contentType
+
+  private readonly requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status code.',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  })
+
+  private readonly requestDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time from receiving a request to sending its response, by method, route pattern and status code.',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: SECONDS,
+    registers: [this.registry],
+  })
+
+  private readonly evaluations = new Counter({
+    name: 'mapper_evaluations_total',
+    help: 'Evaluations run by POST /map, by mapping and result: valid, invalid (valid: false) or failed (an error answered instead of an envelope).',
+    labelNames: ['mapping', 'result'] as const,
+    registers: [this.registry],
+  })
+
+  private readonly evaluationDuration = new Histogram({
+    name: 'mapper_evaluation_duration_seconds',
+    help: 'Duration of one evaluation, plugin calls included, by mapping.',
+    labelNames: ['mapping'] as const,
+    buckets: SECONDS,
+    registers: [this.registry],
+  })
+
+  private readonly envelopeErrors = new Counter({
+    name: 'mapper_envelope_errors_total',
+    help: 'Error objects in the envelopes of valid: false evaluations, by mapping.',
+    labelNames: ['mapping'] as const,
+    registers: [this.registry],
+  })
+
+  private readonly failures = new Counter({
+    name: 'mapper_evaluation_failures_total',
+    help: 'Evaluations that ended in an error answer, by mapping and error code.',
+    labelNames: ['mapping', 'code'] as const,
+    registers: [this.registry],
+  })
+
+  private readonly budgetTrips = new Counter({
+    name: 'mapper_budget_exceeded_total',
+    help: 'Evaluations stopped by one of their budgets, by mapping and budget.',
+    labelNames: ['mapping', 'budget'] as const,
+    registers: [this.registry],
+  })
+
+  private readonly refusals = new Counter({
+    name: 'mapper_document_errors_total',
+    help: 'Validation errors of explicit documents refused by POST /map (422), by rule id.',
+    labelNames: ['rule'] as const,
+    registers: [this.registry],
+  })
+
+  private readonly outputBytes = new Histogram({
+    name: 'mapper_output_bytes',
+    help: 'Bytes of the serialized envelope of one evaluation, by mapping.',
+    labelNames: ['mapping'] as const,
+    buckets: BYTES,
+    registers: [this.registry],
+  })
+
+  private readonly pluginCalls = new Counter({
+    name: 'mapper_plugin_calls_total',
+    help: 'Plugin calls made by evaluations, by mapping and plugin name.',
+    labelNames: ['mapping', 'plugin'] as const,
+    registers: [this.registry],
+  })
+
+  private readonly upstream = new Counter({
+    name: 'mapper_upstream_responses_total',
+    help: 'Upstream exchanges of the request plugin, by mapping and HTTP status ("error" when no response came).',
+    labelNames: ['mapping', 'status'] as const,
+    registers: [this.registry],
+  })
+
+  private readonly cache = new Counter({
+    name: 'mapper_explicit_cache_lookups_total',
+    help: 'Explicit documents looked up in the prepared-document cache, by result: hit or miss.',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  })
+
+  private readonly reloads = new Counter({
+    name: 'mapper_reloads_total',
+    help: 'Reloads of the registered mappings, by result: ok or failed.',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  })
+
+  constructor() {
+    // Series a dashboard divides by exist from the start, at zero.
+    for (const result of ['hit', 'miss']) this.cache.inc({ result }, 0)
+    for (const result of ['ok', 'failed']) this.reloads.inc({ result }, 0)
+  }
+
+  /** The exposition: this instance's series, then the process's. */
+  async exposition(): Promise<string> {
+    return `${await this.registry.metrics()}\n${await processMetrics().metrics()}`
+  }
+
+  answered(method: string, route: string | undefined, status: number, seconds: number): void {
+    const labels = { method, route: route ?? UNMATCHED_ROUTE, status: String(status) }
+    this.requests.inc(labels)
+    this.requestDuration.observe(labels, seconds)
+  }
+
+  evaluated(mapping: string, result: EvaluationResult, seconds: number, errors: number): void {
+    this.evaluations.inc({ mapping, result })
+    this.evaluationDuration.observe({ mapping }, seconds)
+    if (errors > 0) this.envelopeErrors.inc({ mapping }, errors)
+  }
+
+  failed(mapping: string, code: string, budget: string | undefined): void {
+    this.failures.inc({ mapping, code })
+    if (budget !== undefined) this.budgetTrips.inc({ mapping, budget })
+  }
+
+  refused(report: ValidationReport): void {
+    for (const error of report.errors) this.refusals.inc({ rule: error.rule })
+  }
+
+  printed(mapping: string, bytes: number): void {
+    this.outputBytes.observe({ mapping }, bytes)
+  }
+
+  pluginCalled(mapping: string, plugin: string): void {
+    this.pluginCalls.inc({ mapping, plugin })
+  }
+
+  upstreamAnswered(mapping: string, status: number | undefined): void {
+    this.upstream.inc({ mapping, status: status === undefined ? 'error' : String(status) })
+  }
+
+  looked(hit: boolean): void {
+    this.cache.inc({ result: hit ? 'hit' : 'miss' })
+  }
+
+  reloaded(ok: boolean): void {
+    this.reloads.inc({ result: ok ? 'ok' : 'failed' })
+  }
+}

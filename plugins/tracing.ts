@@ -1,0 +1,32 @@
+// Request spans from @fastify/otel, registered only when an OpenTelemetry SDK is: the standalone
+// server starts one from the OTEL_* environment (config/telemetry.ts), a host may start its own
+// before registering the service. Without one nothing is registered, so a request pays nothing.
+import { FastifyOtelInstrumentation } from '@fastify/otel'
+import { ProxyTracerProvider, trace, type Tracer } from '@opentelemetry/api'
+import fp from 'fastify-plugin'
+import { packageInfo } from '../config/package.js'
+
+/** What the API's global provider delegates to while no SDK is registered. */
+const NO_PROVIDER = new ProxyTracerProvider().getDelegate()
+
+/** The service's tracer when a tracer provider is registered globally; undefined otherwise. */
+export function serviceTracer(): Tracer | undefined {
+  const provider = trace.getTracerProvider()
+  if (provider instanceof ProxyTracerProvider && provider.getDelegate() === NO_PROVIDER) return undefined
+  return trace.getTracer('mapper-service', packageInfo().version)
+}
+
+// No require hook to install (it patches nothing), so one instrumentation serves every instance.
+let instrumentation: FastifyOtelInstrumentation | undefined
+
+/**
+ * A span per request (`request`, its route's handler as a child); lifecycle hooks get none of their
+ * own, which would be a dozen spans of bookkeeping around every evaluation.
+ */
+export const tracingPlugin = fp(
+  async (app) => {
+    instrumentation ??= new FastifyOtelInstrumentation({ instrumentHooks: false })
+    await app.register(instrumentation.plugin())
+  },
+  { name: 'mapper-tracing', fastify: '5.x' },
+)

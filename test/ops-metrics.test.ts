@@ -1,0 +1,251 @@
+// GET /metrics (options.metrics): the Prometheus text of a listening server, parsed, and each series
+// moved by exactly what the requests before the scrape did — registered and explicit evaluations,
+// valid: false, refused documents by rule id, a budget trip, a cache hit, request-plugin calls with
+// their upstream status (a real upstream on 127.0.0.1), reloads published on their channel — with
+// the label sets bounded however many documents and paths callers send.
+import { channel, hasSubscribers } from 'node:diagnostics_channel'
+import type { FastifyInstance } from 'fastify'
+import t from 'tap'
+import { stockExtensions } from '../extensions/stock.js'
+import { buildServer } from '../server.js'
+import { ECHO, SECRET, STRICT, bearer, originOf, refusingOrigin, serve, upstream } from './http-support.js'
+
+interface Sample {
+  readonly name: string
+  readonly labels: Readonly<Record<string, string>>
+  readonly value: number
+}
+
+/** The samples of a Prometheus text exposition (comments and blank lines skipped). */
+function parseExposition(text: string): Sample[] {
+  const samples: Sample[] = []
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line)
+    if (match === null) throw new Error(`not a sample line: ${line}`)
+    const labels: Record<string, string> = {}
+    for (const [, name, value] of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) {
+      labels[name!] = value!.replace(/\\(.)/g, (_all, c: string) => (c === 'n' ? '\n' : c))
+    }
+    samples.push({ name: match[1]!, labels, value: Number(match[3]) })
+  }
+  return samples
+}
+
+/** A listening server and what its /metrics says now. */
+interface Scraped {
+  readonly app: FastifyInstance
+  readonly origin: string
+  /** The value of one series (0 when it does not exist yet). */
+  value(name: string, labels?: Record<string, string>): Promise<number>
+  samples(): Promise<Sample[]>
+  post(body: unknown): Promise<{ status: number; text: string }>
+}
+
+async function listening(t: Parameters<typeof serve>[0], build: Parameters<typeof serve>[1] = {}): Promise<Scraped> {
+  const app = await serve(t, build)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const origin = originOf(app)
+  const samples = async (): Promise<Sample[]> => {
+    const response = await fetch(`${origin}/metrics`)
+    if (response.status !== 200) throw new Error(`/metrics answered ${response.status}`)
+    return parseExposition(await response.text())
+  }
+  return {
+    app,
+    origin,
+    samples,
+    async value(name, labels = {}) {
+      const found = (await samples()).filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+      return found.reduce((sum, s) => sum + s.value, 0)
+    },
+    async post(body) {
+      const response = await fetch(`${origin}/map`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+      return { status: response.status, text: await response.text() }
+    },
+  }
+}
+
+const EXPLICIT = { map: { explicit: true } }
+
+t.test('GET /metrics is Prometheus text, public, with process metrics and zeroed cache and reload series', async (t) => {
+  const server = await listening(t)
+  const response = await fetch(`${server.origin}/metrics`)
+  t.equal(response.status, 200)
+  t.match(response.headers.get('content-type'), /^text\/plain; version=0\.0\.4/)
+  const samples = parseExposition(await response.text())
+  t.ok(samples.some((s) => s.name === 'process_cpu_user_seconds_total'), 'the default process metrics')
+  t.ok(samples.some((s) => s.name === 'nodejs_eventloop_lag_seconds'), 'the default Node.js metrics')
+  for (const result of ['hit', 'miss']) t.equal(await server.value('mapper_explicit_cache_lookups_total', { result }), 0)
+  for (const result of ['ok', 'failed']) t.equal(await server.value('mapper_reloads_total', { result }), 0)
+})
+
+t.test('a registered evaluation: its request, its evaluation, its duration and its printed bytes', async (t) => {
+  const server = await listening(t)
+  const answer = await server.post({ mapping: 'echo', input: { hello: 'wörld' } })
+  t.equal(answer.status, 200)
+  t.equal(await server.value('http_requests_total', { method: 'POST', route: '/map', status: '200' }), 1)
+  t.equal(await server.value('http_request_duration_seconds_count', { method: 'POST', route: '/map', status: '200' }), 1)
+  t.equal(await server.value('mapper_evaluations_total', { mapping: 'echo', result: 'valid' }), 1)
+  t.equal(await server.value('mapper_evaluation_duration_seconds_count', { mapping: 'echo' }), 1)
+  t.equal(await server.value('mapper_output_bytes_sum', { mapping: 'echo' }), Buffer.byteLength(answer.text), 'the bytes of the envelope sent')
+  t.equal(await server.value('mapper_envelope_errors_total'), 0)
+  // The scrapes themselves are requests too, on their one route.
+  t.ok((await server.value('http_requests_total', { method: 'GET', route: '/metrics', status: '200' })) >= 1)
+})
+
+t.test('valid: false is counted as invalid, with its error objects', async (t) => {
+  const server = await listening(t, { mappings: [ECHO, STRICT] })
+  t.equal((await server.post({ mapping: 'strict', input: { name: 42 } })).status, 200)
+  t.equal((await server.post({ mapping: 'strict', input: { name: 'ok' } })).status, 200)
+  t.equal(await server.value('mapper_evaluations_total', { mapping: 'strict', result: 'invalid' }), 1)
+  t.equal(await server.value('mapper_evaluations_total', { mapping: 'strict', result: 'valid' }), 1)
+  t.equal(await server.value('mapper_envelope_errors_total', { mapping: 'strict' }), 1)
+})
+
+t.test('with map.invalidStatus, valid: false is still an invalid evaluation (answered 4xx)', async (t) => {
+  const server = await listening(t, { mappings: [ECHO, STRICT], options: { map: { invalidStatus: 422 } } })
+  t.equal((await server.post({ mapping: 'strict', input: { name: 42 } })).status, 422)
+  t.equal(await server.value('mapper_evaluations_total', { mapping: 'strict', result: 'invalid' }), 1)
+  t.equal(await server.value('http_requests_total', { route: '/map', status: '422' }), 1)
+})
+
+t.test('an invalid explicit document: its validation errors by rule id, and no evaluation', async (t) => {
+  const server = await listening(t, { options: EXPLICIT })
+  const unknownTransformer = { mapping: { '/slug': { source: '/title', transform: 'slugify' } } }
+  t.equal((await server.post({ mapping: unknownTransformer, input: {} })).status, 422)
+  t.equal((await server.post({ mapping: { mapping: 42 }, input: {} })).status, 422)
+  t.equal((await server.post({ mapping: { mapping: 42 }, input: {} })).status, 422)
+  t.equal(await server.value('mapper_document_errors_total', { rule: 'KW-transform-1' }), 1)
+  t.equal(await server.value('mapper_document_errors_total', { rule: 'KW-mapping-1' }), 2)
+  t.equal(await server.value('mapper_evaluations_total'), 0, 'a refused document is never evaluated')
+  t.equal(await server.value('http_requests_total', { route: '/map', status: '422' }), 3)
+})
+
+t.test('the same explicit document again is a cache hit', async (t) => {
+  const server = await listening(t, { options: EXPLICIT })
+  const document = { mapping: { '/copy': '/value' } }
+  for (let i = 0; i < 3; i++) t.equal((await server.post({ mapping: document, input: { value: i } })).status, 200)
+  t.equal((await server.post({ mapping: { mapping: { '/other': '/value' } }, input: { value: 1 } })).status, 200)
+  t.equal(await server.value('mapper_explicit_cache_lookups_total', { result: 'miss' }), 2)
+  t.equal(await server.value('mapper_explicit_cache_lookups_total', { result: 'hit' }), 2)
+  t.equal(await server.value('mapper_evaluations_total', { mapping: '(explicit)', result: 'valid' }), 4)
+})
+
+t.test('a budget trip: a failed evaluation, its code and its budget', async (t) => {
+  const server = await listening(t, { options: { map: { explicit: true }, limits: { explicit: { fanOut: 10 } } } })
+  // Its static bound (one `each`) is within the budget; its input is not.
+  const fanning = { mapping: { '/all': { input: '/list', each: { '/v': '/' } } } }
+  const answer = await server.post({ mapping: fanning, input: { list: Array.from({ length: 50 }, (_, i) => i) } })
+  t.equal(answer.status, 422)
+  t.equal(JSON.parse(answer.text).code, 'BudgetExceeded')
+  t.equal(await server.value('mapper_budget_exceeded_total', { mapping: '(explicit)', budget: 'fanOut' }), 1)
+  t.equal(await server.value('mapper_evaluation_failures_total', { mapping: '(explicit)', code: 'BudgetExceeded' }), 1)
+  t.equal(await server.value('mapper_evaluations_total', { mapping: '(explicit)', result: 'failed' }), 1)
+})
+
+t.test('request-plugin calls per mapping, with the status each upstream answered', async (t) => {
+  const up = await upstream(t, (req, res) => {
+    const status = req.url === '/missing' ? 404 : 200
+    res.writeHead(status, { 'content-type': 'application/json' })
+    res.end(JSON.stringify({ path: req.url }))
+  })
+  const down = await refusingOrigin()
+  const fetching = (id: string, origin: string, pathname: string) => ({ $id: id, mapping: { '/got': { request: { origin, pathname, pointer: '/json' } } } })
+  const server = await listening(t, {
+    mappings: [ECHO, fetching('found', up.origin, '/here'), fetching('lost', up.origin, '/missing'), fetching('down', down, '/')],
+    extensions: stockExtensions({ REQUEST_ALLOW_HOSTS: '127.0.0.1' }),
+  })
+  t.equal((await server.post({ mapping: 'found', input: {} })).status, 200)
+  t.equal((await server.post({ mapping: 'found', input: {} })).status, 200)
+  t.equal((await server.post({ mapping: 'lost', input: {} })).status, 200, 'a 404 upstream is data')
+  t.equal((await server.post({ mapping: 'down', input: {} })).status, 500)
+  t.equal((await server.post({ mapping: 'echo', input: {} })).status, 200)
+  t.same(up.hits, ['GET /here', 'GET /here', 'GET /missing'])
+  t.equal(await server.value('mapper_plugin_calls_total', { mapping: 'found', plugin: 'request' }), 2)
+  t.equal(await server.value('mapper_plugin_calls_total', { mapping: 'lost', plugin: 'request' }), 1)
+  t.equal(await server.value('mapper_plugin_calls_total', { mapping: 'down', plugin: 'request' }), 1)
+  t.equal(await server.value('mapper_plugin_calls_total', { mapping: 'echo' }), 0)
+  t.equal(await server.value('mapper_upstream_responses_total', { mapping: 'found', status: '200' }), 2)
+  t.equal(await server.value('mapper_upstream_responses_total', { mapping: 'lost', status: '404' }), 1)
+  t.equal(await server.value('mapper_upstream_responses_total', { mapping: 'down', status: 'error' }), 1)
+  t.equal(await server.value('mapper_evaluation_failures_total', { mapping: 'down', code: 'InternalError' }), 1)
+})
+
+t.test('labels stay bounded: explicit documents share one mapping value, unknown paths one route value', async (t) => {
+  const server = await listening(t, { options: EXPLICIT })
+  for (let i = 0; i < 25; i++) t.equal((await server.post({ mapping: { mapping: { [`/k${i}`]: '/v' } }, input: { v: i } })).status, 200)
+  for (let i = 0; i < 25; i++) t.equal((await fetch(`${server.origin}/nowhere/${i}?q=${i}`)).status, 404)
+  // A scrape is counted once it is answered: the second one sees the first.
+  await server.samples()
+  const samples = await server.samples()
+  const mappings = new Set(samples.filter((s) => s.labels.mapping !== undefined).map((s) => s.labels.mapping))
+  t.same([...mappings], ['(explicit)'], '25 documents, one mapping label value')
+  t.equal(await server.value('mapper_evaluations_total', { mapping: '(explicit)' }), 25)
+  const routes = new Set(samples.filter((s) => s.name === 'http_requests_total').map((s) => s.labels.route))
+  t.same([...routes].sort(), ['(unmatched)', '/map', '/metrics'].sort(), 'route patterns only, never a raw URL')
+  t.equal(await server.value('http_requests_total', { method: 'GET', route: '(unmatched)', status: '404' }), 25)
+})
+
+t.test('reload attempts published on mapper-service:reload are counted, until the service closes', async (t) => {
+  const server = await listening(t)
+  const reloads = channel('mapper-service:reload')
+  reloads.publish({ ok: true, mappings: 3 })
+  reloads.publish({ ok: true, mappings: 4 })
+  reloads.publish({ ok: false, error: 'mappings/bad.json does not parse as JSON' })
+  // Messages off the contract are ignored, on either channel, and never throw.
+  for (const junk of [null, 42, 'reloaded', { ok: 'yes' }]) reloads.publish(junk)
+  for (const junk of [null, 42, { context: null, status: 200 }, { context: { evaluation: { mapping: 'forged' } }, status: 200 }]) {
+    channel('mapper-service:request:upstream').publish(junk)
+  }
+  t.equal(await server.value('mapper_upstream_responses_total'), 0)
+  t.equal(await server.value('mapper_reloads_total', { result: 'ok' }), 2)
+  t.equal(await server.value('mapper_reloads_total', { result: 'failed' }), 1)
+  await server.app.close()
+  t.notOk(hasSubscribers('mapper-service:reload'), 'unsubscribed on close')
+  t.notOk(hasSubscribers('mapper-service:request:upstream'), 'unsubscribed on close')
+})
+
+t.test('two instances in one process keep their own series', async (t) => {
+  const one = await listening(t)
+  const two = await listening(t)
+  t.equal((await one.post({ mapping: 'echo', input: 1 })).status, 200)
+  t.equal((await one.post({ mapping: 'echo', input: 2 })).status, 200)
+  t.equal((await two.post({ mapping: 'echo', input: 3 })).status, 200)
+  t.equal(await one.value('mapper_evaluations_total', { mapping: 'echo' }), 2)
+  t.equal(await two.value('mapper_evaluations_total', { mapping: 'echo' }), 1)
+})
+
+t.test('options.metrics: false, another path, claims', async (t) => {
+  const off = await serve(t, { options: { metrics: false } })
+  t.equal((await off.inject({ method: 'GET', url: '/metrics' })).statusCode, 404)
+  t.equal((await off.inject({ method: 'POST', url: '/map', payload: { mapping: 'echo', input: 1 } })).statusCode, 200, 'the service works without metrics')
+
+  const moved = await serve(t, { options: { metrics: { path: '/ops/metrics' } } })
+  t.equal((await moved.inject({ method: 'GET', url: '/ops/metrics' })).statusCode, 200)
+  t.equal((await moved.inject({ method: 'GET', url: '/metrics' })).statusCode, 404)
+
+  const gated = await serve(t, { options: { auth: { secret: SECRET }, metrics: { claims: { scope: 'ops' } } } })
+  t.equal((await gated.inject({ method: 'GET', url: '/metrics' })).statusCode, 401)
+  t.equal((await gated.inject({ method: 'GET', url: '/metrics', headers: bearer({ scope: 'read' }) })).statusCode, 403)
+  const allowed = await gated.inject({ method: 'GET', url: '/metrics', headers: bearer({ scope: 'ops' }) })
+  t.equal(allowed.statusCode, 200)
+  t.match(allowed.body, /mapper_evaluations_total/)
+
+  const open = await serve(t, { options: { auth: { secret: SECRET } } })
+  t.equal((await open.inject({ method: 'GET', url: '/metrics' })).statusCode, 200, 'public by default, like /health, even with auth on')
+})
+
+t.test('options.metrics mistakes fail the build', async (t) => {
+  await t.rejects(buildServer({ options: { metrics: { path: '/health' } } }), { name: 'ConfigError', message: 'options.metrics.path: /health is already a route of this service' })
+  await t.rejects(buildServer({ options: { metrics: { claims: { scope: 'ops' } } } }), { name: 'ConfigError', message: /options\.metrics\.claims needs options\.auth/ })
+  await t.rejects(buildServer({ options: { metrics: { path: 'metrics' } } }), { name: 'ConfigError', message: /^options\.metrics/ })
+  await t.rejects(buildServer({ options: { metrics: { every: 5 } } }), { name: 'ConfigError', message: /^options\.metrics/ })
+})
+
+t.test('/metrics is left out of the OpenAPI document', async (t) => {
+  const app = await serve(t)
+  const document = JSON.parse((await app.inject({ method: 'GET', url: '/openapi.json' })).body) as { paths: Record<string, unknown> }
+  t.ok(document.paths['/map'])
+  t.notOk(document.paths['/metrics'])
+})
