@@ -90,6 +90,40 @@ async function start(t: Parameters<typeof spawnEntryPoint>[0], env: Record<strin
   return { service, port }
 }
 
+t.test('a reload is checked like a start: a failing example keeps the old set; /metrics counts every attempt; plugin calls stay counted', async (t) => {
+  const tree = tempTree(t, { 'm/a.json': mapping('a', '/a') })
+  const reloader = new Reloader(() => loadMappings(tree.path('m')))
+  let calls = 0
+  const extensions = { plugins: { twice: (_options: unknown, value: unknown) => (calls++, (value as number) * 2) } }
+  const app = Fastify()
+  await app.register(mapperService, { mappings: await loadMappings(tree.path('m')), extensions, reloader, options: { logging: { level: 'silent' } } })
+  await app.ready()
+  t.teardown(() => app.close())
+  const metric = async (line: RegExp): Promise<number> => {
+    const found = line.exec((await app.inject({ method: 'GET', url: '/metrics' })).body)
+    return found === null ? 0 : Number(found[1])
+  }
+
+  // The example says 3 doubles to 7: the set validates, but its example fails, so it is refused whole.
+  const doubling = (expected: number): string =>
+    JSON.stringify({ $id: 'double', mapping: { '/d': { source: '/n', twice: {} } }, examples: [{ input: { n: 3 }, output: { d: expected } }] })
+  tree.write('m/double.json', doubling(7))
+  const refused = await reloader.reload()
+  t.equal(refused.ok, false, 'a failing example fails the reload')
+  t.match(refused.error, /mapping "double" from .*double\.json: example 0 fails: \/d: expected 7, got 6/, 'naming the mapping, its file and the difference')
+  t.equal((await app.inject({ method: 'POST', url: '/map', payload: { mapping: 'double', input: { n: 1 } } })).statusCode, 404, 'the old set is still served')
+
+  tree.write('m/double.json', doubling(6))
+  t.strictSame(await reloader.reload(), { ok: true, mappings: 2 })
+  const before = calls
+  const answer = await app.inject({ method: 'POST', url: '/map', payload: { mapping: 'double', input: { n: 5 } } })
+  t.strictSame(JSON.parse(answer.body), { d: 10, valid: true, errors: [] }, 'the reloaded mapping runs its plugin')
+  t.equal(calls, before + 1)
+  t.equal(await metric(/^mapper_reloads_total\{result="failed"\} (\d+)$/m), 1, 'the failed attempt is counted')
+  t.equal(await metric(/^mapper_reloads_total\{result="ok"\} (\d+)$/m), 1, 'the good one too')
+  t.equal(await metric(/^mapper_plugin_calls_total\{mapping="double",plugin="twice"\} (\d+)$/m), 1, "the reloaded engine's plugin calls are counted under their mapping")
+})
+
 t.test('SIGHUP reloads the directory; a bad file keeps the old set and is named in one line', async (t) => {
   const tree = tempTree(t, { 'm/a.json': mapping('a', '/a') })
   const { service, port } = await start(t, { MAPPINGS: tree.path('m') }, { reload: { watch: false } })

@@ -14,12 +14,13 @@ t.test('defaults: every limit filled in', async (t) => {
     maxConnections: 10000,
     maxHeaderSize: 16384,
     loadTimeout: 10000,
+    trustProxy: false,
   })
   t.strictSame(resolveConfig({ server: {} }).server, SERVER_DEFAULTS)
 })
 
 t.test('what is set is kept; an unset headersTimeout follows a shorter requestTimeout down', async (t) => {
-  const set = { requestTimeout: 20000, headersTimeout: 20000, keepAliveTimeout: 65000, connectionTimeout: 0, maxConnections: 3, maxHeaderSize: 8192, loadTimeout: 500 }
+  const set = { requestTimeout: 20000, headersTimeout: 20000, keepAliveTimeout: 65000, connectionTimeout: 0, maxConnections: 3, maxHeaderSize: 8192, loadTimeout: 500, trustProxy: 2 }
   t.strictSame(resolveConfig({ server: set }).server, set)
   t.equal(resolveConfig({ server: { requestTimeout: 4000 } }).server.headersTimeout, 4000, 'min(10000, requestTimeout)')
   t.equal(resolveConfig({ server: { requestTimeout: 45000 } }).server.headersTimeout, 10000)
@@ -41,6 +42,8 @@ const FAILURES: Array<[name: string, server: Record<string, unknown>, message: R
   ['maxHeaderSize below 1024', { maxHeaderSize: 512 }, /^options\.server\.maxHeaderSize/],
   ['maxHeaderSize over 1 MiB', { maxHeaderSize: 1048577 }, /^options\.server\.maxHeaderSize/],
   ['a loadTimeout of 0', { loadTimeout: 0 }, /^options\.server\.loadTimeout/],
+  ['a trustProxy hop count of 0', { trustProxy: 0 }, /^options\.server\.trustProxy/],
+  ['an empty trustProxy list', { trustProxy: '' }, /^options\.server\.trustProxy/],
 ]
 
 t.test('every mistake is a ConfigError naming the setting, from resolveConfig and buildServer', async (t) => {
