@@ -144,16 +144,26 @@ async function engineWith(documents: ReadonlyArray<[string, unknown]>, env: Node
   return mapper
 }
 
-/** `validate <file|dir>...` → exit code. */
-async function validateCommand(args: string[], io: Io): Promise<number> {
+/**
+ * What `validate` and `test` work on: the documents named (files, directories recursively) and an
+ * engine that sees them beside MAPPINGS; undefined when only --help was asked for (and printed).
+ */
+async function givenDocuments(command: 'validate' | 'test', args: string[], io: Io): Promise<{ documents: Array<[string, unknown]>; mapper: Mapper } | undefined> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } })
   if (values.help) {
-    io.out(USAGE.validate)
-    return 0
+    io.out(USAGE[command])
+    return undefined
   }
-  if (positionals.length === 0) throw new UsageError('validate needs at least one file or directory')
+  if (positionals.length === 0) throw new UsageError(`${command} needs at least one file or directory`)
   const documents = await readDocuments(positionals)
-  const mapper = await engineWith(documents, io.env)
+  return { documents, mapper: await engineWith(documents, io.env) }
+}
+
+/** `validate <file|dir>...` → exit code. */
+async function validateCommand(args: string[], io: Io): Promise<number> {
+  const given = await givenDocuments('validate', args, io)
+  if (given === undefined) return 0
+  const { documents, mapper } = given
   let invalid = 0
   for (const [file, document] of documents) {
     const report: ValidationReport = mapper.validate(document)
@@ -179,14 +189,9 @@ function failureLines(result: ExampleResult): string[] {
 
 /** `test <file|dir>...` → exit code. */
 async function testCommand(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } })
-  if (values.help) {
-    io.out(USAGE.test)
-    return 0
-  }
-  if (positionals.length === 0) throw new UsageError('test needs at least one file or directory')
-  const documents = await readDocuments(positionals)
-  const mapper = await engineWith(documents, io.env)
+  const given = await givenDocuments('test', args, io)
+  if (given === undefined) return 0
+  const { documents, mapper } = given
   const total = documents.reduce((sum, [, document]) => sum + countExamples(document), 0)
   let done = 0
   let passed = 0

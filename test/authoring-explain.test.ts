@@ -1,18 +1,17 @@
 // Explain traces (README "Explain", engine.md §2.13): the engine's trace per pairing (stages,
 // reads, branches, plugins, nested levels) and its bounds; explaining never changes the envelope,
 // over the whole conformance suite; POST /map with "explain": true and its gate; `map --explain`.
-import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import t from 'tap'
-import { packageInfo } from '../config/package.js'
 import { MAX_ELEMENTS, Mapper, type Explanation, type PairingTrace } from '../engine/index.js'
 import { EnvelopeSchema } from '../schemas/map.js'
 import { caseFiles, loadFile, SHARED_SUITE } from './conformance/suite.js'
 import { fixtureExtensions } from './conformance/fixtures.js'
 import { ECHO, SECRET, STRICT, bearer, call, serve } from './http-support.js'
+import { runCli } from './startup-support.js'
 
 const extensions = {
   transformers: { upper: (value: unknown) => (typeof value === 'string' ? value.toUpperCase() : value) },
@@ -340,28 +339,12 @@ t.test('the OpenAPI document shows the explain flag and the trace', async (t) =>
   t.ok(envelope.properties.explain.properties.pairings, 'the trace is described')
 })
 
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/mapper-service.ts', ...args], {
-      cwd: packageInfo().root,
-      env: { ...process.env, MAPPINGS: '', EXTENSIONS: '', OPTIONS: '', OPTIONS_FILE: '' },
-      timeout: 30000,
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
-    child.stdin.end('')
-  })
-}
 
 t.test('map --explain prints the envelope with its trace', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'mapper-explain-'))
   writeFileSync(join(dir, 'doc.json'), JSON.stringify({ mapping: { '/out': { source: '/in', as: 'number' } } }))
   writeFileSync(join(dir, 'input.json'), JSON.stringify({ in: '42' }))
-  const explained = await cli(['map', '--explain', join(dir, 'doc.json'), join(dir, 'input.json')])
+  const explained = await runCli(['map', '--explain', join(dir, 'doc.json'), join(dir, 'input.json')])
   t.equal(explained.code, 0, explained.stderr)
   t.strictSame(JSON.parse(explained.stdout), {
     out: 42,
@@ -384,6 +367,6 @@ t.test('map --explain prints the envelope with its trace', async (t) => {
       truncated: false,
     },
   })
-  const plain = await cli(['map', join(dir, 'doc.json'), join(dir, 'input.json')])
+  const plain = await runCli(['map', join(dir, 'doc.json'), join(dir, 'input.json')])
   t.same(JSON.parse(plain.stdout), { out: 42, valid: true, errors: [] })
 })

@@ -1,34 +1,10 @@
 // The CLI (http.md §10) through the real entry point: validate, map, --help, and the exit codes
 // and one-line errors for bad arguments and files.
-import { spawn } from 'node:child_process'
 import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { packageInfo } from '../config/package.js'
-
-interface Ran {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
-function cli(args: string[], options: { stdin?: string; env?: Record<string, string> } = {}): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/mapper-service.ts', ...args], {
-      cwd: packageInfo().root,
-      env: { ...process.env, MAPPINGS: '', EXTENSIONS: '', OPTIONS: '', OPTIONS_FILE: '', ...options.env },
-      timeout: 30000,
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
-    child.stdin.end(options.stdin ?? '')
-  })
-}
+import { runCli } from './startup-support.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'mapper-cli-'))
 mkdirSync(join(dir, 'nested'))
@@ -40,19 +16,19 @@ writeFileSync(join(dir, 'input.json'), JSON.stringify({ in: '42' }))
 
 t.test('--help for the command and each subcommand', async (t) => {
   for (const args of [['--help'], ['validate', '--help'], ['map', '--help']]) {
-    const ran = await cli(args)
+    const ran = await runCli(args)
     t.equal(ran.code, 0, args.join(' '))
     t.match(ran.stdout, /^Usage: mapper-service/)
   }
 })
 
 t.test('validate: reports each document, sees the others and the bundled mappings, exits 1 when any is invalid', async (t) => {
-  const ok = await cli(['validate', join(dir, 'good.yaml'), join(dir, 'uses-good.json'), 'mappings'])
+  const ok = await runCli(['validate', join(dir, 'good.yaml'), join(dir, 'uses-good.json'), 'mappings'])
   t.equal(ok.code, 0, ok.stderr)
   t.match(ok.stdout, /good\.yaml: valid/)
   t.match(ok.stdout, /uses-good\.json: valid/)
   t.match(ok.stdout, /5 documents, 0 invalid/)
-  const bad = await cli(['validate', dir.replace(/$/, '/nested'), join(dir, 'good.yaml')])
+  const bad = await runCli(['validate', dir.replace(/$/, '/nested'), join(dir, 'good.yaml')])
   t.equal(bad.code, 1)
   t.match(bad.stdout, /bad\.json: invalid/)
   t.match(bad.stdout, /error KW-transform-1 at \/mapping\/~1slug\/transform: slugify matches no registered transformer/)
@@ -60,41 +36,41 @@ t.test('validate: reports each document, sees the others and the bundled mapping
 })
 
 t.test('validate: bad arguments and files are one line on stderr and exit 2', async (t) => {
-  const none = await cli(['validate'])
+  const none = await runCli(['validate'])
   t.equal(none.code, 2)
   t.equal(none.stderr, 'mapper-service: validate needs at least one file or directory\n')
-  const missing = await cli(['validate', join(dir, 'nope.json')])
+  const missing = await runCli(['validate', join(dir, 'nope.json')])
   t.equal(missing.code, 2)
   t.match(missing.stderr, /nope\.json: no such file or directory/)
-  const broken = await cli(['validate', join(dir, 'broken.yaml')])
+  const broken = await runCli(['validate', join(dir, 'broken.yaml')])
   t.equal(broken.code, 2)
   t.match(broken.stderr, /broken\.yaml does not parse as YAML \(line \d+/)
 })
 
 t.test('map: a registered id or a document file, input from a file or standard input', async (t) => {
-  const greet = await cli(['map', 'greet', '-'], { stdin: '{"message":"hello"}' })
+  const greet = await runCli(['map', 'greet', '-'], { stdin: '{"message":"hello"}' })
   t.equal(greet.code, 0, greet.stderr)
   t.same(JSON.parse(greet.stdout), { text: 'hello', valid: true, errors: [] })
-  const file = await cli(['map', join(dir, 'good.yaml'), join(dir, 'input.json')])
+  const file = await runCli(['map', join(dir, 'good.yaml'), join(dir, 'input.json')])
   t.same(JSON.parse(file.stdout), { out: 42, valid: true, errors: [] })
-  const absent = await cli(['map', 'echo'])
+  const absent = await runCli(['map', 'echo'])
   t.same(JSON.parse(absent.stdout), { valid: true, errors: [] }, 'no input: every read is undefined')
-  const invalid = await cli(['map', join(dir, 'nested', 'bad.json')])
+  const invalid = await runCli(['map', join(dir, 'nested', 'bad.json')])
   t.equal(invalid.code, 2)
   t.match(invalid.stderr, /is not a valid mapping/)
-  const unknown = await cli(['map', 'no-such-id'])
+  const unknown = await runCli(['map', 'no-such-id'])
   t.equal(unknown.code, 2)
   t.equal(unknown.stderr, 'mapper-service: no-such-id: neither a file nor a registered mapping id\n')
-  const badInput = await cli(['map', 'echo', '-'], { stdin: '{nope' })
+  const badInput = await runCli(['map', 'echo', '-'], { stdin: '{nope' })
   t.equal(badInput.code, 2)
   t.match(badInput.stderr, /standard input is not valid JSON/)
-  const unknownCommand = await cli(['frobnicate'])
+  const unknownCommand = await runCli(['frobnicate'])
   t.equal(unknownCommand.code, 2)
 })
 
 t.test('map: a result with valid false exits 1', async (t) => {
   writeFileSync(join(dir, 'strict.json'), JSON.stringify({ mapping: { '/x': { source: '/x', required: true } } }))
-  const ran = await cli(['map', join(dir, 'strict.json'), '-'], { stdin: '{}' })
+  const ran = await runCli(['map', join(dir, 'strict.json'), '-'], { stdin: '{}' })
   t.equal(ran.code, 1)
   t.same(JSON.parse(ran.stdout), { valid: false, errors: [{ source: '/x', required: true, message: 'required value' }] })
 })

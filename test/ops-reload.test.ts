@@ -9,7 +9,7 @@ import t from 'tap'
 import mapperService from '../app.js'
 import { loadMappings } from '../config/mappings.js'
 import { RELOAD_CHANNEL, Reloader, type ReloadOutcome } from '../plugins/reload.js'
-import { exchange, freePort, spawnEntryPoint, tempTree, waitForHealth, waitUntil, type EntryPoint } from './startup-support.js'
+import { DELAYED_EXTENSIONS, exchange, freePort, spawnEntryPoint, tempTree, waitForHealth, waitUntil, type EntryPoint } from './startup-support.js'
 
 t.setTimeout(300000)
 
@@ -209,24 +209,6 @@ t.test('watch off: a change waits for SIGHUP', async (t) => {
   t.pass('SIGHUP still reloads')
 })
 
-// The plugin signals that it started (a file), then waits for the test to release it (another file).
-const DELAYED_EXTENSIONS = `
-import { existsSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
-
-const dir = process.env.DELAY_DIR
-const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-
-export default {
-  plugins: {
-    async delayed(options, value) {
-      writeFileSync(join(dir, 'started'), '')
-      while (!existsSync(join(dir, 'release'))) await pause(20)
-      return { ...value, tag: options.tag }
-    },
-  },
-}
-`
 
 const slow = (tag: string): string => JSON.stringify({ $id: 'slow', mapping: { '/out': { source: '/', delayed: { tag } } } })
 

@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs'
 import { Agent } from 'node:http'
 import t from 'tap'
-import { exchange, freePort, spawnEntryPoint, tempTree, waitForHealth, waitUntil } from './startup-support.js'
+import { DELAYED_EXTENSIONS, exchange, freePort, spawnEntryPoint, tempTree, waitForHealth, waitUntil } from './startup-support.js'
 
 t.setTimeout(300000)
 
@@ -65,25 +65,6 @@ t.test('no MAPPINGS: the bundled examples are served; SIGTERM exits 0', async (t
   t.equal(exit.stderr, '', 'nothing on stderr')
 })
 
-// The plugin signals that it started (a file), then waits for the test to release it (another file):
-// the request is provably in flight when SIGTERM arrives, without any timing assumption.
-const DELAYED_EXTENSIONS = `
-import { existsSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
-
-const dir = process.env.DELAY_DIR
-const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-
-export default {
-  plugins: {
-    async delayed(options, value) {
-      writeFileSync(join(dir, 'started'), '')
-      while (!existsSync(join(dir, 'release'))) await pause(20)
-      return { ...value, tag: options.tag }
-    },
-  },
-}
-`
 
 t.test('SIGTERM: new connections are refused, the in-flight request completes, then exit 0', async (t) => {
   const tree = tempTree(t, {

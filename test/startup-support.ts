@@ -159,3 +159,47 @@ export async function waitForHealth(service: EntryPoint, port: number): Promise<
     () => (service.child.exitCode !== null || service.child.signalCode !== null ? `the service exited early: ${service.stderr()}` : undefined),
   )
 }
+
+// The plugin signals that it started (a file), then waits for the test to release it (another file):
+// the request is provably in flight (when SIGTERM or a reload arrives), without any timing assumption.
+export const DELAYED_EXTENSIONS = `
+import { existsSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+
+const dir = process.env.DELAY_DIR
+const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+export default {
+  plugins: {
+    async delayed(options, value) {
+      writeFileSync(join(dir, 'started'), '')
+      while (!existsSync(join(dir, 'release'))) await pause(20)
+      return { ...value, tag: options.tag }
+    },
+  },
+}
+`
+
+export interface Ran {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Run the `mapper-service` command (through tsx) with a clean MAPPINGS / EXTENSIONS / OPTIONS environment. */
+export function runCli(args: string[], options: { stdin?: string; env?: Record<string, string> } = {}): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, MAPPINGS: '', EXTENSIONS: '', OPTIONS: '', OPTIONS_FILE: '', ...options.env },
+      timeout: 30000,
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code, stdout, stderr }))
+    child.stdin.end(options.stdin ?? '')
+  })
+}
