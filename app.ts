@@ -61,7 +61,8 @@ const mapperService: FastifyPluginAsync<MapperServiceOptions> = async (app, opts
     explicitStdout: config.map.explicit !== false && config.map.explicit.stdout,
     cacheBytes: config.map.explicit === false ? 0 : config.map.explicit.cacheBytes,
   })
-  opts.reloader?.attach(registry, app.log)
+  // Counted here rather than from the process-wide channel, where another instance's reloads also pass.
+  opts.reloader?.attach(registry, app.log, metrics === undefined ? undefined : (outcome) => metrics.reloaded(outcome.ok))
 
   // Every route registered from here on is a known path for the method rules (OPTIONS, 405).
   const served = new ServedPaths()

@@ -159,6 +159,9 @@ async function givenDocuments(command: 'validate' | 'test', args: string[], io: 
   return { documents, mapper: await engineWith(documents, io.env) }
 }
 
+/** `3 documents`, `1 warning`. */
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`
+
 /** `validate <file|dir>...` → exit code. */
 async function validateCommand(args: string[], io: Io): Promise<number> {
   const given = await givenDocuments('validate', args, io)
@@ -168,11 +171,11 @@ async function validateCommand(args: string[], io: Io): Promise<number> {
   for (const [file, document] of documents) {
     const report: ValidationReport = mapper.validate(document)
     if (!report.valid) invalid++
-    io.out(`${file}: ${report.valid ? 'valid' : 'invalid'}${report.warnings.length > 0 ? ` (${report.warnings.length} warning${report.warnings.length === 1 ? '' : 's'})` : ''}\n`)
+    io.out(`${file}: ${report.valid ? 'valid' : 'invalid'}${report.warnings.length > 0 ? ` (${plural(report.warnings.length, 'warning')})` : ''}\n`)
     for (const entry of report.errors) io.out(`${describe(entry, 'error')}\n`)
     for (const entry of report.warnings) io.out(`${describe(entry, 'warning')}\n`)
   }
-  io.out(`${documents.length} document${documents.length === 1 ? '' : 's'}, ${invalid} invalid\n`)
+  io.out(`${plural(documents.length, 'document')}, ${invalid} invalid\n`)
   return invalid === 0 ? 0 : 1
 }
 
@@ -219,10 +222,9 @@ async function testCommand(args: string[], io: Io): Promise<number> {
     passed += results.length - failing.length
     failed += failing.length
     if (results.length === 0) io.out(`-    ${file}: no examples\n`)
-    else if (failing.length === 0) io.out(`PASS ${file}: ${results.length} example${results.length === 1 ? '' : 's'}\n`)
-    else io.out(`FAIL ${file}: ${failing.length} of ${results.length} example${results.length === 1 ? '' : 's'} failing\n${failing.flatMap(failureLines).join('\n')}\n`)
+    else if (failing.length === 0) io.out(`PASS ${file}: ${plural(results.length, 'example')}\n`)
+    else io.out(`FAIL ${file}: ${failing.length} of ${plural(results.length, 'example')} failing\n${failing.flatMap(failureLines).join('\n')}\n`)
   }
-  const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`
   io.out(`${plural(documents.length, 'document')}${invalid > 0 ? ` (${invalid} invalid)` : ''}, ${plural(passed + failed, 'example')}: ${passed} passed, ${failed} failed\n`)
   return failed === 0 && invalid === 0 ? 0 : 1
 }

@@ -5,7 +5,7 @@
 import { Context } from './context.js'
 import { MESSAGES, errorObject } from './diagnostics.js'
 import { documentForm } from './document.js'
-import { putVariant, tracedPairing, tracedPipeline, tracedPointer, tracedRelative } from './explain/instrument.js'
+import { putVariant, tracedPairing, tracedPipeline, tracedRead } from './explain/instrument.js'
 import { PATH_OBSERVING_KEYWORDS, POINTER_KEYWORDS, provenanceOf } from './keywords/index.js'
 import { compilePipeline } from './keywords/pipeline.js'
 import { compilePlugins } from './keywords/plugins.js'
@@ -306,12 +306,12 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
       }
       const readSource = this.reader(text)
       const get = (context: Context): unknown => readSource(context.source)
-      return this.basicPlan('pointer', text, this.tracing ? tracedPointer(text, get) : get)
+      return this.basicPlan('pointer', text, this.tracing ? tracedRead(text, false, get) : get)
     }
     if (text.includes('../')) {
       // Extended tier (§3.6): combine with the current source path, read from the root input.
       const get = (context: Context): unknown => compileReader(parsePointer(resolvePath(context.paths.source, text)))(context.run.input)
-      return this.basicPlan('relative', text, this.tracing ? tracedRelative(text, get) : get, true)
+      return this.basicPlan('relative', text, this.tracing ? tracedRead(text, true, get) : get, true)
     }
     return this.basicPlan('invalid', text, this.diagnostic({ descriptor: text, message: MESSAGES.unrecognized }))
   }

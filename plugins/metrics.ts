@@ -1,15 +1,12 @@
 // Feeds the instance's Prometheus series from outside the routes: one onResponse hook for every
-// request of the service (unknown paths included), and the diagnostics channels other parts
-// publish on — the request plugin's upstream calls and the hot reload's attempts — subscribed
-// while the service is open.
+// request of the service (unknown paths included), and the request plugin's upstream calls from
+// their diagnostics channel, subscribed while the service is open (each counted only by the
+// instance whose evaluation made it). Reload attempts are counted by the Reloader's observer (app.ts).
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import fp from 'fastify-plugin'
 import { UPSTREAM_CHANNEL } from '../extensions/request/index.js'
 import type { EvaluationObserver } from './evaluations.js'
 import type { ServiceMetrics } from './service-metrics.js'
-
-/** Where each reload attempt is published: `{ ok: boolean, mappings?: number, error?: string }`. */
-export const RELOAD_CHANNEL = 'mapper-service:reload'
 
 interface MetricsPluginOptions {
   readonly metrics: ServiceMetrics
@@ -23,15 +20,8 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
       metrics.answered(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime / 1000)
       done()
     })
-    // A subscriber that threw would crash the process: a message off the contract is ignored.
-    const reloaded = (message: unknown): void => {
-      const ok = (message as { ok?: unknown } | null)?.ok
-      if (typeof ok === 'boolean') metrics.reloaded(ok)
-    }
-    subscribe(RELOAD_CHANNEL, reloaded)
     subscribe(UPSTREAM_CHANNEL, evaluations.upstreamCalled)
     app.addHook('onClose', (_app, done) => {
-      unsubscribe(RELOAD_CHANNEL, reloaded)
       unsubscribe(UPSTREAM_CHANNEL, evaluations.upstreamCalled)
       done()
     })

@@ -2,7 +2,8 @@
 // swapped in at once (plugins/engine.ts EngineRegistry); a set that fails leaves the served one in
 // place. One reload runs at a time; those asked for meanwhile share one more run after it, which
 // reads the source afresh. Every attempt logs one line and is published on the
-// `mapper-service:reload` diagnostics channel (the metrics count it there).
+// `mapper-service:reload` diagnostics channel for whoever listens in the process; the service it
+// is attached to counts its own attempts in its metrics.
 import { channel } from 'node:diagnostics_channel'
 import type { FastifyBaseLogger } from 'fastify'
 import { mappingEntries, type MappingsInput } from '../config/mappings.js'
@@ -36,16 +37,19 @@ interface Pending {
  * outcome says `ok: false` and the previous set stays served.
  */
 export class Reloader {
-  #target: { readonly registry: EngineRegistry; readonly log: FastifyBaseLogger } | undefined
+  #target: { readonly registry: EngineRegistry; readonly log: FastifyBaseLogger; readonly observe: (outcome: ReloadOutcome) => void } | undefined
   #running: Promise<ReloadOutcome> | null = null
   #pending: Pending | null = null
 
   constructor(private readonly source?: MappingsSource) {}
 
-  /** Called by the service plugin at registration: one Reloader serves one service. */
-  attach(registry: EngineRegistry, log: FastifyBaseLogger): void {
+  /**
+   * Called by the service plugin at registration: one Reloader serves one service, which observes
+   * the outcome of each attempt (its metrics) before it is published.
+   */
+  attach(registry: EngineRegistry, log: FastifyBaseLogger, observe: (outcome: ReloadOutcome) => void = () => {}): void {
     if (this.#target !== undefined) throw new Error('this Reloader already serves a mapper-service')
-    this.#target = { registry, log }
+    this.#target = { registry, log, observe }
   }
 
   reload(source: MappingsSource | undefined = this.source): Promise<ReloadOutcome> {
@@ -79,7 +83,7 @@ export class Reloader {
   }
 
   async #attempt(source: MappingsSource): Promise<ReloadOutcome> {
-    const { registry, log } = this.#target!
+    const { registry, log, observe } = this.#target!
     let outcome: ReloadOutcome
     try {
       const entries = mappingEntries(await source(), 'reloaded mappings')
@@ -93,6 +97,7 @@ export class Reloader {
       const kept = Object.keys(registry.current.mapper.mappings).length
       log.error({ mappings: kept }, `mappings reload failed, still serving the previous ${kept} mappings: ${reason}`)
     }
+    observe(outcome)
     reloads.publish(outcome)
     return outcome
   }

@@ -7,6 +7,7 @@ import { channel, hasSubscribers } from 'node:diagnostics_channel'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { stockExtensions } from '../extensions/stock.js'
+import { Reloader } from '../plugins/reload.js'
 import { buildServer } from '../server.js'
 import { ECHO, SECRET, STRICT, bearer, originOf, refusingOrigin, serve, upstream } from './http-support.js'
 
@@ -187,22 +188,24 @@ t.test('labels stay bounded: explicit documents share one mapping value, unknown
   t.equal(await server.value('http_requests_total', { method: 'GET', route: '(unmatched)', status: '404' }), 25)
 })
 
-t.test('reload attempts published on mapper-service:reload are counted, until the service closes', async (t) => {
-  const server = await listening(t)
-  const reloads = channel('mapper-service:reload')
-  reloads.publish({ ok: true, mappings: 3 })
-  reloads.publish({ ok: true, mappings: 4 })
-  reloads.publish({ ok: false, error: 'mappings/bad.json does not parse as JSON' })
-  // Messages off the contract are ignored, on either channel, and never throw.
-  for (const junk of [null, 42, 'reloaded', { ok: 'yes' }]) reloads.publish(junk)
+t.test("reload attempts are counted by the instance they reload, never another's; off-contract upstream messages are ignored", async (t) => {
+  const reloader = new Reloader()
+  const server = await listening(t, { reloader })
+  const other = await listening(t)
+  // Another service's reloads in this process pass on the same channel: they are not this one's.
+  channel('mapper-service:reload').publish({ ok: true, mappings: 1 })
+  t.strictSame(await reloader.reload(() => [ECHO, STRICT]), { ok: true, mappings: 2 })
+  t.strictSame(await reloader.reload(() => [ECHO]), { ok: true, mappings: 1 })
+  t.equal((await reloader.reload(() => [{ $id: 'broken', mapping: { '/x': { source: 'not-a-pointer' } } }])).ok, false)
+  t.equal(await server.value('mapper_reloads_total', { result: 'ok' }), 2)
+  t.equal(await server.value('mapper_reloads_total', { result: 'failed' }), 1)
+  t.equal(await other.value('mapper_reloads_total'), 0, 'the other instance counted none of them')
   for (const junk of [null, 42, { context: null, status: 200 }, { context: { evaluation: { mapping: 'forged' } }, status: 200 }]) {
     channel('mapper-service:request:upstream').publish(junk)
   }
   t.equal(await server.value('mapper_upstream_responses_total'), 0)
-  t.equal(await server.value('mapper_reloads_total', { result: 'ok' }), 2)
-  t.equal(await server.value('mapper_reloads_total', { result: 'failed' }), 1)
   await server.app.close()
-  t.notOk(hasSubscribers('mapper-service:reload'), 'unsubscribed on close')
+  await other.app.close()
   t.notOk(hasSubscribers('mapper-service:request:upstream'), 'unsubscribed on close')
 })
 

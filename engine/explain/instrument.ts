@@ -112,24 +112,15 @@ function timedPlugin(descriptor: Record<string, unknown>, step: Step, name: stri
   }
 }
 
-/** A pointer-string descriptor: a `source` read. */
-export function tracedPointer(text: string, get: (context: Context) => unknown): (context: Context) => unknown {
+/**
+ * A string descriptor's read: a pointer into the source, or a relative reference (`../x`), which
+ * resolves against the source path as it stands (`relative`) and reads from the input's root.
+ */
+export function tracedRead(text: string, relative: boolean, get: (context: Context) => unknown): (context: Context) => unknown {
   return (context) => {
     claimStages(context, text)
     const before = context.run.errors.length
-    noteRead(context, resolvePath(sourceLocation(context), text))
-    const value = get(context)
-    noteStage(context, text, 'locate', 'source', value, before)
-    return value
-  }
-}
-
-/** A relative reference (`../x`): read from the input's root at the resolved path. */
-export function tracedRelative(text: string, get: (context: Context) => unknown): (context: Context) => unknown {
-  return (context) => {
-    claimStages(context, text)
-    const before = context.run.errors.length
-    noteRead(context, resolvePath(context.paths.source, text))
+    noteRead(context, resolvePath(relative ? context.paths.source : sourceLocation(context), text))
     const value = get(context)
     noteStage(context, text, 'locate', 'source', value, before)
     return value

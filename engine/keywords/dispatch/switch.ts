@@ -73,8 +73,7 @@ export default keyword<{ source?: string; input?: string; output?: string; cases
       }
     }
     const fallback = cases.get('default')
-    if (cx.tracing) return tracedSwitch(descriptor, keyOf, cases, fallback)
-    return {
+    const step: Step = {
       awaits: true,
       run(value, context) {
         const key = keyOf(value, context)
@@ -84,15 +83,17 @@ export default keyword<{ source?: string; input?: string; output?: string; cases
         return read(slot, context, value)
       },
     }
+    return cx.tracing ? tracedSwitch(descriptor, keyOf, cases, fallback !== undefined, step) : step
   },
 })
 
-/** Explain mode: the same choice, with the case taken (or none) noted in the pairing's trace. */
+/** Explain mode: the step as it is, with the case it takes (or none) noted in the pairing's trace first. */
 function tracedSwitch(
   descriptor: Record<string, unknown>,
   keyOf: (value: unknown, context: Context) => unknown,
   cases: ReadonlyMap<string, Slot>,
-  fallback: Slot | undefined,
+  hasDefault: boolean,
+  step: Step,
 ): Step {
   return {
     awaits: true,
@@ -100,14 +101,11 @@ function tracedSwitch(
       const key = keyOf(value, context)
       if (!key) {
         noteBranch(context, descriptor, { switch: null })
-        return value
+      } else {
+        const name = toKey(key)
+        noteBranch(context, descriptor, { switch: cases.has(name) ? name : hasDefault ? 'default' : null, key: name })
       }
-      const name = toKey(key)
-      const chosen = cases.get(name)
-      const slot = chosen ?? fallback
-      noteBranch(context, descriptor, { switch: chosen !== undefined ? name : slot !== undefined ? 'default' : null, key: name })
-      if (slot === undefined) return undefined
-      return read(slot, context, value)
+      return step.run(value, context)
     },
   }
 }
