@@ -160,6 +160,9 @@ function selectInEditor(range) {
 
 // ---- the report pane -------------------------------------------------------------------------
 
+/** `1 error`, `2 warnings`. */
+const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`
+
 function setStatus(target, text, failure = false) {
   target.textContent = text
   target.classList.toggle('failure', failure)
@@ -232,7 +235,6 @@ function showReport(report) {
   const annotate = (severity) => (issue) => ({ ...issue, severity, range: locate(tree, issue.pointer) })
   const list = [...(report.errors ?? []).map(annotate('error')), ...(report.warnings ?? []).map(annotate('warning'))]
   const warnings = report.warnings?.length ?? 0
-  const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`
   const summary = report.valid
     ? warnings === 0 ? 'Valid.' : `Valid, with ${plural(warnings, 'warning')}.`
     : `Invalid: ${plural(report.errors.length, 'error')}${warnings === 0 ? '' : `, ${plural(warnings, 'warning')}`}.`
@@ -323,7 +325,7 @@ async function run(map) {
     ui.output.textContent = JSON.stringify(answer.payload, null, 2)
     ui.output.classList.remove('stale')
     const errors = Array.isArray(answer.payload.errors) ? answer.payload.errors.length : 0
-    setStatus(ui.outputStatus, answer.payload.valid === false ? `Mapped; valid: false with ${errors} error${errors === 1 ? '' : 's'}.` : 'Mapped.', answer.payload.valid === false)
+    setStatus(ui.outputStatus, answer.payload.valid === false ? `Mapped; valid: false with ${plural(errors, 'error')}.` : 'Mapped.', answer.payload.valid === false)
     return
   }
   if (answer.payload !== null && typeof answer.payload.report === 'object' && answer.payload.report !== null) showReport(answer.payload.report)
