@@ -8,7 +8,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import t from 'tap'
 import { MAX_ELEMENTS, Mapper, type Explanation, type PairingTrace } from '../engine/index.js'
 import { EnvelopeSchema } from '../schemas/map.js'
-import { caseFiles, loadFile, SHARED_SUITE } from './conformance/suite.js'
+import { caseFiles, loadFile, SUITE_DIR } from './conformance/suite.js'
 import { fixtureExtensions } from './conformance/fixtures.js'
 import { ECHO, SECRET, STRICT, bearer, call, serve } from './http-support.js'
 import { runCli } from './startup-support.js'
@@ -27,7 +27,7 @@ t.test('a pairing: its reads, the value after locate, shape and validate, and wh
   const mapper = new Mapper({}, extensions)
   const { envelope, explain } = await mapper.explain(
     { mapping: { '/title': { source: '/book/title', transform: 'upper', type: 'string', maxLength: 5 } } },
-    { book: { title: 'dune, messiah' } },
+    { book: { title: 'dune, messiah' } }
   )
   t.same(envelope, {
     valid: false,
@@ -112,7 +112,7 @@ t.test('each: nested pairing runs per element, with their input pointers; regist
   const mapper = new Mapper({ mappings: [{ $id: 'person', mapping: { '/n': { source: '/name', transform: 'upper' } } }] }, extensions)
   const { envelope, explain } = await mapper.explain(
     { mapping: { '/people': { source: '/authors', each: { '/name': '/name', '/card': { $ref: 'person' } } } } },
-    { authors: [{ name: 'ada' }, { name: 'alan' }] },
+    { authors: [{ name: 'ada' }, { name: 'alan' }] }
   )
   t.same(envelope, { people: [{ name: 'ada', card: { n: 'ADA' } }, { name: 'alan', card: { n: 'ALAN' } }], valid: true, errors: [] })
   const element = (index: number, name: string): PairingTrace[] => [
@@ -186,7 +186,7 @@ t.test('bounded: a fan-out over 100k elements keeps the first elements, counts t
     { mapping: { '/out': { source: '/items', each: { '/m': '/n' } }, '/long': '/long', '/after': { constant: true } } },
     { items, long },
     undefined,
-    { limits: { fanOut: 200_000, steps: 10_000_000, outputValues: 1_000_000 } },
+    { limits: { fanOut: 200_000, steps: 10_000_000, outputValues: 1_000_000 } }
   )
   t.equal((envelope.out as unknown[]).length, 100_000)
   t.equal(explain.truncated, true)
@@ -219,13 +219,10 @@ t.test('explaining leaves the normal plan alone, and a registered id explains th
   t.equal(array.explain.pairings[0]?.pairings?.[0]?.element, 0)
 })
 
-// Where the shared suite is: beside the project, or where CONFORMANCE_SUITE says (a worktree).
-const SUITE = process.env.CONFORMANCE_SUITE ?? SHARED_SUITE
-
 t.test('explain never changes the result: every conformance case evaluated both ways, envelope, throw and stdout', async (t) => {
-  t.ok(existsSync(SUITE), `the conformance suite is at ${SUITE}`)
+  t.ok(existsSync(SUITE_DIR), `the conformance suite is at ${SUITE_DIR}`)
   let compared = 0
-  for (const file of caseFiles([SUITE])) {
+  for (const file of caseFiles([SUITE_DIR])) {
     for (const c of loadFile(file).cases) {
       // `random` picks differently on every run: nothing to compare.
       if (c.level === 'extend' || JSON.stringify([c.descriptor, c.mappings]).includes('"random"')) continue
@@ -338,7 +335,6 @@ t.test('the OpenAPI document shows the explain flag and the trace', async (t) =>
   const envelope = post.responses['200'].content['application/json'].schema
   t.ok(envelope.properties.explain.properties.pairings, 'the trace is described')
 })
-
 
 t.test('map --explain prints the envelope with its trace', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'mapper-explain-'))

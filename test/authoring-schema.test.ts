@@ -15,7 +15,7 @@ import { KEYWORDS, mappingSchema, validate } from '../engine/index.js'
 import type { KeywordRecord } from '../engine/keywords/record.js'
 import { buildServer } from '../server.js'
 import { SECRET } from './auth-support.js'
-import { caseFiles, loadFile, SHARED_SUITE } from './conformance/suite.js'
+import { caseFiles, loadFile, SUITE_DIR } from './conformance/suite.js'
 
 const ajv = new Ajv2020({ strict: true, allowUnionTypes: true })
 const check = ajv.compile(mappingSchema())
@@ -45,7 +45,7 @@ t.test('every bundled mapping validates', async (t) => {
 })
 
 t.test('every conformance-suite mapping the engine accepts passes the schema', async (t) => {
-  const suite = process.env.CONFORMANCE_SUITE ?? SHARED_SUITE
+  const suite = SUITE_DIR
   const files = caseFiles([suite])
   t.ok(files.length >= 14, `found ${files.length} case files in ${suite}`)
   let accepted = 0
@@ -98,7 +98,7 @@ t.test('invalid documents fail the schema where validation finds them', async (t
   for (const [name, document, rule, path] of INVALID) {
     t.ok(
       validate(document).errors.some((error) => error.rule === rule),
-      `${name}: validation reports ${rule}`,
+      `${name}: validation reports ${rule}`
     )
     const errors = schemaErrors(document)
     t.ok(errors.includes(path), `${name}: the schema fails at ${JSON.stringify(path)} (got ${JSON.stringify(errors)})`)
@@ -120,7 +120,7 @@ const { descriptor } = fc.letrec<{ descriptor: unknown; keywordObject: unknown; 
     fc.array(fc.oneof(scalar, tie('descriptor')), { maxLength: 2 }),
     fc.dictionary(fc.oneof(pointer, fc.constantFrom('eq', 'cases', 'source', 'input', 'pointer', 'mapping', '$ref', 'output')), tie('descriptor'), { maxKeys: 3 }),
     fc.record({ source: pointer, cases: fc.dictionary(word, tie('descriptor'), { maxKeys: 2 }) }),
-    fc.record({ input: scalar, output: fc.oneof(fc.object({ maxDepth: 1 }), scalar) }, { requiredKeys: [] }).map((example) => [example]),
+    fc.record({ input: scalar, output: fc.oneof(fc.object({ maxDepth: 1 }), scalar) }, { requiredKeys: [] }).map((example) => [example])
   ),
 }))
 
@@ -128,7 +128,7 @@ const document = fc.oneof(
   fc.record({ $id: fc.oneof(word, scalar), mapping: fc.dictionary(pointer, descriptor, { maxKeys: 3 }) }, { requiredKeys: ['mapping'] }),
   fc.dictionary(pointer, descriptor, { maxKeys: 3 }),
   fc.record({ mappings: fc.dictionary(word, descriptor, { maxKeys: 2 }) }),
-  descriptor,
+  descriptor
 )
 
 t.test('property: whatever the engine validates clean, the schema accepts', async (t) => {
@@ -141,7 +141,7 @@ t.test('property: whatever the engine validates clean, the schema accepts', asyn
       if (errors.length > 0) throw new Error(`${JSON.stringify(doc)} is valid but fails the schema at ${errors.join(', ')}`)
       return true
     }),
-    { numRuns: 3000 },
+    { numRuns: 3000 }
   )
   t.ok(clean > 300, `${clean} clean documents of 3000 passed`)
 })

@@ -1,13 +1,13 @@
 // `npm run conformance -- <dir-or-file>…`: run case files in the conformance format and end with
-// `conformance: N passed, M failed`. With no argument, the shared suite beside the project.
+// `conformance: N passed, M failed`. With no argument, the project's suite in test/conformance/engine.
 import { relative } from 'node:path'
-import { caseFiles, loadFile, runCase, SHARED_SUITE } from './suite.js'
+import { caseFiles, loadFile, runCase, SUITE_DIR } from './suite.js'
 
 const targets = process.argv.slice(2)
 let passed = 0
 let failed = 0
 try {
-  for (const file of caseFiles(targets.length > 0 ? targets : [SHARED_SUITE])) {
+  for (const file of caseFiles(targets.length > 0 ? targets : [SUITE_DIR])) {
     const { cases } = loadFile(file)
     for (const c of cases) {
       const failures = await runCase(c)

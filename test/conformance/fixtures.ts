@@ -4,7 +4,7 @@ import { readPointer } from '../../engine/pointer.js'
 import type { Extensions } from '../../engine/types.js'
 
 const PEOPLE: Record<string, { id: string; name: string; role: string }> = {
-  '42': { id: '42', name: 'Ada', role: 'admin' },
+  42: { id: '42', name: 'Ada', role: 'admin' },
 }
 
 export const fixtureExtensions: Required<Extensions> = {

@@ -11,7 +11,8 @@ import type { ErrorObject } from '../../engine/types.js'
 import { fixtureExtensions } from './fixtures.js'
 
 export const PROJECT_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..')
-export const SHARED_SUITE = resolve(PROJECT_ROOT, '../shared/conformance/engine')
+/** The language's conformance suite, kept in the project as test data (test/conformance/README.md). */
+export const SUITE_DIR = resolve(PROJECT_ROOT, 'test/conformance/engine')
 
 const UNDEFINED = '__undefined__'
 
