@@ -132,7 +132,7 @@ const isSet = (value: string | undefined): value is string => value !== undefine
 /** Everything the environment configures (http.md §8); throws a one-line error on any mistake. */
 export async function configFromEnvironment(
   env: NodeJS.ProcessEnv,
-  warn: (message: string) => void,
+  warn: (message: string) => void
 ): Promise<BuildConfig & { port: number; mappingsPath: string }> {
   const options = await readOptions(env)
   const timeoutMs = resolveConfig(options).server.loadTimeout
@@ -163,14 +163,14 @@ function reloadSource(path: string, warn: (message: string) => void, timeoutMs: 
 
 /** SIGHUP, and changes under MAPPINGS when `reload.watch` is on, reload the mappings; returns the stop. */
 function reloadTriggers(path: string, watchable: boolean, reloader: Reloader, reload: ServiceConfig['reload']): () => void {
-  const watching = reload.watch && watchable ? watchMappings(path, () => void trigger(), reload.debounce) : undefined
+  const watching = reload.watch && watchable ? watchMappings(path, () => { void trigger() }, reload.debounce) : undefined
   // Watching first, reading second: a change made while the set loads is seen, and reloads again.
   const trigger = async (): Promise<void> => {
     await watching?.rearm()
     await reloader.reload()
   }
   void watching?.rearm()
-  const onHangup = (): void => void trigger()
+  const onHangup = (): void => { void trigger() }
   process.on('SIGHUP', onHangup)
   return () => {
     process.off('SIGHUP', onHangup)
@@ -190,6 +190,12 @@ export function isStartupError(error: unknown): boolean {
     (error instanceof Error && /Plugin ".*" cannot be registered/.test(error.message)) ||
     (error instanceof Error && LISTEN_ERRORS.has(String((error as NodeJS.ErrnoException).code)))
   )
+}
+
+/** The one line the command prints on stderr when the service cannot start. */
+export function startupFailureLine(error: unknown): string {
+  if (isStartupError(error)) return `mapper-service: ${(error as Error).message}\n`
+  return `mapper-service: could not start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`
 }
 
 /** Serve from the environment; resolves with the listening server. */

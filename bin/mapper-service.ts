@@ -2,7 +2,7 @@
 // The mapper-service command. With no arguments it serves, configured by the environment
 // (PORT, MAPPINGS, EXTENSIONS, OPTIONS / OPTIONS_FILE); a configuration that cannot start prints
 // one line on stderr and exits 1. `validate` and `map` are in bin/commands.ts.
-import { isStartupError, startFromEnvironment } from '../server.js'
+import { startFromEnvironment, startupFailureLine } from '../server.js'
 import { runCommand } from './commands.js'
 
 const readStdin = async (): Promise<string> => {
@@ -23,11 +23,7 @@ if (code !== undefined) {
   try {
     await startFromEnvironment(process.env)
   } catch (error) {
-    if (isStartupError(error)) {
-      process.stderr.write(`mapper-service: ${(error as Error).message}\n`)
-    } else {
-      process.stderr.write(`mapper-service: could not start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
-    }
+    process.stderr.write(startupFailureLine(error))
     process.exit(1)
   }
 }

@@ -1,10 +1,11 @@
-// The CLI (http.md §10) through the real entry point: validate, map, --help, and the exit codes
-// and one-line errors for bad arguments and files.
+// The CLI (http.md §10): validate, map, --help, and the exit codes and one-line errors for bad
+// arguments and files, run in this process through the entry point's own `runCommand`; the last
+// test runs the real process (standard input, stdout, stderr and the exit code wired to them).
 import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { runCli } from './startup-support.js'
+import { runCli, runEntryPoint } from './startup-support.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'mapper-cli-'))
 mkdirSync(join(dir, 'nested'))
@@ -73,4 +74,22 @@ t.test('map: a result with valid false exits 1', async (t) => {
   const ran = await runCli(['map', join(dir, 'strict.json'), '-'], { stdin: '{}' })
   t.equal(ran.code, 1)
   t.same(JSON.parse(ran.stdout), { valid: false, errors: [{ source: '/x', required: true, message: 'required value' }] })
+})
+
+t.test('the real process: standard input in, the envelope on stdout, errors on stderr, the exit code', async (t) => {
+  const [greet, help, failed, usage] = await Promise.all([
+    runEntryPoint(['map', 'greet', '-'], { stdin: '{"message":"hello"}' }),
+    runEntryPoint(['--help']),
+    runEntryPoint(['map', join(dir, 'strict.json'), '-'], { stdin: '{}' }),
+    runEntryPoint(['validate']),
+  ])
+  t.equal(greet.code, 0, greet.stderr)
+  t.same(JSON.parse(greet.stdout), { text: 'hello', valid: true, errors: [] })
+  t.equal(help.code, 0)
+  t.match(help.stdout, /^Usage: mapper-service/)
+  t.equal(failed.code, 1, 'valid false exits 1')
+  t.equal(failed.stderr, '')
+  t.equal(usage.code, 2)
+  t.equal(usage.stdout, '')
+  t.equal(usage.stderr, 'mapper-service: validate needs at least one file or directory\n')
 })

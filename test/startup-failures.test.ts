@@ -1,11 +1,12 @@
 // Startup failures through the real entry point (http.md §8): every configuration that cannot start
 // exits 1 with one line on stderr naming the setting or file, and never starts listening.
 import { createServer, type AddressInfo } from 'node:net'
-import t from 'tap'
-import { spawnEntryPoint, tempTree, type Exit } from './startup-support.js'
+import t, { type Test } from 'tap'
+import { isStartupError, startFromEnvironment, startupFailureLine } from '../server.js'
+import { spawnEntryPoint, tempTree } from './startup-support.js'
 
-// Each case spawns node with tsx: seconds each on a busy two-core machine.
-t.setTimeout(600000)
+// A spawned process loads the service through tsx: seconds each on a busy two-core machine.
+t.setTimeout(300000)
 
 interface Case {
   readonly name: string
@@ -218,42 +219,77 @@ const cases: Case[] = [
   },
 ]
 
-/** Run up to `width` cases at a time. */
-async function inBatches<T>(items: readonly T[], width: number, run: (item: T) => Promise<void>): Promise<void> {
-  const queue = [...items]
-  await Promise.all(
-    Array.from({ length: width }, async () => {
-      for (let item = queue.shift(); item !== undefined; item = queue.shift()) await run(item)
-    }),
-  )
+/** One case's environment: `@/` in a value stands for its temp dir; PORT 0 unless the case sets it. */
+function environment(c: Case, root: string): Record<string, string> {
+  // PORT 0 and no host option: a case that wrongly started would still not take a fixed port.
+  return { PORT: '0', ...Object.fromEntries(Object.entries(c.env).map(([key, value]) => [key, value.replaceAll('@/', `${root}/`)])) }
 }
 
-t.test('every startup failure: exit 1, one line on stderr naming the setting or file', async (t) => {
-  const outcomes = new Map<string, { exit: Exit; root: string }>()
-  await inBatches(cases, 3, async (c) => {
+/** What a case must say, checked on the one line the entry point prints. */
+function checkLine(t: Test, c: Case, line: string, root: string): void {
+  t.ok(line.startsWith('mapper-service: '), 'prefixed with the command name')
+  for (const fragment of c.says) {
+    if (typeof fragment === 'string') t.ok(line.includes(fragment.replaceAll('@/', `${root}/`)), `says ${JSON.stringify(fragment)}: ${line}`)
+    else t.match(line, fragment)
+  }
+  if (c.report !== undefined) {
+    const marker = 'is invalid: '
+    t.match(JSON.parse(line.slice(line.indexOf(marker) + marker.length)) as unknown, c.report, 'the validation report, as JSON')
+  }
+}
+
+// Every case in this process, through the function the entry point calls and the line it prints
+// (a process per case would cost seconds each); a few of them again through the real process below.
+// Loading a TypeScript module registers tsx's loader for the whole process: such a case gets a
+// process of its own (below), so no case here depends on what an earlier one registered.
+const loadsTypeScript = (c: Case): boolean => Object.keys(c.files ?? {}).some((file) => file.endsWith('.ts'))
+
+t.test('every startup failure: refused before listening, one line naming the setting or file', async (t) => {
+  for (const c of cases.filter((c) => !loadsTypeScript(c))) {
+    await t.test(c.name, async (tt) => {
+      const dir = tempTree(tt, c.files)
+      const written: string[] = []
+      const write = process.stderr.write
+      process.stderr.write = ((chunk: string | Uint8Array) => {
+        written.push(String(chunk))
+        return true
+      }) as typeof process.stderr.write
+      let failure: unknown
+      try {
+        const app = await startFromEnvironment(environment(c, dir.root))
+        await app.close()
+      } catch (error) {
+        failure = error
+      } finally {
+        process.stderr.write = write
+      }
+      tt.ok(failure !== undefined, 'it did not start')
+      tt.ok(isStartupError(failure), `a startup error, not a crash: ${String(failure)}`)
+      const lines = [...written, startupFailureLine(failure)].join('').split('\n').filter((line) => line !== '')
+      tt.equal(lines.length, 1, `one line on stderr: ${lines.join('\n')}`)
+      checkLine(tt, c, lines[0] ?? '', dir.root)
+    })
+  }
+})
+
+// The real entry point: the process exits 1 with that one line on stderr and nothing on stdout;
+// a few cases chosen, and every case that loads TypeScript.
+const THROUGH_THE_PROCESS = ['OPTIONS is not JSON', 'PORT that is not a port', 'a registered mapping that is invalid (its report printed)']
+
+t.test('through the real process: exit 1, the one line on stderr, nothing on stdout', async (t) => {
+  t.equal(cases.filter((c) => THROUGH_THE_PROCESS.includes(c.name)).length, THROUGH_THE_PROCESS.length, 'the chosen cases exist')
+  const chosen = cases.filter((c) => THROUGH_THE_PROCESS.includes(c.name) || loadsTypeScript(c))
+  const exits = await Promise.all(chosen.map(async (c) => {
     const dir = tempTree(t, c.files)
-    const env = Object.fromEntries(Object.entries(c.env).map(([key, value]) => [key, value.replaceAll('@/', `${dir.root}/`)]))
-    // PORT 0 and no host option: a case that wrongly started would still not take a fixed port.
-    const service = spawnEntryPoint(t, { PORT: '0', ...env }, 90000)
-    outcomes.set(c.name, { exit: await service.exited, root: dir.root })
-  })
-  for (const c of cases) {
+    return { c, root: dir.root, exit: await spawnEntryPoint(t, environment(c, dir.root), 90000).exited }
+  }))
+  for (const { c, root, exit } of exits) {
     t.test(c.name, async (tt) => {
-      const { exit, root } = outcomes.get(c.name)!
       tt.equal(exit.killed, false, 'exited by itself')
       tt.equal(exit.code, 1, 'exit code 1')
       const lines = exit.stderr.split('\n').filter((line) => line !== '')
       tt.equal(lines.length, 1, `one line on stderr: ${exit.stderr}`)
-      const line = lines[0] ?? ''
-      tt.ok(line.startsWith('mapper-service: '), 'prefixed with the command name')
-      for (const fragment of c.says) {
-        if (typeof fragment === 'string') tt.ok(line.includes(fragment.replaceAll('@/', `${root}/`)), `says ${JSON.stringify(fragment)}: ${line}`)
-        else tt.match(line, fragment)
-      }
-      if (c.report !== undefined) {
-        const marker = 'is invalid: '
-        tt.match(JSON.parse(line.slice(line.indexOf(marker) + marker.length)) as unknown, c.report, 'the validation report, as JSON')
-      }
+      checkLine(tt, c, lines[0] ?? '', root)
       tt.equal(exit.stdout, '', 'nothing on stdout (it never listened)')
     })
   }

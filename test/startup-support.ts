@@ -8,6 +8,7 @@ import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { runCommand } from '../bin/commands.js'
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
 export const ENTRY = join(ROOT, 'bin', 'mapper-service.ts')
@@ -102,7 +103,7 @@ export function exchange(
   method: string,
   path: string,
   body?: unknown,
-  agent: Agent | false = false,
+  agent: Agent | false = false
 ): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolve, reject) => {
     const text = body === undefined ? undefined : JSON.stringify(body)
@@ -122,7 +123,7 @@ export function exchange(
         res.on('data', (chunk: string) => (received += chunk))
         res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: received }))
         res.on('error', reject)
-      },
+      }
     )
     req.on('timeout', () => req.destroy(new Error(`${method} ${path} timed out`)))
     req.on('error', reject)
@@ -156,7 +157,7 @@ export async function waitForHealth(service: EntryPoint, port: number): Promise<
       }
     },
     60000,
-    () => (service.child.exitCode !== null || service.child.signalCode !== null ? `the service exited early: ${service.stderr()}` : undefined),
+    () => (service.child.exitCode !== null || service.child.signalCode !== null ? `the service exited early: ${service.stderr()}` : undefined)
   )
 }
 
@@ -186,12 +187,32 @@ export interface Ran {
   readonly stderr: string
 }
 
-/** Run the `mapper-service` command (through tsx) with a clean MAPPINGS / EXTENSIONS / OPTIONS environment. */
-export function runCli(args: string[], options: { stdin?: string; env?: Record<string, string> } = {}): Promise<Ran> {
+const CLEAN = { MAPPINGS: '', EXTENSIONS: '', OPTIONS: '', OPTIONS_FILE: '' }
+
+/**
+ * Run a `mapper-service` command in this process, through the same `runCommand` and the same
+ * output and exit-code wiring as the entry point, with a clean MAPPINGS / EXTENSIONS / OPTIONS
+ * environment; `runEntryPoint` is the real process.
+ */
+export async function runCli(args: string[], options: { stdin?: string; env?: Record<string, string> } = {}): Promise<Ran> {
+  let stdout = ''
+  let stderr = ''
+  const code = await runCommand(args, {
+    out: (text) => (stdout += text),
+    err: (text) => (stderr += text),
+    stdin: async () => options.stdin ?? '',
+    env: { ...process.env, ...CLEAN, ...options.env },
+  })
+  if (code === undefined) throw new Error(`runCli: ${args.join(' ')} would serve`)
+  return { code, stdout, stderr }
+}
+
+/** Run the `mapper-service` command as a process (through tsx), like `runCli`. */
+export function runEntryPoint(args: string[], options: { stdin?: string; env?: Record<string, string> } = {}): Promise<Ran> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
       cwd: ROOT,
-      env: { ...process.env, MAPPINGS: '', EXTENSIONS: '', OPTIONS: '', OPTIONS_FILE: '', ...options.env },
+      env: { ...process.env, ...CLEAN, ...options.env },
       timeout: 30000,
     })
     let stdout = ''
