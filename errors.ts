@@ -57,7 +57,7 @@ export class ValidationError extends Error {
   readonly code = 'ValidationError'
   constructor(
     readonly statusCode: number,
-    readonly errors: unknown[],
+    readonly errors: unknown[]
   ) {
     super(MESSAGES.invalidResult)
   }

@@ -215,7 +215,7 @@ async function main(): Promise<number> {
       handwrittenBase: arrayPrepared.operations.handwritten,
       handwrittenScaled: () => all.array.handwritten(scaledInput),
     },
-    options,
+    options
   )
   const scaling = {
     baseRecords: options.records,
@@ -243,7 +243,7 @@ async function main(): Promise<number> {
     Object.entries(rates).map(([name, r]) => [
       name,
       { engineOverHandwritten: r.engine / r.handwritten, engineOverJsonata: r.engine / r.jsonata },
-    ]),
+    ])
   ) as Record<WorkloadName, { engineOverHandwritten: number; engineOverJsonata: number }>
   const ratioList = Object.values(ratios)
   const targets = {
@@ -278,7 +278,7 @@ async function main(): Promise<number> {
     '',
     table(
       ['workload', 'engine ops/s', 'jsonata ops/s', 'hand-written ops/s', `engine÷hand-written (≥ ${TARGET_VS_HANDWRITTEN})`, `engine÷jsonata (≥ ${TARGET_VS_JSONATA})`],
-      rows,
+      rows
     ),
     '',
     `array scaling: ${scaling.scaledRecords.toLocaleString('en-US')} records ${scaling.engineMsScaled.toFixed(2)} ms ÷ ${scaling.baseRecords.toLocaleString('en-US')} records ${scaling.engineMsBase.toFixed(2)} ms = ${scaling.ratio.toFixed(2)} (target ${TARGET_SCALING[0]}–${TARGET_SCALING[1]}) ${mark(targets.arrayScaling.met)}   [hand-written: ${scaling.handwrittenRatio.toFixed(2)}]`,
@@ -289,7 +289,7 @@ async function main(): Promise<number> {
     lines.push(
       `array heap, one evaluation: retained ${formatBytes(heap.retainedBytes)} for ${formatBytes(heap.serializedBytes)} of serialized output = ${heap.retainedRatio.toFixed(2)}× (target ≤ ${TARGET_HEAP}×) ${mark(heap.retainedRatio <= TARGET_HEAP)}`,
       `  allocated during the evaluation, garbage included: ${formatBytes(heap.allocatedBytes)} = ${heap.allocatedRatio.toFixed(2)}× the output`,
-      `  hand-written: retained ${formatBytes(heap.handwritten.retainedBytes)} (${heap.handwritten.retainedRatio.toFixed(2)}×), allocated ${formatBytes(heap.handwritten.allocatedBytes)} (${heap.handwritten.allocatedRatio.toFixed(2)}×)`,
+      `  hand-written: retained ${formatBytes(heap.handwritten.retainedBytes)} (${heap.handwritten.retainedRatio.toFixed(2)}×), allocated ${formatBytes(heap.handwritten.allocatedBytes)} (${heap.handwritten.allocatedRatio.toFixed(2)}×)`
     )
   }
   process.stdout.write(`${lines.join('\n')}\n`)
@@ -303,5 +303,5 @@ main().then(
   (error: unknown) => {
     process.stderr.write(`bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
     process.exitCode = 1
-  },
+  }
 )

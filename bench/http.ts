@@ -112,7 +112,7 @@ if (values.json) {
   process.stdout.write(`${JSON.stringify({ node: process.version, duration, connections, warmup, scenarios: results, ratios, targets })}\n`)
 } else {
   const rows = Object.entries(results).map(([name, r]) =>
-    [name.padEnd(40), Math.round(r.requests).toLocaleString('en').padStart(10), `${r.latencyP50} ms`.padStart(9), `${r.latencyP99} ms`.padStart(9), String(r.errors + r.non2xx).padStart(7)].join('  '),
+    [name.padEnd(40), Math.round(r.requests).toLocaleString('en').padStart(10), `${r.latencyP50} ms`.padStart(9), `${r.latencyP99} ms`.padStart(9), String(r.errors + r.non2xx).padStart(7)].join('  ')
   )
   const mark = (ok: boolean): string => (ok ? '✓ met' : '✗ NOT met')
   process.stdout.write(
@@ -126,6 +126,6 @@ if (values.json) {
       `/map explicit ÷ registered (req/s):    ${ratios.explicitOverRegistered.toFixed(3)}  target ≥ 0.7  ${mark(targets.explicitOverRegistered.met)}`,
       `p99 registered ÷ p99 bare echo:        ${ratios.p99RegisteredOverEcho.toFixed(3)}  target ≤ 2    ${mark(targets.p99RegisteredOverEcho.met)}`,
       '',
-    ].join('\n'),
+    ].join('\n')
   )
 }

@@ -31,5 +31,5 @@ process.stdout.write(
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
     total: result.requests.total,
-  })}\n`,
+  })}\n`
 )

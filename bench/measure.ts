@@ -51,7 +51,7 @@ export function median(values: readonly number[]): number {
 /** Median operations per second of each named operation, measured round-robin. */
 export async function compare<K extends string>(
   operations: Readonly<Record<K, Operation>>,
-  timing: Timing,
+  timing: Timing
 ): Promise<Record<K, number>> {
   const names = Object.keys(operations) as K[]
   for (const name of names) {

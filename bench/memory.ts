@@ -46,7 +46,7 @@ async function sample(operation: Operation, gc: () => void): Promise<HeapCost> {
   const collections = profiler.stop().statistics
   const freed = collections.reduce(
     (sum, c) => sum + Math.max(0, c.beforeGC.heapStatistics.usedHeapSize - c.afterGC.heapStatistics.usedHeapSize),
-    0,
+    0
   )
   gc()
   gc()

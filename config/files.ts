@@ -116,7 +116,7 @@ async function within<T>(work: Promise<T>, ms: number, expired: () => Error): Pr
   let timer: NodeJS.Timeout | undefined
   // Deliberately not unref'd: a top-level await that never settles leaves nothing else pending, and
   // Node would exit 13 ("unsettled top-level await") without a word before this timer fired.
-  const deadline = new Promise<never>((_, reject) => {
+  const deadline = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => reject(expired()), ms)
   })
   try {

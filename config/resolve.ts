@@ -238,7 +238,7 @@ function resolveAuth(auth: NonNullable<Options['auth']>): AuthConfig {
     throw new ConfigError(
       strategies.length === 0
         ? 'options.auth must name exactly one key strategy: secret, publicKey or jwksUri'
-        : `options.auth must name exactly one key strategy, not ${strategies.join(' and ')}`,
+        : `options.auth must name exactly one key strategy, not ${strategies.join(' and ')}`
     )
   }
   const strategy = strategies[0]!

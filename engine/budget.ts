@@ -86,7 +86,7 @@ export class BudgetExceeded extends Error {
   constructor(
     readonly budget: Budget,
     readonly limit: number,
-    readonly used: number,
+    readonly used: number
   ) {
     super(`evaluation exceeded its ${budget} budget: ${used} of at most ${limit} ${UNITS[budget]}`)
   }

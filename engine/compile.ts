@@ -29,7 +29,6 @@ export interface CompilerOptions {
   readonly unknownNames: 'skip' | 'error'
 }
 
-
 /** A pairing's share of the printed output beside a string's text: key, quotes, colon, comma, a short scalar. */
 const PAIRING_BYTES = 10
 
@@ -126,7 +125,7 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
     /** Where each object of a located document stands in it (see `locate`). */
     private readonly places = new WeakMap<object, Place>(),
     /** Explain mode: every plan records into its run's trace (explain/instrument.ts). */
-    readonly tracing = false,
+    readonly tracing = false
   ) {
     this.emptyPlan = this.plan({})
   }
@@ -417,4 +416,3 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
     return pairing(general)
   }
 }
-

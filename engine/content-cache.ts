@@ -43,7 +43,7 @@ export class ContentCache<T> {
 
   constructor(
     private readonly entries: number,
-    private readonly bytes: number,
+    private readonly bytes: number
   ) {}
 
   get(key: string): T | undefined {

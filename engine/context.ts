@@ -68,7 +68,7 @@ export class Run implements WriteOwnership {
     /** `firstCheckpoint(limits)`, computed once per set of limits by the caller. */
     private checkpoint: number,
     /** `limits.depth`, read on every context made. */
-    readonly maxDepth: number,
+    readonly maxDepth: number
   ) {
     this.extraKeys = extra === undefined ? NO_EXTRAS : Object.keys(extra).filter((k) => !RESERVED.has(k))
   }
@@ -212,7 +212,7 @@ export class Run implements WriteOwnership {
         (error: unknown) => {
           clearTimeout(timer)
           reject(error)
-        },
+        }
       )
     })
   }
@@ -251,7 +251,7 @@ const ROOT_PATHS = Object.freeze({ source: '/', target: '/' })
 /** One depth of evaluation: the run's shared fields plus this depth's source, target and paths. */
 export class Context implements EvaluationContext {
   private cachedPaths: { readonly source: string; readonly target: string } | undefined
-  private readonly depth: number;
+  private readonly depth: number
   readonly [extra: string]: unknown
 
   constructor(
@@ -265,7 +265,7 @@ export class Context implements EvaluationContext {
     /** The descriptor's truthy `source`, appended to `paths.source`. */
     readonly sourcePath: string | undefined,
     /** The descriptor's truthy `target`, appended to `paths.target`. */
-    private readonly targetPath: string | undefined,
+    private readonly targetPath: string | undefined
   ) {
     // A mapping that references itself recurses as long as its input does; one whose scope never
     // shrinks would recurse forever, so the depth budget stops it before the host stack runs out.
@@ -281,21 +281,27 @@ export class Context implements EvaluationContext {
   get input(): unknown {
     return this.run.input
   }
+
   get output(): object {
     return this.run.output
   }
+
   get errors(): ErrorObject[] {
     return this.run.errors
   }
+
   get mappings(): Readonly<Record<string, Readonly<MappingDocument>>> {
     return this.run.registry.view()
   }
+
   get initializers(): Readonly<Record<string, Initializer>> {
     return this.run.compiler.extensions.initializers
   }
+
   get transformers(): Readonly<Record<string, Transformer>> {
     return this.run.compiler.extensions.transformers
   }
+
   get plugins(): Readonly<Record<string, Plugin>> {
     return this.run.compiler.extensions.plugins
   }

@@ -17,7 +17,6 @@ import { staticExpansion, stdoutAt } from './validation/expansion.js'
 import { validateDocument, withMembers, type Reachability, type ValidationReport } from './validation/validate.js'
 import { copyValue, isObject, nestingDepth } from './values.js'
 
-
 const defaultStdout = (text: string): void => {
   console.log(text)
 }
@@ -119,7 +118,7 @@ export class CompiledMapping {
     private readonly registry: RegistryView,
     private readonly entry: string | Record<string, unknown>,
     private readonly stdout: (text: string) => void,
-    private readonly limits: Readonly<Required<Limits>>,
+    private readonly limits: Readonly<Required<Limits>>
   ) {
     this.direct = compiler.slot(entry)
     this.checkpoint = firstCheckpoint(limits)
@@ -131,7 +130,7 @@ export class CompiledMapping {
     if (!arrayInput) return this.direct
     // Array input is mapped element by element under `items` (§6.2 step 2).
     return (this.wrapped ??= this.compiler.slot(
-      Object.freeze({ mapping: Object.freeze({ '/items': Object.freeze({ source: '/items', each: this.entry }) }) }),
+      Object.freeze({ mapping: Object.freeze({ '/items': Object.freeze({ source: '/items', each: this.entry }) }) })
     ))
   }
 
@@ -158,7 +157,7 @@ export class CompiledMapping {
       new ExplainRegistry(this.registry, this.compiler.explaining()),
       this.entry,
       this.stdout,
-      this.limits,
+      this.limits
     ))
     const arrayInput = Array.isArray(input)
     const rootInput = arrayInput ? { items: input } : input
@@ -201,7 +200,7 @@ export class CompiledMapping {
         },
         (error: unknown) => {
           throw this.placed(error)
-        },
+        }
       )
     }
     return envelope(result, output, errors)

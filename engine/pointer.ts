@@ -114,7 +114,6 @@ export function resolvePath(...parts: string[]): string {
   return '/' + kept.join('/')
 }
 
-
 /**
  * Tells a write whether a container already in the target came from outside the engine (the
  * input, the document, an extension). Such a container is copied before anything is written
@@ -258,4 +257,3 @@ export function compileWriter(tokens: Tokens): Writer {
   }
   return generic
 }
-

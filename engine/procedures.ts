@@ -61,7 +61,7 @@ async function finishAsync(
   pairingContext: Context,
   index: number,
   pending: Promise<void>,
-  stdout: unknown,
+  stdout: unknown
 ): Promise<object | null> {
   const list = pairings.list
   const run = context.run

@@ -49,7 +49,7 @@ export function flatten(
   descriptor: Record<string, unknown>,
   lookup: (id: string) => unknown,
   trail: readonly string[] = [],
-  memo: Map<object, Record<string, unknown>> = new Map(),
+  memo: Map<object, Record<string, unknown>> = new Map()
 ): Record<string, unknown> {
   if (!truthy(descriptor.$extend)) return descriptor
   const done = memo.get(descriptor)
@@ -86,7 +86,7 @@ export function flatten(
  */
 export function flattenBatch(
   members: readonly Record<string, unknown>[],
-  base: (id: string) => unknown,
+  base: (id: string) => unknown
 ): Map<string, Record<string, unknown>> {
   const raw = new Map<string, Record<string, unknown>>()
   for (const member of members) {
@@ -152,7 +152,7 @@ export class LayeredRegistry implements RegistryView {
 
   constructor(
     private readonly local: ReadonlyMap<string, RegisteredMapping>,
-    private readonly base: RegistryView,
+    private readonly base: RegistryView
   ) {
     this.localShadows = [...local.keys()].some((id) => id.startsWith('/'))
   }
@@ -179,7 +179,7 @@ export class DocumentRegistry implements RegistryView {
 
   constructor(
     private readonly mappings: Readonly<Record<string, unknown>>,
-    private readonly compiler: DocumentCompiler,
+    private readonly compiler: DocumentCompiler
   ) {
     this.shadowsPointers = Object.keys(mappings).some((id) => id.startsWith('/'))
   }

@@ -88,7 +88,7 @@ export type Initializer = (value: unknown, context: EvaluationContext) => unknow
 export type Transformer = (value: unknown, context: EvaluationContext, options?: Record<string, unknown>) => unknown
 
 /** `async plugin(options, value, context) → value`: the effect boundary of the language. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- options are whatever the document writes
+
 export type Plugin = (options: any, value: unknown, context: EvaluationContext) => unknown
 
 /** The three extension registries of an engine instance. */

@@ -153,7 +153,7 @@ function selectInEditor(range) {
   ui.mapping.focus()
   ui.mapping.setSelectionRange(range.start, range.end)
   const line = ui.mapping.value.slice(0, range.start).split('\n').length - 1
-  const lineHeight = parseFloat(getComputedStyle(ui.mapping).lineHeight) || 20
+  const lineHeight = parseFloat(window.getComputedStyle(ui.mapping).lineHeight) || 20
   ui.mapping.scrollTop = Math.max(0, (line - 3) * lineHeight)
   syncScroll()
 }

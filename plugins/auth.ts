@@ -127,7 +127,7 @@ class JwksKeys {
 
   constructor(
     private readonly url: string,
-    private readonly allowed: readonly string[],
+    private readonly allowed: readonly string[]
   ) {}
 
   /** The PEM of the key that verifies a token with this header; refuses (401) or throws JwksUnavailable. */
@@ -258,5 +258,5 @@ export const authPlugin = fp<AuthPluginOptions>(
       }
     })
   },
-  { name: 'mapper-auth', fastify: '5.x' },
+  { name: 'mapper-auth', fastify: '5.x' }
 )

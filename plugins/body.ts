@@ -28,7 +28,6 @@ const MAX_BODY_DEPTH = 512
 
 const DEEP_BODY = `Body must not nest deeper than ${MAX_BODY_DEPTH} levels`
 
-
 export const bodyPlugin = fp<BodyPluginOptions>(
   async (app, { maxBodyBytes }) => {
     // Fastify refuses a Content-Type it cannot read as a media type (`json`, an empty value) with
@@ -63,5 +62,5 @@ export const bodyPlugin = fp<BodyPluginOptions>(
       done(null, parsed)
     })
   },
-  { name: 'mapper-body', fastify: '5.x' },
+  { name: 'mapper-body', fastify: '5.x' }
 )

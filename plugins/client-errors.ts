@@ -50,7 +50,7 @@ export function clientErrorHandler({ log, requestIdPrefix, maxHeaderSize }: Clie
           `x-request-id: ${requestId}\r\n` +
           'cache-control: no-store\r\n' +
           'connection: close\r\n' +
-          `\r\n${body}`,
+          `\r\n${body}`
       )
     }
     socket.destroy()

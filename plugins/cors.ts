@@ -25,5 +25,5 @@ export const corsPlugin = fp<CorsPluginOptions>(
       if (reply.hasHeader('access-control-allow-origin')) reply.header('access-control-expose-headers', 'X-Request-Id')
     })
   },
-  { name: 'mapper-cors', fastify: '5.x' },
+  { name: 'mapper-cors', fastify: '5.x' }
 )

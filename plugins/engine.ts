@@ -38,7 +38,7 @@ export class EngineService {
     entries: readonly MappingEntry[],
     extensions: Extensions,
     warn: (message: string) => void,
-    readonly settings: EngineSettings,
+    readonly settings: EngineSettings
   ) {
     this.entries = entries
     this.mapper = new Mapper({}, extensions, { limits: settings.limits.registered, cache: { bytes: settings.cacheBytes } })
@@ -111,7 +111,7 @@ export class EngineRegistry {
     entries: readonly MappingEntry[],
     private readonly extensions: Extensions,
     private readonly warn: (message: string) => void,
-    private readonly settings: EngineSettings,
+    private readonly settings: EngineSettings
   ) {
     this.#current = new EngineService(entries, extensions, warn, settings)
   }
@@ -151,5 +151,5 @@ export const enginePlugin = fp<EnginePluginOptions>(
       getter: () => registry.current,
     })
   },
-  { name: 'mapper-engine', fastify: '5.x' },
+  { name: 'mapper-engine', fastify: '5.x' }
 )

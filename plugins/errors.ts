@@ -143,5 +143,5 @@ export const errorsPlugin = fp<ErrorsPluginOptions>(
       return sendError(request, reply, new NotFound(`No route for ${request.method} ${path}`), options)
     })
   },
-  { name: 'mapper-errors', fastify: '5.x' },
+  { name: 'mapper-errors', fastify: '5.x' }
 )

@@ -28,7 +28,7 @@ class ObservedEvaluation implements Evaluation {
 
   constructor(
     readonly mapping: string,
-    observer: EvaluationObserver,
+    observer: EvaluationObserver
   ) {
     this.#observer = observer
   }
@@ -49,7 +49,7 @@ export class EvaluationObserver {
   constructor(
     private readonly metrics: ServiceMetrics | undefined,
     /** Present only when an OpenTelemetry SDK was registered as the service was built. */
-    private readonly tracer: Tracer | undefined,
+    private readonly tracer: Tracer | undefined
   ) {}
 
   /**
@@ -68,7 +68,7 @@ export class EvaluationObserver {
           if (evaluation !== undefined) metrics.pluginCalled(evaluation.mapping, name)
           return plugin(options, value, evaluationContext)
         },
-      ]),
+      ])
     )
     return { ...extensions, plugins }
   }

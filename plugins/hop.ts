@@ -18,5 +18,5 @@ export const hopPlugin = fp(
       else done(new Forbidden(LOOP_REFUSED))
     })
   },
-  { name: 'mapper-hop', fastify: '5.x' },
+  { name: 'mapper-hop', fastify: '5.x' }
 )

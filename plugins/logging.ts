@@ -50,5 +50,5 @@ export const loggingPlugin = fp<LoggingPluginOptions>(
       else request.log.info(line, 'request completed')
     })
   },
-  { name: 'mapper-logging', fastify: '5.x' },
+  { name: 'mapper-logging', fastify: '5.x' }
 )

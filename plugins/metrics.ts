@@ -26,5 +26,5 @@ export const metricsPlugin = fp<MetricsPluginOptions>(
       done()
     })
   },
-  { name: 'mapper-metrics', fastify: '5.x' },
+  { name: 'mapper-metrics', fastify: '5.x' }
 )

@@ -26,5 +26,5 @@ export const openapiPlugin = fp<OpenApiPluginOptions>(
     })
     app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger())
   },
-  { name: 'mapper-openapi', fastify: '5.x' },
+  { name: 'mapper-openapi', fastify: '5.x' }
 )

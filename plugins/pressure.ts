@@ -35,5 +35,5 @@ export const pressurePlugin = fp<PressurePluginOptions>(
       },
     })
   },
-  { name: 'mapper-pressure', fastify: '5.x' },
+  { name: 'mapper-pressure', fastify: '5.x' }
 )

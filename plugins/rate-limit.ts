@@ -32,5 +32,5 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
       errorResponseBuilder: (_request, context) => new TooManyRequests(`Rate limit exceeded: at most ${context.max} requests per ${context.after}`),
     })
   },
-  { name: 'mapper-rate-limit', fastify: '5.x', dependencies: ['mapper-auth'] },
+  { name: 'mapper-rate-limit', fastify: '5.x', dependencies: ['mapper-auth'] }
 )

@@ -63,5 +63,5 @@ export const requestIdPlugin = fp<RequestIdPluginOptions>(
       done()
     })
   },
-  { name: 'mapper-request-id', fastify: '5.x' },
+  { name: 'mapper-request-id', fastify: '5.x' }
 )

@@ -28,5 +28,5 @@ export const tracingPlugin = fp(
     instrumentation ??= new FastifyOtelInstrumentation({ instrumentHooks: false })
     await app.register(instrumentation.plugin())
   },
-  { name: 'mapper-tracing', fastify: '5.x' },
+  { name: 'mapper-tracing', fastify: '5.x' }
 )

@@ -42,6 +42,6 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
         clearTimeout(timer)
       }
       return { status: 'ok' as const, mapping: mapping ?? 'echo', durationMs: Math.round((performance.now() - started) * 1000) / 1000 }
-    },
+    }
   )
 }

@@ -87,7 +87,7 @@ export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app
       const label = typeof mapping === 'string' ? mapping : EXPLICIT
       // An explain answer is the evaluation as data: the trace matters most when the envelope is invalid.
       const envelope = await evaluations.run(label, extra, async () =>
-        explain === true ? explained(await plan.explain(input, extra, { limits: budgets, stdout })) : plan.run(input, extra, { limits: budgets, stdout }),
+        explain === true ? explained(await plan.explain(input, extra, { limits: budgets, stdout })) : plan.run(input, extra, { limits: budgets, stdout })
       )
       if (!envelope.valid && map.invalidStatus !== undefined && explain !== true) throw new ValidationError(map.invalidStatus, envelope.errors)
       // Serialized as it is: the output's keys in their order, then valid and errors. Printed here,
@@ -102,6 +102,6 @@ export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app
       evaluations.printed(label, text)
       // A string payload is sent as it is (the response schema serializes objects only).
       return reply.type(JSON_TYPE).send(text as unknown as Envelope)
-    },
+    }
   )
 }

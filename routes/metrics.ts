@@ -15,6 +15,6 @@ export const metricsRoutes: FastifyPluginAsync<MetricsRoutesOptions> = async (ap
   app.get(
     path,
     { config: { public: claims === undefined, claims: { for: path, required: claims } }, schema: { hide: true } },
-    async (_request, reply) => reply.type(metrics.contentType).send(await metrics.exposition()),
+    async (_request, reply) => reply.type(metrics.contentType).send(await metrics.exposition())
   )
 }

@@ -23,6 +23,6 @@ export const schemaRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     // A string payload is sent as it is (the response schema serializes objects only).
-    async (_request, reply) => reply.type(SCHEMA_TYPE).send(text as unknown as Record<string, unknown>),
+    async (_request, reply) => reply.type(SCHEMA_TYPE).send(text as unknown as Record<string, unknown>)
   )
 }

@@ -48,6 +48,6 @@ export const validateRoutes: FastifyPluginAsyncTypebox<ValidateRoutesOptions> = 
       }
       const failed = exampleDiagnostics(await engine.explicitExamples(mapping, { identity: request.identity }, stdout))
       return failed.length === 0 ? report : { ...report, valid: false, errors: [...report.errors, ...failed] }
-    },
+    }
   )
 }

@@ -6,7 +6,7 @@ const MappingReference = Type.Union(
     Type.String({ description: 'The id of a registered mapping.' }),
     Type.Object({}, { additionalProperties: true, description: 'A mapping document (explicit form).' }),
   ],
-  { description: 'A registered id, or a mapping document object.' },
+  { description: 'A registered id, or a mapping document object.' }
 )
 
 export const MapRequestSchema = Type.Object(
@@ -14,7 +14,7 @@ export const MapRequestSchema = Type.Object(
     mapping: MappingReference,
     input: Type.Optional(Type.Unknown({ description: 'The input document; absent means every read is undefined.' })),
     explain: Type.Optional(
-      Type.Boolean({ description: 'Answer with the explain trace of the evaluation beside the envelope (where options.map.explain allows it).' }),
+      Type.Boolean({ description: 'Answer with the explain trace of the evaluation beside the envelope (where options.map.explain allows it).' })
     ),
   }
 )
@@ -32,7 +32,7 @@ const StageTraceSchema = Type.Object(
     truncated: Type.Optional(Type.Literal(true)),
     errors: Type.Optional(Type.Array(Type.Object({ message: Type.String() }, { additionalProperties: true }), { description: 'Error objects the step appended.' })),
   },
-  { additionalProperties: false, description: 'The value after one pipeline step.' },
+  { additionalProperties: false, description: 'The value after one pipeline step.' }
 )
 
 const PairingTraceSchema = Type.Recursive(
@@ -49,7 +49,7 @@ const PairingTraceSchema = Type.Recursive(
           Type.Union([
             Type.Object({ switch: Type.Union([Type.String(), Type.Null()]), key: Type.Optional(Type.String()) }, { additionalProperties: false }),
             Type.Object({ variant: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]) }, { additionalProperties: false }),
-          ], { description: 'The switch case taken (null: none) and the key read, or the index of the variant written.' }),
+          ], { description: 'The switch case taken (null: none) and the key read, or the index of the variant written.' })
         ),
         plugins: Type.Optional(Type.Array(Type.Object({ name: Type.String(), ms: Type.Number({ minimum: 0 }) }, { additionalProperties: false }))),
         pairings: Type.Optional(Type.Array(PairingTrace, { description: 'The pairing runs of the levels its right side mapped.' })),
@@ -58,9 +58,9 @@ const PairingTraceSchema = Type.Recursive(
         value: Type.Optional(JsonPreview),
         truncated: Type.Optional(Type.Literal(true)),
       },
-      { additionalProperties: false },
+      { additionalProperties: false }
     ),
-  { $id: 'PairingTrace', description: 'One run of one pairing.' },
+  { $id: 'PairingTrace', description: 'One run of one pairing.' }
 )
 
 export const ExplanationSchema = Type.Object(
@@ -68,7 +68,7 @@ export const ExplanationSchema = Type.Object(
     pairings: Type.Array(PairingTraceSchema),
     truncated: Type.Boolean({ description: 'Pairing runs past the bounds were left out, or values were cut in their previews.' }),
   },
-  { additionalProperties: false, description: 'The explain trace of the evaluation: present only when the request asked for it.' },
+  { additionalProperties: false, description: 'The explain trace of the evaluation: present only when the request asked for it.' }
 )
 
 export const EnvelopeSchema = Type.Object(
@@ -77,6 +77,5 @@ export const EnvelopeSchema = Type.Object(
     errors: Type.Array(Type.Object({ message: Type.String() }, { additionalProperties: true })),
     explain: Type.Optional(ExplanationSchema),
   },
-  { additionalProperties: true, description: 'The mapped output keys, plus valid and errors.' },
+  { additionalProperties: true, description: 'The mapped output keys, plus valid and errors.' }
 )
-

@@ -21,7 +21,7 @@ const AuthOptionsSchema = Type.Object(
     audience: Type.Optional(OneOrMany(Type.String({ minLength: 1 }))),
     clockSkew: Type.Optional(Type.Number({ minimum: 0, maximum: 86400, description: 'Tolerated clock difference, in seconds.' })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false }
 )
 
 const CorsOptionsSchema = Type.Object(
@@ -30,7 +30,7 @@ const CorsOptionsSchema = Type.Object(
     methods: Type.Optional(OneOrMany(Type.String({ minLength: 1 }))),
     headers: Type.Optional(OneOrMany(Type.String({ minLength: 1 }))),
   },
-  { additionalProperties: false },
+  { additionalProperties: false }
 )
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const
@@ -41,7 +41,7 @@ const LoggingOptionsSchema = Type.Object(
     level: Type.Optional(Type.Union(LOG_LEVELS.map((level) => Type.Literal(level)))),
     slowThreshold: Type.Optional(Type.Number({ minimum: 0, description: 'Milliseconds above which a request is logged as slow.' })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false }
 )
 
 const Milliseconds = (minimum: number, description: string) => Type.Integer({ minimum, maximum: 3600000, description })
@@ -63,10 +63,10 @@ const ServerOptionsSchema = Type.Object(
       Type.Union([Type.Boolean(), Type.Integer({ minimum: 1, maximum: 100 }), Type.String({ minLength: 1 })], {
         description:
           'Which proxies in front of the service are believed about the client address (X-Forwarded-For): false none (default), true any, a hop count, or a comma-separated list of proxy addresses and CIDR ranges. The client address keys rate limiting and is logged.',
-      }),
+      })
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false }
 )
 
 /** One set of evaluation budgets (engine/budget.ts): every key optional, missing ones take the defaults. */
@@ -86,10 +86,10 @@ const LimitsOptionsSchema = Type.Object(
   {
     ...budgetFields,
     explicit: Type.Optional(
-      Type.Object(budgetFields, { additionalProperties: false, description: 'Budgets of explicit (caller-supplied) documents; tighter defaults.' }),
+      Type.Object(budgetFields, { additionalProperties: false, description: 'Budgets of explicit (caller-supplied) documents; tighter defaults.' })
     ),
   },
-  { additionalProperties: false, description: 'Per-evaluation budgets of registered mappings; `explicit` holds those of explicit documents.' },
+  { additionalProperties: false, description: 'Per-evaluation budgets of registered mappings; `explicit` holds those of explicit documents.' }
 )
 
 const UnderPressureOptionsSchema = Type.Object(
@@ -101,7 +101,7 @@ const UnderPressureOptionsSchema = Type.Object(
     retryAfter: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600, description: 'Seconds sent in Retry-After with the 503.' })),
     sampleInterval: Type.Optional(Type.Integer({ minimum: 5, maximum: 60000, description: 'Milliseconds between two samples.' })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false }
 )
 
 const ReloadOptionsSchema = Type.Object(
@@ -109,7 +109,7 @@ const ReloadOptionsSchema = Type.Object(
     watch: Type.Optional(Type.Boolean({ description: 'Reload when the MAPPINGS directory (or the directory of a MAPPINGS document file) changes, ConfigMap updates included; SIGHUP reloads either way (default true). Standalone server only.' })),
     debounce: Type.Optional(Type.Integer({ minimum: 10, maximum: 60000, description: 'Milliseconds of quiet after a change before the reload starts, so a burst of writes reloads once (default 300).' })),
   },
-  { additionalProperties: false, description: 'Hot reload of the mappings (standalone server).' },
+  { additionalProperties: false, description: 'Hot reload of the mappings (standalone server).' }
 )
 
 const RateLimitOptionsSchema = Type.Object(
@@ -117,7 +117,7 @@ const RateLimitOptionsSchema = Type.Object(
     max: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000000000, description: 'Requests one caller may make per time window (default 100).' })),
     timeWindow: Type.Optional(Type.Integer({ minimum: 1, maximum: 86400000, description: 'Milliseconds of the time window (default 60000).' })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false }
 )
 
 const MetricsOptionsSchema = Type.Object(
@@ -125,7 +125,7 @@ const MetricsOptionsSchema = Type.Object(
     path: Type.Optional(Type.String({ pattern: '^/[A-Za-z0-9._~/-]*$', description: 'Path of the Prometheus text endpoint (default /metrics).' })),
     claims: Type.Optional(ClaimsSchema),
   },
-  { additionalProperties: false },
+  { additionalProperties: false }
 )
 
 export const OptionsSchema = Type.Object(
@@ -151,9 +151,9 @@ export const OptionsSchema = Type.Object(
                   stdout: Type.Optional(Type.Boolean({ description: 'Let explicit documents use the `stdout` keyword (printed to the request log at debug level).' })),
                   cacheBytes: Type.Optional(Type.Integer({ minimum: 0, maximum: 1073741824, description: 'Total document bytes the compiled explicit-document cache may hold (0: no cache).' })),
                 },
-                { additionalProperties: false },
+                { additionalProperties: false }
               ),
-            ]),
+            ])
           ),
           explain: Type.Optional(
             Type.Union(
@@ -164,12 +164,12 @@ export const OptionsSchema = Type.Object(
               {
                 description:
                   'Who may ask POST /map for an explain trace ("explain": true). Default: whoever may use the explicit form (none when it is off, else with its claims); true: every caller of /map; false: nobody; { claims }: callers with these claims.',
-              },
-            ),
+              }
+            )
           ),
         },
-        { additionalProperties: false },
-      ),
+        { additionalProperties: false }
+      )
     ),
     validate: Type.Optional(Type.Object({ claims: Type.Optional(ClaimsSchema) }, { additionalProperties: false })),
     health: Type.Optional(
@@ -178,15 +178,15 @@ export const OptionsSchema = Type.Object(
           mapping: Type.Optional(Type.String({ minLength: 1 })),
           timeout: Type.Optional(Type.Integer({ minimum: 1, maximum: 600000 })),
         },
-        { additionalProperties: false },
-      ),
+        { additionalProperties: false }
+      )
     ),
     openapi: Type.Optional(Type.Boolean()),
     playground: Type.Optional(
-      Type.Boolean({ description: 'Serve the authoring playground at GET /playground: a static page that validates and maps through this server (default false).' }),
+      Type.Boolean({ description: 'Serve the authoring playground at GET /playground: a static page that validates and maps through this server (default false).' })
     ),
     metrics: Type.Optional(
-      Type.Union([Type.Boolean(), MetricsOptionsSchema], { description: 'The Prometheus endpoint: true (default) serves GET /metrics, false none, an object sets its path and the claims a token needs to read it (with options.auth; without claims the endpoint is public, like /health).' }),
+      Type.Union([Type.Boolean(), MetricsOptionsSchema], { description: 'The Prometheus endpoint: true (default) serves GET /metrics, false none, an object sets its path and the claims a token needs to read it (with options.auth; without claims the endpoint is public, like /health).' })
     ),
     limits: Type.Optional(LimitsOptionsSchema),
     underPressure: Type.Optional(Type.Union([Type.Literal(false), UnderPressureOptionsSchema])),
@@ -196,10 +196,10 @@ export const OptionsSchema = Type.Object(
     rateLimit: Type.Optional(
       Type.Union([Type.Boolean(), RateLimitOptionsSchema], {
         description: 'Requests per caller and time window: by verified token subject when auth is on, else by client IP; `true` takes the defaults (default false: off).',
-      }),
+      })
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false }
 )
 
 export type Options = Static<typeof OptionsSchema>

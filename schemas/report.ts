@@ -14,8 +14,8 @@ const DiagnosticSchema = Type.Object(
           expected: Type.Optional(Type.Unknown({ description: 'What the example states there (absent: nothing).' })),
           actual: Type.Optional(Type.Unknown({ description: 'What evaluation gave there (absent: nothing).' })),
         }),
-        { description: 'EXAMPLE-1: where the envelope differs from the failing example.' },
-      ),
+        { description: 'EXAMPLE-1: where the envelope differs from the failing example.' }
+      )
     ),
   }
 )
@@ -29,8 +29,7 @@ export const ReportSchema = Type.Object(
       Type.Integer({
         minimum: 0,
         description: 'Static upper bound of the mapping levels one evaluation enters on any input (each `each` counted once); absent when references recurse.',
-      }),
+      })
     ),
   }
 )
-

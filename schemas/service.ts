@@ -29,5 +29,5 @@ export const MappingSchemaDocumentSchema = Type.Object(
   {
     additionalProperties: true,
     description: 'The JSON Schema (draft 2020-12) of a mapping document, generated from the keyword catalogue: point an editor at it for completion and checks.',
-  },
+  }
 )

@@ -74,7 +74,7 @@ t.test('buildServer fails the start the same way, before anything listens', asyn
         await app.close()
         return undefined
       },
-      (error: unknown) => error,
+      (error: unknown) => error
     )
     t.ok(error instanceof ConfigError, `${name}: a ConfigError`)
     t.match((error as Error | undefined)?.message, message, name)

@@ -53,7 +53,7 @@ t.test('the engine runs examples: valid, errors, array input, compound members, 
       ['/examples/1', true],
       ['/examples/2', true],
       ['/examples/3', false],
-    ],
+    ]
   )
   t.same(results[3]!.differences, [{ pointer: '/errors/0', actual: { source: '/n', required: true, message: 'required value' } }])
   const compound = await mapper.examples({
@@ -67,7 +67,7 @@ t.test('the engine runs examples: valid, errors, array input, compound members, 
     [
       ['/mappings/inner/examples/0', 'inner', true],
       ['/mappings/outer/examples/0', 'outer', false],
-    ],
+    ]
   )
   t.same(compound[1]!.differences, [{ pointer: '/o/i', expected: 2, actual: 1 }])
   t.same(Object.keys(mapper.mappings), ['base'], 'nothing was registered')
@@ -81,7 +81,7 @@ t.test('examples are checked by validation (KW-examples-1) and are data, not des
     [
       ['KW-examples-1', '/examples/0/output'],
       ['KW-examples-1', '/examples/1'],
-    ],
+    ]
   )
   const mapper = new Mapper()
   t.ok(mapper.validate({ $id: 'x', mapping: {}, examples: [{ input: {}, output: { stdout: true } }] }, { stdout: false }).valid, 'a stdout key in an example is not the keyword')
@@ -181,7 +181,7 @@ t.test('mapper-service test: exit 0 when all pass, 1 with a diff per failing exa
       '      /c: expected 2, but it is absent',
       '2 documents (1 invalid), 2 examples: 1 passed, 1 failed',
       '',
-    ].join('\n'),
+    ].join('\n')
   )
 
   t.match(await cli(['test']), { code: 2, err: 'mapper-service: test needs at least one file or directory\n' })

@@ -27,7 +27,7 @@ t.test('each fans out concurrently when its elements reach a plugin, and keeps e
   const items = Array.from({ length: 10 }, (_, i) => ({ n: i, ms: (10 - i) * 3 }))
   const envelope = await mapper.map(
     { mapping: { '/out': { source: '/items', each: { '/v': { source: '/n', slow: {} } } } } },
-    { items },
+    { items }
   )
   t.same(envelope.out, items.map((item) => ({ v: item.n })))
   t.ok(peak() > 1, `${peak()} plugin calls were in flight at once`)
@@ -43,7 +43,7 @@ t.test('variant lists and first/all evaluate their elements concurrently', async
         '/all': { all: [{ source: '/a', slow: { ms: 5 } }, { source: '/b', slow: { ms: 5 } }] },
       },
     },
-    { a: 1, b: 2 },
+    { a: 1, b: 2 }
   )
   t.same(envelope, { v: 1, all: [1, 2], valid: true, errors: [] })
   t.ok(peak() > 1)
@@ -60,7 +60,7 @@ t.test('pairings of a level run strictly in order, even when asynchronous', asyn
         '/c': { output: '/b' },
       },
     },
-    { x: 7 },
+    { x: 7 }
   )
   t.same(envelope, { a: 7, b: 7, c: 7, valid: true, errors: [] })
   t.same(order, ['start a', 'end a', 'start b', 'end b'])
@@ -109,7 +109,7 @@ t.test('an error appended by a concurrently running sibling short-circuits the l
   })
   const envelope = await mapper.map(
     { mapping: { '/out': { source: '/items', each: { '/v': { source: '/', refuse: {} }, '/w': '/' } }, '/after': { constant: 1 } } },
-    { items: [1, 2] },
+    { items: [1, 2] }
   )
   t.same(envelope, {
     valid: false,

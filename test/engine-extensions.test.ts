@@ -31,7 +31,7 @@ t.test('extensions see the context: scopes, paths, identity, signal', async (t) 
   await mapper.map(
     { mapping: { '/first': { constant: 1 }, '/rows': { source: '/items', each: { '/v': { source: '/n', look: {} } } } } },
     { items: [{ n: 'a' }, { n: 'b' }] },
-    { identity: { sub: 'alice' }, signal: controller.signal, input: 'ignored: shared fields are never overridden' },
+    { identity: { sub: 'alice' }, signal: controller.signal, input: 'ignored: shared fields are never overridden' }
   )
   t.same(seen, [
     { value: 'a', source: { n: 'a' }, paths: { source: '/items/0/n', target: '/' }, identity: { sub: 'alice' }, aborted: false, output: { first: 1 } },
@@ -54,11 +54,11 @@ t.test('re-entrant evaluation shares roots, registries and errors but has its ow
           return value
         },
       },
-    },
+    }
   )
   const envelope = await mapper.map(
     { mapping: { '/pre': { constant: 0 }, '/req': { source: '/item', build: { body: { mapping: 'mapping:Params' } } } } },
-    { top: 'T', item: { ref: { id: 9 } } },
+    { top: 'T', item: { ref: { id: 9 } } }
   )
   t.same(envelope, {
     pre: 0,

@@ -22,7 +22,7 @@ const leaf = fc.oneof(
   fc.record({ source: readPointer, find: fc.record({ eq: fc.dictionary(fc.constantFrom('k', 'n'), json, { maxKeys: 1 }), pointer: fc.constantFrom('/v', '/k') }) }),
   fc.record({ source: readPointer, regexp_i: fc.constant(true) }),
   fc.record({ output: readPointer }),
-  fc.record({ target: readPointer }),
+  fc.record({ target: readPointer })
 )
 
 const { descriptor } = fc.letrec((tie) => ({
@@ -39,7 +39,7 @@ const document = fc.record({ mapping: fc.dictionary(pointer, descriptor, { minKe
 const input = fc.oneof(
   fc.record({ a: json, b: json, list: fc.array(json, { maxLength: 3 }), n: fc.integer(), s: fc.string({ maxLength: 5 }) }, { requiredKeys: [] }),
   fc.array(fc.record({ a: json, n: fc.integer() }), { maxLength: 3 }),
-  json,
+  json
 )
 
 function jsonClean(value: unknown, path = '$'): string | undefined {
@@ -70,7 +70,7 @@ t.test('evaluation never mutates the input and never touches Object.prototype', 
       t.same(value, snapshot)
       return Object.getOwnPropertyNames(Object.prototype).join() === prototypeKeys && ({} as Record<string, unknown>).p === undefined
     }),
-    { numRuns: 300 },
+    { numRuns: 300 }
   )
   t.pass('300 documents')
 })
@@ -88,7 +88,7 @@ t.test('outputs are JSON: no undefined, no NaN or Infinity, stable through a rou
       if (problem !== undefined) throw new Error(problem)
       return JSON.stringify(JSON.parse(JSON.stringify(envelope))) === JSON.stringify(envelope)
     }),
-    { numRuns: 300 },
+    { numRuns: 300 }
   )
   t.pass('300 documents')
 })
@@ -109,9 +109,9 @@ t.test('a compiled plan gives the same envelope on every run', async (t) => {
           return `threw ${(error as Error).message}`
         }
       }
-      return (await run()) === (await run())
+      return Object.is(await run(), await run())
     }),
-    { numRuns: 200 },
+    { numRuns: 200 }
   )
   t.pass('200 documents')
 })

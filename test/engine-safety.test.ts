@@ -21,7 +21,7 @@ t.test('evaluation never mutates the input', async (t) => {
         '/whole/extra': { constant: true },
       },
     },
-    input,
+    input
   )
   t.same(input, snapshot, 'the input is unchanged')
   t.same(envelope.list, [1, 2, 3])
@@ -63,10 +63,10 @@ t.test('no document reaches Object.prototype', async (t) => {
         '/z': 'toString',
       },
     },
-    { k: 'constructor' },
+    { k: 'constructor' }
   )
   t.equal(({} as Record<string, unknown>).polluted, undefined)
-  t.equal(Object.prototype.hasOwnProperty.call(Object.prototype, 'polluted'), false)
+  t.equal(Object.hasOwn(Object.prototype, 'polluted'), false)
   t.same(JSON.parse(JSON.stringify(envelope)), {
     valid: false,
     errors: [{ descriptor: 'toString', message: 'unrecognized string descriptor' }],

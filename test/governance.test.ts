@@ -209,7 +209,7 @@ const descriptor = fc.letrec<{ node: unknown }>((tie) => ({
     fc.record({ source: pointer, mapping: fc.oneof(names, fc.dictionary(target, tie('node'), { maxKeys: 3 })) }),
     fc.record({ all: fc.array(fc.oneof(names, fc.record({ output: pointer }), fc.record({ input: pointer })), { minLength: 1, maxLength: 4 }) }),
     fc.record({ source: pointer, random: fc.integer({ min: 1, max: 10_000 }) }),
-    fc.record({ source: pointer, pattern: fc.constantFrom('^(a|a)*$', '\\S+@\\S+\\.\\S+', 'a*a*a*a*b') }),
+    fc.record({ source: pointer, pattern: fc.constantFrom('^(a|a)*$', '\\S+@\\S+\\.\\S+', 'a*a*a*a*b') })
   ),
 }))
 const compound = fc
@@ -230,7 +230,7 @@ t.test('property: any document within the body limit evaluates within its budget
       // EvaluationError: the input made a pairing write through a primitive (a fact of this input).
       return response.statusCode === 422 && ['BudgetExceeded', 'InvalidMappingDocument', 'EvaluationError'].includes(body.code)
     }),
-    { numRuns: 200 },
+    { numRuns: 200 }
   )
   t.ok((seen.get('evaluated') ?? 0) > 20, `outcomes: ${JSON.stringify(Object.fromEntries(seen))}`)
   t.equal((await app.inject({ method: 'GET', url: '/health' })).statusCode, 200)
@@ -244,11 +244,15 @@ t.test('engine API: budgets per instance and per evaluation, the error names its
   await t.rejects(mapper.map('fan', { l: list.slice(0, 10) }, undefined, { limits: { steps: 5 } }), { name: 'BudgetExceeded', budget: 'steps', limit: 5 })
   await t.rejects(
     mapper.map({ mapping: { '/m': { source: '/s', pattern: 'a+' } } }, { s: 'a'.repeat(101) }, undefined, { limits: { patternInput: 100 } }),
-    { name: 'BudgetExceeded', budget: 'patternInput', limit: 100, used: 101, pointer: '/mapping/~1m' },
+    { name: 'BudgetExceeded', budget: 'patternInput', limit: 100, used: 101, pointer: '/mapping/~1m' }
   )
   const slow = new Mapper({}, { plugins: { wait: (_options: unknown, value: unknown) => new Promise((resolve) => setTimeout(() => resolve(value), 5000)) } }, { limits: { timeMs: 50 } })
   let signal: AbortSignal | undefined
-  const watcher = new Mapper({}, { plugins: { watch: (_o: unknown, v: unknown, context: { signal?: AbortSignal }) => ((signal = context.signal), v) } }, { limits: { timeMs: 50 } })
+  const watch = (_o: unknown, v: unknown, context: { signal?: AbortSignal }): unknown => {
+    signal = context.signal
+    return v
+  }
+  const watcher = new Mapper({}, { plugins: { watch } }, { limits: { timeMs: 50 } })
   await watcher.map({ mapping: { '/v': { source: '/v', watch: {} } } }, { v: 1 })
   t.ok(signal instanceof AbortSignal, 'a plugin sees the deadline as its signal')
   await t.rejects(slow.map({ mapping: { '/v': { source: '/v', wait: {} } } }, { v: 1 }), { name: 'BudgetExceeded', budget: 'timeMs', limit: 50, pointer: '/mapping/~1v' }, 'a plugin await races the deadline')

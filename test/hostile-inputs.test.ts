@@ -434,7 +434,7 @@ const rows: Row[] = [
         const lines = traceLog.lines()
         t.ok(
           lines.some((line) => line.msg === 'client error' && line.requestId === body.requestId && line.status === 431),
-          'the refusal was logged (the capture works)',
+          'the refusal was logged (the capture works)'
         )
         t.notOk(traceLog.text().includes(BEARER_SECRET), 'the token is nowhere in the log')
         t.notOk(traceLog.text().includes('p'.repeat(100)), 'nor the oversized header')
@@ -475,7 +475,7 @@ const rows: Row[] = [
           t.strictSame(upstreams.canary?.hits, [], 'the upstream saw no request')
         })
       },
-    }),
+    })
   ),
   {
     name: '8g a request carrying x-mapper-hop: 1',

@@ -142,11 +142,14 @@ t.test('a chunked body over maxBodyBytes: 413 before the body is all sent (real 
   const limit = 100
   let sent = 0
   // Up to 100 KiB, one chunk at a time, stopping as soon as the server has answered.
+  // `closed` is set by the socket's close and error handlers.
+  // eslint-disable-next-line no-unmodified-loop-condition
   while (sent < limit && !response.includes('\r\n\r\n') && !closed) {
     socket.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`)
     sent++
     await new Promise((resolve) => setTimeout(resolve, 10))
   }
+  // eslint-disable-next-line no-unmodified-loop-condition
   for (let wait = 0; wait < 200 && !/\r\n\r\n[\s\S]*\}/.test(response) && !closed; wait++) await new Promise((resolve) => setTimeout(resolve, 10))
   t.match(response, /^HTTP\/1\.1 413 /, 'answered 413')
   t.ok(sent < limit, `the server answered after ${sent} of ${limit} chunks, without the terminating chunk`)

@@ -129,7 +129,7 @@ t.test('the Authorization token never appears in the log output, at any level', 
       extensions: { ...explode, plugins: { observe } },
       options: { auth: { secret: SECRET }, errorDetail: 'full', logging: { slowThreshold: 0 } },
     },
-    'trace',
+    'trace'
   )
   const good = bearer({ sub: 'alice', role: 'admin' })
   const forged = bearer({ sub: 'mallory' }, { key: 'not-the-secret-but-long-enough-0123456789' })

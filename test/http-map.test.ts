@@ -195,8 +195,8 @@ t.test('explicit form: 50 concurrent documents defining the same member id diffe
   })
   const responses = await Promise.all(
     Array.from({ length: 50 }, (_, i) =>
-      i % 5 === 4 ? call(app, map({ mapping: 'echo', input: { i } })) : call(app, map({ mapping: document(i), input: { i } })),
-    ),
+      i % 5 === 4 ? call(app, map({ mapping: 'echo', input: { i } })) : call(app, map({ mapping: document(i), input: { i } }))
+    )
   )
   responses.forEach((response, i) => {
     const expected = i % 5 === 4 ? { echo: { i }, valid: true, errors: [] } : { member: { which: `document-${i}` }, echo: { shadow: i }, input: i, valid: true, errors: [] }

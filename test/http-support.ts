@@ -1,6 +1,6 @@
 // What the HTTP tests share: a silenced server closed at teardown, the documents they register,
 // signed bearer tokens, and local upstreams on 127.0.0.1 for the request plugin.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { createSigner } from 'fast-jwt'

@@ -123,7 +123,7 @@ t.test('any JSON document gets a well-formed report at 200, never a server error
         }
       }
     }),
-    { numRuns: 150 },
+    { numRuns: 150 }
   )
   t.pass('150 documents')
 })

@@ -78,7 +78,7 @@ t.test('a client generated from /openapi.json type-checks and works against a ru
     JSON.stringify({
       compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true, types: ['node'], typeRoots: [join(root, 'node_modules/@types')] },
       files: ['client.ts', 'schema.d.ts'],
-    }),
+    })
   )
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }))
   const tsc = join(root, 'node_modules/typescript/bin/tsc')

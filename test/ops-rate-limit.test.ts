@@ -34,7 +34,7 @@ function send(port: number, method: string, path: string, { headers = {}, from }
         res.setEncoding('utf8')
         res.on('data', (chunk: string) => (body += chunk))
         res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: body === '' ? undefined : JSON.parse(body) }))
-      },
+      }
     )
     req.on('error', reject)
     req.end(text)

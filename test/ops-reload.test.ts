@@ -20,7 +20,7 @@ const INVALID = JSON.stringify({ $id: 'broken', mapping: { '/x': { source: 'not-
 t.test('embedding: reload() swaps the whole set or keeps the old one, and publishes every attempt', async (t) => {
   const tree = tempTree(t, { 'm/a.json': mapping('a', '/a') })
   const published: unknown[] = []
-  const listen = (message: unknown): void => void published.push(message)
+  const listen = (message: unknown): void => { published.push(message) }
   subscribe(RELOAD_CHANNEL, listen)
   t.teardown(() => unsubscribe(RELOAD_CHANNEL, listen))
 
@@ -94,7 +94,11 @@ t.test('a reload is checked like a start: a failing example keeps the old set; /
   const tree = tempTree(t, { 'm/a.json': mapping('a', '/a') })
   const reloader = new Reloader(() => loadMappings(tree.path('m')))
   let calls = 0
-  const extensions = { plugins: { twice: (_options: unknown, value: unknown) => (calls++, (value as number) * 2) } }
+  const twice = (_options: unknown, value: unknown): number => {
+    calls++
+    return (value as number) * 2
+  }
+  const extensions = { plugins: { twice } }
   const app = Fastify()
   await app.register(mapperService, { mappings: await loadMappings(tree.path('m')), extensions, reloader, options: { logging: { level: 'silent' } } })
   await app.ready()
@@ -208,7 +212,6 @@ t.test('watch off: a change waits for SIGHUP', async (t) => {
   await waitUntil('b to be served', async () => (await servedIds(port)).includes('b'))
   t.pass('SIGHUP still reloads')
 })
-
 
 const slow = (tag: string): string => JSON.stringify({ $id: 'slow', mapping: { '/out': { source: '/', delayed: { tag } } } })
 

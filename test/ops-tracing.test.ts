@@ -34,7 +34,7 @@ const parentOf = (span: ReadableSpan): string | undefined => span.parentSpanCont
 
 /** Whether `ancestor` is on the parent chain of `span` within `spans`. */
 function descendsFrom(span: ReadableSpan, ancestor: ReadableSpan, spans: readonly ReadableSpan[]): boolean {
-  for (let current: ReadableSpan | undefined = span; current !== undefined; ) {
+  for (let current: ReadableSpan | undefined = span; current !== undefined;) {
     const parent = parentOf(current)
     if (parent === ancestor.spanContext().spanId) return true
     current = spans.find((candidate) => candidate.spanContext().spanId === parent)

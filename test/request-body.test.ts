@@ -36,7 +36,7 @@ t.test('POST sends the body mapping\'s result as JSON with Content-Type applicat
         },
       },
     },
-    { draft: { title: 'Ada' }, user: { name: 'Grace' } },
+    { draft: { title: 'Ada' }, user: { name: 'Grace' } }
   )
   t.same(result.created, {
     method: 'POST',
@@ -58,7 +58,7 @@ t.test('the method is case-insensitive and defaults to GET', async (t) => {
         '/del': { request: { origin: up.origin, pathname: '/c', method: 'delete', pointer: '/json/method' } },
       },
     },
-    {},
+    {}
   )
   t.same([result.plain, result.put, result.del], ['GET', 'PUT', 'DELETE'])
 })
@@ -68,7 +68,7 @@ t.test('a body mapping that short-circuits sends nothing and reports its errors'
   const mapper = new Mapper({}, { plugins: { request: createRequest() } })
   const result = await mapper.map(
     { mapping: { '/r': { request: { origin: up.origin, method: 'POST', body: { mapping: { '/n': { source: '/name', required: true } } } } } } },
-    {},
+    {}
   )
   t.equal(result.valid, false)
   t.match(result.errors, [{ message: 'required value' }])

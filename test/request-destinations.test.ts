@@ -21,11 +21,13 @@ t.test('checkUrl refusal: its error propagates and the upstream has zero hits', 
   const up = await upstream(t, ok)
   const seen: string[] = []
   await t.rejects(
-    fetchJson({ checkUrl: (url) => {
-      seen.push(url)
-      throw new Error('destination not allowed')
-    } }, { origin: up.origin, pathname: '/things', search: { q: 'a b' } }),
-    { message: 'destination not allowed' },
+    fetchJson({
+      checkUrl: (url) => {
+        seen.push(url)
+        throw new Error('destination not allowed')
+      }
+    }, { origin: up.origin, pathname: '/things', search: { q: 'a b' } }),
+    { message: 'destination not allowed' }
   )
   await t.rejects(fetchJson({ checkUrl: async () => Promise.reject(new Error('async no')) }, { origin: up.origin }), { message: 'async no' })
   t.same(seen, [`${up.origin}/things?q=a+b`], 'checkUrl sees the URL that would be fetched')
@@ -50,7 +52,7 @@ t.test('denyPrivateNetworks refuses a host name that resolves to loopback, at co
   // checkUrl sees only the name and lets it through: the refusal comes from the resolved address.
   const error = (await t.rejects(
     fetchJson({ denyPrivateNetworks: true, checkUrl: () => {} }, { origin: `http://localhost:${port}`, pathname: '/x' }),
-    { name: 'PrivateNetworkRefusedError', code: 'E_PRIVATE_NETWORK', message: /^Refused destination localhost: it resolves to (127\.0\.0\.1|::1), a private network address/ },
+    { name: 'PrivateNetworkRefusedError', code: 'E_PRIVATE_NETWORK', message: /^Refused destination localhost: it resolves to (127\.0\.0\.1|::1), a private network address/ }
   )) as PrivateNetworkRefusedError
   t.ok(error instanceof PrivateNetworkRefusedError)
   t.same(up.hits, [])

@@ -323,7 +323,7 @@ t.test('property: the JSON scan finds exactly the depth JSON.parse builds', asyn
       const depth = depthOf(JSON.parse(text))
       return !jsonNestsDeeper(text, depth) && (depth === 0 || jsonNestsDeeper(text, depth - 1))
     }),
-    { numRuns: 500 },
+    { numRuns: 500 }
   )
   t.pass('500 documents')
 })
@@ -344,7 +344,7 @@ t.test('property: the XML scan never finds less depth than the parser builds', a
       const depth = xmlDomDepth(xml)
       return depth === 0 || xmlNestsDeeper(xml, depth - 1)
     }),
-    { numRuns: 2000 },
+    { numRuns: 2000 }
   )
   t.pass('2000 documents')
 })
@@ -353,14 +353,14 @@ t.test('property: on well-formed XML the scan finds exactly the parser\'s depth'
   const element: fc.Memo<string> = fc.memo((n) =>
     n <= 1
       ? fc.constantFrom('<leaf/>', '<leaf a="1"/>', '<leaf>text</leaf>', '<leaf><![CDATA[<x>]]></leaf>')
-      : fc.tuple(fc.constantFrom('e', 'f'), fc.array(element(n - 1), { maxLength: 3 })).map(([name, children]) => `<${name} k="v">${children.join('')}</${name}>`),
+      : fc.tuple(fc.constantFrom('e', 'f'), fc.array(element(n - 1), { maxLength: 3 })).map(([name, children]) => `<${name} k="v">${children.join('')}</${name}>`)
   )
   fc.assert(
     fc.property(element(6), (xml) => {
       const depth = xmlDomDepth(xml)
       return !xmlNestsDeeper(xml, depth) && xmlNestsDeeper(xml, depth - 1)
     }),
-    { numRuns: 500 },
+    { numRuns: 500 }
   )
   t.pass('500 documents')
 })

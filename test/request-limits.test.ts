@@ -1,7 +1,7 @@
 // Limits (request-plugin.md §2, §3): one timeoutMs deadline over connection, hops and body; the
 // host's abort signal; maxResponseBytes enforced while streaming. Real upstream on 127.0.0.1 that
 // stalls or over-delivers on purpose; no assertion depends on how long anything took.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { Mapper } from '../engine/index.js'

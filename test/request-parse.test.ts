@@ -1,6 +1,5 @@
 // The parse envelope (request-plugin.md §1 "Result"): one branch per content type, matched
 // case-insensitively; non-2xx responses are data; the same response always gives the same envelope.
-import { type IncomingMessage, type ServerResponse } from 'node:http'
 import t from 'tap'
 import { Mapper, type EvaluationContext } from '../engine/index.js'
 import { createRequest } from '../extensions/request/index.js'

@@ -49,7 +49,7 @@ t.test('refuse (the default): RedirectRefusedError with code, status, raw locati
 
 t.test('refuse: every redirect status, with or without Location', async (t) => {
   for (const status of [301, 302, 303, 307, 308]) {
-    const up = await upstream(t, redirecting({ '/a': `/b` }, status))
+    const up = await upstream(t, redirecting({ '/a': '/b' }, status))
     await t.rejects(fetchJson({}, { origin: up.origin, pathname: '/a' }), { code: 'E_REDIRECT_REFUSED', status, location: '/b' }, String(status))
   }
   const bare = await upstream(t, redirecting({ '/a': null }, 307))
@@ -114,7 +114,7 @@ t.test('follow: only GET; a redirected POST is refused', async (t) => {
   })
   await t.rejects(
     fetchJson({ redirect: 'follow' }, { origin: up.origin, pathname: '/items', method: 'POST', body: { mapping: { '/a': { constant: 1 } } } }),
-    { code: 'E_REDIRECT_REFUSED', status: 303, location: `${up.origin}/items/1` },
+    { code: 'E_REDIRECT_REFUSED', status: 303, location: `${up.origin}/items/1` }
   )
   t.same(up.hits, ['POST /items'])
 })
@@ -162,7 +162,7 @@ function makeCertificate(): { key: string; cert: string } | undefined {
       ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
         '-subj', '/CN=articles.example.test', '-addext', 'subjectAltName=DNS:articles.example.test',
         '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')],
-      { stdio: 'ignore', timeout: 20_000 },
+      { stdio: 'ignore', timeout: 20_000 }
     )
     return { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') }
   } catch {

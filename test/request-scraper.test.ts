@@ -43,7 +43,7 @@ t.test('selector with text, replace pairs in order, trim', async (t) => {
       plain: { selector: 'title' },
       count: { selector: '.count', trim: true },
     }),
-    { title: 'Ghostwriting Federalism', author: 'Kurt T. Lash', plain: 'Ghostwriting Federalism | Yale Law Journal', count: 'Cited 1,204 times' },
+    { title: 'Ghostwriting Federalism', author: 'Kurt T. Lash', plain: 'Ghostwriting Federalism | Yale Law Journal', count: 'Cited 1,204 times' }
   )
 })
 
@@ -65,7 +65,7 @@ t.test('attr takes the first match\'s attribute; index picks one element (0, 1, 
       missingElement: { selector: 'table' },
     }),
     { pdf: '/files/article.pdf', size: '2 MB', firstAuthor: 'Ada', secondLink: '/a/2', lastAuthor: 'Kurt' },
-    'a field that matched nothing is left out',
+    'a field that matched nothing is left out'
   )
 })
 
@@ -77,7 +77,7 @@ t.test('match keeps the first match; int parses base 10 (0 included)', async (t)
       zero: { selector: '.zero', int: true },
       noMatch: { selector: '.count', match: 'xyz' },
     }),
-    { cited: 1204, zero: 0 },
+    { cited: 1204, zero: 0 }
   )
 })
 
@@ -89,7 +89,7 @@ t.test('list gives one value per matched element; int marks what does not parse 
       pages: { selector: '.pages li', list: true, int: true },
       none: { selector: '.nothing li', list: true },
     }),
-    { names: ['Ada', 'Grace', 'Kurt'], pages: [12, 13, null], none: [] },
+    { names: ['Ada', 'Grace', 'Kurt'], pages: [12, 13, null], none: [] }
   )
 })
 
@@ -105,7 +105,7 @@ t.test('each applies a sub-spec to every matched element', async (t) => {
         { name: 'Grace', href: '/a/2', role: 'Author' },
         { name: 'Kurt', href: '/a/3' },
       ],
-    },
+    }
   )
 })
 

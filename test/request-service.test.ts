@@ -4,8 +4,7 @@
 // resolves a trailing-slash 301. Real upstreams on 127.0.0.1, the service through buildServer; the
 // stock surface refuses private destinations, so it is built as a deployment with
 // REQUEST_ALLOW_HOSTS=127.0.0.1 gets it (the refusal itself: request-hardening.test.ts).
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Writable } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
 import pino from 'pino'
@@ -32,7 +31,6 @@ function articleSite(req: IncomingMessage, res: ServerResponse): void {
   res.writeHead(404, { 'content-type': 'application/json' })
   res.end('{"error":"not found"}')
 }
-
 
 /** A mapping that fetches `origin + pathname` with the `request` plugin and keeps the JSON body. */
 const fetching = (id: string, origin: string, pathname: string): MappingDocument =>
@@ -177,7 +175,7 @@ t.test('the same module through the environment (EXTENSIONS and MAPPINGS)', asyn
   })
   const { port: _port, ...build } = await configFromEnvironment(
     { OPTIONS: '{"logging":{"level":"silent"}}', MAPPINGS: tree.path('mappings'), EXTENSIONS: tree.path('extensions.ts') },
-    () => {},
+    () => {}
   )
   const app = await serve(t, build)
   const response = await app.inject({ method: 'POST', url: '/map', payload: { mapping: 'article' } })

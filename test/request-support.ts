@@ -11,7 +11,7 @@ export interface Upstream {
 /** A local upstream on 127.0.0.1 that records `METHOD path` per request; closed at teardown. */
 export async function upstream(
   t: { teardown(fn: () => unknown): void },
-  handle: (req: IncomingMessage, res: ServerResponse) => void,
+  handle: (req: IncomingMessage, res: ServerResponse) => void
 ): Promise<Upstream> {
   const hits: string[] = []
   const server = createServer((req, res) => {

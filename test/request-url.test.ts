@@ -6,7 +6,6 @@ import { Mapper, type EvaluationContext } from '../engine/index.js'
 import { createRequest } from '../extensions/request/index.js'
 import { upstream } from './request-support.js'
 
-
 /** Answers every request with `{ path }` as JSON. */
 const echoPath = (req: IncomingMessage, res: ServerResponse): void => {
   res.setHeader('content-type', 'application/json')
@@ -39,7 +38,7 @@ t.test('origin + pathname: {{name}} is filled from the pipeline value, encoded a
         '/odd': { source: '/odd', request: { origin: up.origin, pathname: '/things/{{id}}/{{n}}', pointer: '/json/path' } },
       },
     },
-    { request: { bookId: 'b1' }, odd: { id: 'a/../b c', n: 7 } },
+    { request: { bookId: 'b1' }, odd: { id: 'a/../b c', n: 7 } }
   )
   t.same(result.book, { path: '/books/b1' })
   t.equal(result.odd, '/things/a%2F..%2Fb%20c/7', 'slashes, dots and spaces stay inside the segment')
@@ -52,7 +51,7 @@ t.test('a {{name}} value of exactly . or .. is refused and never sent', async (t
   for (const id of ['.', '..']) {
     await t.rejects(
       withContext({}, (context) => request({ origin: up.origin, pathname: '/things/{{id}}/secret' }, { id }, context) as Promise<unknown>),
-      { message: `pathname placeholder {{id}} refused: the value "${id}" is a dot segment` },
+      { message: `pathname placeholder {{id}} refused: the value "${id}" is a dot segment` }
     )
   }
   t.same(up.hits, [], 'the upstream saw nothing')
@@ -63,15 +62,15 @@ t.test('a {{name}} with no value, or an object value, is refused', async (t) => 
   const request = createRequest()
   await t.rejects(
     withContext({}, (context) => request({ origin: up.origin, pathname: '/things/{{id}}' }, {}, context) as Promise<unknown>),
-    { message: 'pathname placeholder {{id}} has no value: the pipeline value has no id' },
+    { message: 'pathname placeholder {{id}} has no value: the pipeline value has no id' }
   )
   await t.rejects(
     withContext({}, (context) => request({ origin: up.origin, pathname: '/things/{{id}}' }, { id: { a: 1 } }, context) as Promise<unknown>),
-    { message: 'pathname placeholder {{id}} must be a string, number or boolean' },
+    { message: 'pathname placeholder {{id}} must be a string, number or boolean' }
   )
   await t.rejects(
     withContext({}, (context) => request({ origin: up.origin, pathname: '/things/{{id}}' }, { id: Number.NaN }, context) as Promise<unknown>),
-    { message: 'pathname placeholder {{id}} must be a string, number or boolean' },
+    { message: 'pathname placeholder {{id}} must be a string, number or boolean' }
   )
   t.same(up.hits, [])
 })
@@ -88,7 +87,7 @@ t.test('search, literal form: the pipeline value\'s field, else the literal; for
         },
       },
     },
-    { params: { term: 'maps & more', tags: ['a', 'b'] } },
+    { params: { term: 'maps & more', tags: ['a', 'b'] } }
   )
   t.equal(result.r, '/things?q=maps+%26+more&limit=10&sort=title&tag=a&tag=b')
 })
@@ -110,7 +109,7 @@ t.test('search, mapping form: evaluated against the pipeline value into a fresh 
         },
       },
     },
-    { params: { query: 'deno' }, lang: 'en' },
+    { params: { query: 'deno' }, lang: 'en' }
   )
   t.equal(result.r, '/search?q=deno&limit=10&lang=en')
   t.same(Object.keys(result).sort(), ['errors', 'r', 'valid'], 'the search mapping wrote nothing into the output')
@@ -121,7 +120,7 @@ t.test('search mapping that short-circuits: nothing is sent, its errors are repo
   const mapper = new Mapper({}, { plugins: { request: createRequest() } })
   const result = await mapper.map(
     { mapping: { '/r': { request: { origin: up.origin, search: { mapping: { '/q': { source: '/missing', required: true } } } } } } },
-    {},
+    {}
   )
   t.equal(result.valid, false)
   t.match(result.errors, [{ message: 'required value' }])
@@ -133,7 +132,7 @@ t.test('url as a bare string: a pointer into the root output', async (t) => {
   const mapper = new Mapper({}, { plugins: { request: createRequest() } })
   const result = await mapper.map(
     { mapping: { '/link': '/link', '/next': { request: { url: '/link', pointer: '/json/path' } } } },
-    { link: `${up.origin}/next?page=2` },
+    { link: `${up.origin}/next?page=2` }
   )
   t.equal(result.next, '/next?page=2')
 })
@@ -157,7 +156,7 @@ t.test('url scopes: source, target, input and output', async (t) => {
         },
       },
     },
-    { URL: `${up.origin}/from-input`, item: { URL: `${up.origin}/vol-137/article.html?seq=2` }, plain: `${up.origin}/plain` },
+    { URL: `${up.origin}/from-input`, item: { URL: `${up.origin}/vol-137/article.html?seq=2` }, plain: `${up.origin}/plain` }
   )
   t.equal(result.fromOutput, '/from-output')
   t.equal(result.fromInput, '/from-input')
@@ -182,7 +181,7 @@ t.test('url objects that are not exactly one scope are refused with the contract
     await t.rejects(
       withContext({}, (context) => request({ url }, {}, context) as Promise<unknown>),
       { message: 'Invalid url: exactly one of source, target, input, or output' },
-      JSON.stringify(url),
+      JSON.stringify(url)
     )
   }
 })
@@ -191,19 +190,19 @@ t.test('a url that does not resolve to an absolute URL string is refused', async
   const request = createRequest()
   await t.rejects(
     withContext({ URL: 7 }, (context) => request({ url: { input: '/URL' } }, {}, context) as Promise<unknown>),
-    { message: 'request url from the url option must be a string, got number' },
+    { message: 'request url from the url option must be a string, got number' }
   )
   await t.rejects(
     withContext({}, (context) => request({ url: { input: '/missing' } }, {}, context) as Promise<unknown>),
-    { message: 'request url from the url option must be a string, got undefined' },
+    { message: 'request url from the url option must be a string, got undefined' }
   )
   await t.rejects(
     withContext({ URL: '/relative/only' }, (context) => request({ url: { input: '/URL' } }, {}, context) as Promise<unknown>),
-    { message: 'Invalid URL: /relative/only' },
+    { message: 'Invalid URL: /relative/only' }
   )
   await t.rejects(
     withContext({}, (context) => request({ url: { input: 'no-slash' } }, {}, context) as Promise<unknown>),
-    { message: /^Invalid url pointer "no-slash" \(input\)/ },
+    { message: /^Invalid url pointer "no-slash" \(input\)/ }
   )
 })
 
@@ -211,7 +210,7 @@ t.test('url together with origin, pathname or search is refused', async (t) => {
   const request = createRequest()
   await t.rejects(
     withContext({}, (context) => request({ url: '/a', origin: 'http://127.0.0.1' }, {}, context) as Promise<unknown>),
-    { message: 'request option url replaces origin, pathname and search: use one or the other' },
+    { message: 'request option url replaces origin, pathname and search: use one or the other' }
   )
   await t.rejects(withContext({}, (context) => request({ pathname: '/a' }, {}, context) as Promise<unknown>), {
     message: 'request needs url, or origin (a string) with an optional pathname and search',
@@ -223,7 +222,7 @@ t.test('unknown options, policy keys included, are refused', async (t) => {
   for (const key of ['timeoutMs', 'redirect', 'query']) {
     await t.rejects(
       withContext({}, (context) => request({ origin: 'http://127.0.0.1', [key]: 1 }, {}, context) as Promise<unknown>),
-      { message: new RegExp(`^${key} is not a request option`) },
+      { message: new RegExp(`^${key} is not a request option`) }
     )
   }
   await t.rejects(withContext({}, (context) => request(null, {}, context) as Promise<unknown>), {

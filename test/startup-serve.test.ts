@@ -50,7 +50,7 @@ t.test('no MAPPINGS: the bundled examples are served; SIGTERM exits 0', async (t
       valid: true,
       errors: [],
     },
-    'citation (find, first, coercion, fan-out with defaults, constant)',
+    'citation (find, first, coercion, fan-out with defaults, constant)'
   )
   t.match(await map('citation', { title: 'No ids' }), { valid: false, errors: [{ required: true }] }, 'a missing required DOI is data, not an error')
 
@@ -65,7 +65,6 @@ t.test('no MAPPINGS: the bundled examples are served; SIGTERM exits 0', async (t
   t.equal(exit.stderr, '', 'nothing on stderr')
 })
 
-
 t.test('SIGTERM: new connections are refused, the in-flight request completes, then exit 0', async (t) => {
   const tree = tempTree(t, {
     'extensions.js': DELAYED_EXTENSIONS,
@@ -75,7 +74,7 @@ t.test('SIGTERM: new connections are refused, the in-flight request completes, t
   const service = spawnEntryPoint(
     t,
     { PORT: String(port), OPTIONS: SERVE_OPTIONS, MAPPINGS: tree.path('mappings'), EXTENSIONS: tree.path('extensions.js'), DELAY_DIR: tree.root },
-    120000,
+    120000
   )
   await waitForHealth(service, port)
   t.strictSame(JSON.parse((await exchange(port, 'GET', '/extensions')).body), { initializers: [], transformers: [], plugins: ['delayed'] })

@@ -56,13 +56,13 @@ export default { echo2: echo, upper } satisfies Record<string, Doc>
 
 t.test('MAPPINGS module: one document, { mappings } forms, and what is refused', async (t) => {
   const tree = moduleTree(t, {
-    'single.js': `export default { $id: 'solo', mapping: { '/x': '/' } }\n`,
-    'wrapped.mjs': `export default { mappings: { a: { $id: 'wa', mapping: {} }, b: { $id: 'wb', mapping: {} } } }\n`,
-    'list.js': `export default { mappings: [{ $id: 'la', mapping: {} }] }\n`,
-    'number.js': `export default 7\n`,
-    'anonymous.js': `export default [{ mapping: { '/x': '/' } }]\n`,
-    'twice.js': `export default [{ $id: 'd', mapping: {} }, { $id: 'd', mapping: {} }]\n`,
-    'nodefault.js': `export const mappings = {}\n`,
+    'single.js': 'export default { $id: \'solo\', mapping: { \'/x\': \'/\' } }\n',
+    'wrapped.mjs': 'export default { mappings: { a: { $id: \'wa\', mapping: {} }, b: { $id: \'wb\', mapping: {} } } }\n',
+    'list.js': 'export default { mappings: [{ $id: \'la\', mapping: {} }] }\n',
+    'number.js': 'export default 7\n',
+    'anonymous.js': 'export default [{ mapping: { \'/x\': \'/\' } }]\n',
+    'twice.js': 'export default [{ $id: \'d\', mapping: {} }, { $id: \'d\', mapping: {} }]\n',
+    'nodefault.js': 'export const mappings = {}\n',
   })
   t.strictSame(ids(await loadMappings(tree.path('single.js'))), ['solo'], 'a single document registers itself')
   t.strictSame(ids(await loadMappings(tree.path('wrapped.mjs'))), ['wa', 'wb'], '{ mappings: { … } }')
@@ -115,7 +115,7 @@ t.test('MAPPINGS directory: recursive, lexicographic path order, non-documents w
   t.strictSame(ids(entries), ['ac', 'abdeep', 'az', 'b', 'c2', 'c1'], 'files in lexicographic path order; members in document order')
   t.strictSame(
     entries.map((entry) => entry.source),
-    ['dir/a-c.JSON', 'dir/a/b/deep.yml', 'dir/a/z.yaml', 'dir/b.json', 'dir/c.yaml', 'dir/c.yaml'].map((relative) => tree.path(relative)),
+    ['dir/a-c.JSON', 'dir/a/b/deep.yml', 'dir/a/z.yaml', 'dir/b.json', 'dir/c.yaml', 'dir/c.yaml'].map((relative) => tree.path(relative))
   )
   t.strictSame(
     [...seen].sort(),
@@ -126,7 +126,7 @@ t.test('MAPPINGS directory: recursive, lexicographic path order, non-documents w
       `ignoring non-document file ${tree.path('dir/empty.yaml')}`,
       `ignoring non-document file ${tree.path('dir/list.json')}`,
     ].sort(),
-    'every skipped file is named in a warning',
+    'every skipped file is named in a warning'
   )
 })
 
@@ -171,7 +171,7 @@ t.test('MAPPINGS directory: a ConfigMap-style volume (hidden data dir, links) re
       `ignoring broken link ${tree.path('volume/dangling.json')}`,
       `ignoring hidden directory ${tree.path('volume/..2025_01_01')}`,
       `ignoring hidden file ${tree.path('volume/..data')}`,
-    ],
+    ]
   )
   t.equal(entries[0]!.source, tree.path('volume/echo.json'), 'read through the visible link')
 })
@@ -179,7 +179,7 @@ t.test('MAPPINGS directory: a ConfigMap-style volume (hidden data dir, links) re
 /** Fail instead of hanging: these loads used to block forever. */
 async function bounded<T>(what: string, work: Promise<T>, ms = 15000): Promise<T> {
   let timer: NodeJS.Timeout | undefined
-  const expired = new Promise<never>((_, reject) => {
+  const expired = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms)
   })
   try {
@@ -207,7 +207,7 @@ t.test('MAPPINGS directory: only regular files are read; FIFOs, sockets, devices
       `ignoring FIFO ${tree.path('m/x.json')}: not a regular file`,
       `ignoring character device ${tree.path('m/zero.json')}: not a regular file`,
       `ignoring socket ${tree.path('m/socket.json')}: not a regular file`,
-    ],
+    ]
   )
 })
 
@@ -364,7 +364,7 @@ t.test('the JSON syntax locator agrees with JSON.parse on what is JSON', async (
     fc.property(fc.json(), fc.nat(4), (text, indent) => {
       const pretty = JSON.stringify(JSON.parse(text), null, indent)
       return jsonSyntaxProblem(text) === undefined && jsonSyntaxProblem(pretty) === undefined
-    }),
+    })
   )
   // Damaged JSON: a character dropped or inserted somewhere.
   fc.assert(
@@ -372,7 +372,7 @@ t.test('the JSON syntax locator agrees with JSON.parse on what is JSON', async (
       const position = at % (text.length + 1)
       const damaged = text.slice(0, position) + insert + text.slice(position + (insert === '' ? 1 : 0))
       return parses(damaged) === (jsonSyntaxProblem(damaged) === undefined)
-    }),
+    })
   )
   t.pass('valid JSON has no problem; invalid JSON always has one')
 })

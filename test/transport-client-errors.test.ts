@@ -52,7 +52,7 @@ t.test('headers over the limit: 431 with the error body; the bearer token never 
   t.strictSame(
     { ...logged[0], time: undefined, pid: undefined, hostname: undefined },
     { level: 30, time: undefined, pid: undefined, hostname: undefined, requestId: response.headers['x-request-id'], status: 431, code: 'HeadersTooLarge', error: 'HPE_HEADER_OVERFLOW', msg: 'client error' },
-    'the line holds the codes and the request id, nothing else',
+    'the line holds the codes and the request id, nothing else'
   )
 })
 

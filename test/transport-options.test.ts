@@ -69,12 +69,12 @@ t.test('buildServer: Node’s HTTP server gets the resolved limits', async (t) =
         maxConnections: http.maxConnections,
         maxHeaderSize: http.maxHeaderSize,
       },
-      expected,
+      expected
     )
   }
   await check({}, { requestTimeout: 30000, headersTimeout: 10000, keepAliveTimeout: 5000, connectionTimeout: 60000, maxConnections: 10000, maxHeaderSize: 16384 })
   await check(
     { requestTimeout: 2000, headersTimeout: 1000, keepAliveTimeout: 70000, connectionTimeout: 0, maxConnections: 5, maxHeaderSize: 4096 },
-    { requestTimeout: 2000, headersTimeout: 1000, keepAliveTimeout: 70000, connectionTimeout: 0, maxConnections: 5, maxHeaderSize: 4096 },
+    { requestTimeout: 2000, headersTimeout: 1000, keepAliveTimeout: 70000, connectionTimeout: 0, maxConnections: 5, maxHeaderSize: 4096 }
   )
 })

@@ -115,7 +115,7 @@ export async function open(t: Teardown, port: number): Promise<Connection> {
 /** Settle with `promise`, or fail naming `what` after `ms` (a bound, never a performance claim). */
 export async function within<T>(what: string, ms: number, promise: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined
-  const bound = new Promise<never>((_, reject) => {
+  const bound = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)
   })
   try {
@@ -141,7 +141,7 @@ export async function responseOn(connection: Connection, ms = 10000): Promise<Pa
         if (connection.closed()) throw new Error(`closed without a response: ${JSON.stringify(connection.received().slice(0, 200))}`)
         await pause(10)
       }
-    })(),
+    })()
   )
 }
 

@@ -18,7 +18,7 @@ function wellFormed(report: ValidationReport): string | undefined {
 
 const mapper = new Mapper(
   { mappings: [{ $id: 'known', mapping: { '/k': '/k' } }] },
-  { initializers: { uuid: () => 'u' }, transformers: { trim: (v) => (typeof v === 'string' ? v.trim() : v) }, plugins: { echo: async (_o, v) => v } },
+  { initializers: { uuid: () => 'u' }, transformers: { trim: (v) => (typeof v === 'string' ? v.trim() : v) }, plugins: { echo: async (_o, v) => v } }
 )
 
 t.test('any JSON value gets a well-formed report, at both levels, without a throw', async (t) => {
@@ -29,7 +29,7 @@ t.test('any JSON value gets a well-formed report, at both levels, without a thro
         if (problem !== undefined) throw new Error(problem)
       }
     }),
-    { numRuns: 500 },
+    { numRuns: 500 }
   )
   t.pass('500 values')
 })
@@ -53,21 +53,21 @@ const keywordPair = fc.oneof(
   fc.record({ minimum: operand, multipleOf: operand, enum: operand, required: operand }),
   fc.record({ $ref: name }),
   fc.record({ echo: fc.oneof(fc.record({ pointer: fc.oneof(pointer, operand) }), operand) }),
-  fc.record({ $extend: fc.oneof(name, fc.array(name, { maxLength: 2 }), operand) }),
+  fc.record({ $extend: fc.oneof(name, fc.array(name, { maxLength: 2 }), operand) })
 )
 const descriptor = fc.oneof(
   pointer,
   name,
   operand,
   fc.array(fc.oneof(pointer, name), { maxLength: 3 }),
-  fc.array(keywordPair, { minLength: 1, maxLength: 4 }).map((pairs) => Object.assign({}, ...pairs) as Record<string, unknown>),
+  fc.array(keywordPair, { minLength: 1, maxLength: 4 }).map((pairs) => Object.assign({}, ...pairs) as Record<string, unknown>)
 )
 const document = fc.oneof(
   fc.record({ mapping: fc.dictionary(pointer, descriptor, { maxKeys: 5 }) }),
   fc.dictionary(pointer, descriptor, { maxKeys: 4 }),
   fc.record({ mappings: fc.dictionary(fc.constantFrom('one', 'two'), fc.record({ $id: fc.constantFrom('one', 'two', 'known'), mapping: fc.dictionary(pointer, descriptor, { maxKeys: 3 }) }), { maxKeys: 2 }) }),
   fc.record({ mappings: fc.dictionary(fc.constantFrom('one', 'two'), fc.oneof(fc.record({ $id: fc.constantFrom('one', 'two'), mapping: name }), fc.record({ $id: fc.constantFrom('one', 'two'), each: fc.dictionary(pointer, descriptor, { maxKeys: 2 }) })), { maxKeys: 2 }) }),
-  fc.array(keywordPair, { minLength: 1, maxLength: 3 }).map((pairs) => Object.assign({}, ...pairs) as Record<string, unknown>),
+  fc.array(keywordPair, { minLength: 1, maxLength: 3 }).map((pairs) => Object.assign({}, ...pairs) as Record<string, unknown>)
 )
 const input = fc.oneof(fc.record({ a: fc.jsonValue({ maxDepth: 2 }), k: fc.string(), l: fc.array(fc.integer(), { maxLength: 2 }) }), fc.array(fc.jsonValue({ maxDepth: 1 }), { maxLength: 2 }))
 
@@ -89,7 +89,7 @@ t.test('a document that validates clean never makes map throw for a reason valid
       }
       return true
     }),
-    { numRuns: 1500 },
+    { numRuns: 1500 }
   )
   t.ok(clean > 50, `${clean} clean documents were evaluated`)
 })

@@ -9,7 +9,7 @@ const instance = new Mapper(
     initializers: { uuid: () => 'id' },
     transformers: { slugify: (v) => v, trim: (v) => v },
     plugins: { request: async (_o, v) => v },
-  },
+  }
 )
 
 /** A compound document whose members each name the next one twice, `levels` deep. */

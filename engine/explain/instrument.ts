@@ -132,7 +132,7 @@ export function tracedPairing(
   left: string,
   place: Place | undefined,
   put: Put,
-  evaluate: (context: Context, put: Put, frame: Frame) => Promise<void> | undefined,
+  evaluate: (context: Context, put: Put, frame: Frame) => Promise<void> | undefined
 ): (context: Context) => Promise<void> | undefined {
   return (context) => {
     const frame = beginPairing(context, left, place)
@@ -164,7 +164,7 @@ export function putVariant(slots: readonly Slot[], context: Context, put: Put, f
 export class ExplainRegistry implements RegistryView {
   constructor(
     private readonly base: RegistryView,
-    private readonly compiler: { plan(descriptor: unknown): Plan },
+    private readonly compiler: { plan(descriptor: unknown): Plan }
   ) {}
 
   get shadowsPointers(): boolean {

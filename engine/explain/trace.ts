@@ -160,7 +160,7 @@ class Frame {
     readonly element: number | undefined,
     readonly kept: boolean,
     readonly left: string,
-    readonly place: Place | undefined,
+    readonly place: Place | undefined
   ) {}
 
   toJSON(): PairingTrace {

@@ -8,7 +8,6 @@ import { escapeToken, hasDotDotSegment, parsePointer } from '../pointer.js'
 import { flattenBatch } from '../registry.js'
 import { isObject, truthy } from '../values.js'
 
-
 export interface Diagnostic {
   rule: string
   message: string
@@ -88,7 +87,7 @@ type Position = 'pairing' | 'read'
 class Traversal {
   constructor(
     private readonly out: Reporter,
-    private readonly reach: Reachability | null,
+    private readonly reach: Reachability | null
   ) {}
 
   /** A mapping document at `pointer` in one of its forms (validation.md §1). */

@@ -40,7 +40,7 @@ export class Deadline {
     this.check()
     const signal = this.controller.signal
     let onAbort: (() => void) | undefined
-    const aborted = new Promise<never>((_, reject) => {
+    const aborted = new Promise<never>((_resolve, reject) => {
       onAbort = () => reject(signal.reason)
       signal.addEventListener('abort', onAbort, { once: true })
     })

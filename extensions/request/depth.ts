@@ -18,7 +18,7 @@ export class ResponseTooDeepError extends Error {
   constructor(
     readonly url: string,
     /** `JSON`, `XML` or `JSON-LD`. */
-    readonly format: string,
+    readonly format: string
   ) {
     super(`${format} in the response from ${url} nests deeper than ${MAX_RESPONSE_DEPTH} levels`)
   }

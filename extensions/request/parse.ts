@@ -56,7 +56,7 @@ export function parseEnvelope(
   contentType: string | string[] | undefined,
   bytes: Uint8Array,
   scraper: CompiledScraper | undefined,
-  url: string,
+  url: string
 ): Record<string, unknown> {
   const type = mediaType(contentType)
   const envelope: Record<string, unknown> = { status, 'content-type': type.essence }

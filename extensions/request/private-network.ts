@@ -96,7 +96,7 @@ export class PrivateNetworkRefusedError extends Error {
     super(
       host === address
         ? `Refused destination ${host}: a private network address (denyPrivateNetworks)`
-        : `Refused destination ${host}: it resolves to ${address}, a private network address (denyPrivateNetworks)`,
+        : `Refused destination ${host}: it resolves to ${address}, a private network address (denyPrivateNetworks)`
     )
     this.address = address
   }

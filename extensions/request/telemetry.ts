@@ -42,7 +42,7 @@ export class UpstreamWatch {
     private readonly method: string,
     url: URL,
     headers: Map<string, string>,
-    allow: ReadonlySet<string> | null,
+    allow: ReadonlySet<string> | null
   ) {
     this.url = url.origin + url.pathname
     this.span = tracer.startSpan(method, {

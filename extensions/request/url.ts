@@ -60,7 +60,7 @@ function appendParameter(params: URLSearchParams, key: string, given: unknown): 
 async function buildSearch(
   search: Readonly<Record<string, unknown>>,
   value: unknown,
-  context: EvaluationContext,
+  context: EvaluationContext
 ): Promise<string | null> {
   const params = new URLSearchParams()
   if (isMappingForm(search)) {

@@ -93,7 +93,7 @@ function tracedSwitch(
   keyOf: (value: unknown, context: Context) => unknown,
   cases: ReadonlyMap<string, Slot>,
   hasDefault: boolean,
-  step: Step,
+  step: Step
 ): Step {
   return {
     awaits: true,

@@ -2,7 +2,7 @@
 // service runs those of a document's top (and of a compound document's members) when it registers
 // the mapping, when `/validate` is asked, and in `mapper-service test` (engine/examples.ts).
 import { isObject } from '../../values.js'
-import { issue, keyword, ok, type OperandIssue } from '../record.js'
+import { issue, keyword, type OperandIssue } from '../record.js'
 
 /** The members an example may have, and the test each must pass. */
 const MEMBERS: Readonly<Record<string, [test: (value: unknown) => boolean, what: string]>> = {

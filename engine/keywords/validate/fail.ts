@@ -14,7 +14,7 @@ export function numericCheck(
   operand: unknown,
   passes: (value: number, operand: number) => boolean,
   message: string,
-  provenance: Provenance,
+  provenance: Provenance
 ) {
   if (typeof operand !== 'number') return null
   return (value: unknown, context: Context): void => {
@@ -27,7 +27,7 @@ export function lengthKeyword<N extends string>(
   name: N,
   description: string,
   passes: (length: number, operand: number) => boolean,
-  message: (operand: number) => string,
+  message: (operand: number) => string
 ) {
   return keyword<number, N, 'validate'>({
     name,
