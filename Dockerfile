@@ -1,16 +1,16 @@
-# mapper-service container: Node 20 slim, dependencies in their own cached layers, non-root.
+# mapper-service container: Node 24 (the active LTS) slim, dependencies in their own cached layers, non-root.
 # Build:  docker build -t mapper-service:0.3.2 .
 # Run:    docker run -p 3333:3333 mapper-service:0.3.2
 
 # Production dependencies only, installed from the lockfile before any source is copied, so a
 # source change reuses this layer.
-FROM node:20-slim AS dependencies
+FROM node:24-slim AS dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
 # The build: every dependency, then the source, compiled to dist/.
-FROM node:20-slim AS build
+FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
@@ -25,7 +25,7 @@ COPY extensions ./extensions
 COPY bin ./bin
 RUN npm run build
 
-FROM node:20-slim
+FROM node:24-slim
 ENV NODE_ENV=production \
     PORT=3333
 WORKDIR /app

@@ -65,7 +65,7 @@ function seeded(seed: number): () => number {
 }
 
 // ---------------------------------------------------------------------------------------------
-// small: worked example 1 of engine.md (§16.1), verbatim.
+// small: worked example 1 of docs/spec/language.md (§16.1), verbatim.
 
 const citationDocument: MappingDocument = {
   $id: 'bench-small',

@@ -1,4 +1,4 @@
-// The evaluation context (engine.md §4). Everything shared by one invocation lives in its `Run`;
+// The evaluation context (language.md §4). Everything shared by one invocation lives in its `Run`;
 // a `Context` adds the rebound scopes. Compiled plans hold no per-run state, so one plan serves
 // any number of concurrent runs.
 import { BudgetExceeded, measure, type Budget, type Limits } from './budget.js'

@@ -1,4 +1,4 @@
-// Error objects of the language (engine.md §10.2, §11): provenance first, then the keyword's
+// Error objects of the language (language.md §10.2, §11): provenance first, then the keyword's
 // fields, then `message`; keys whose value would be undefined are left out.
 import type { ErrorObject } from './types.js'
 

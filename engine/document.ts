@@ -1,4 +1,4 @@
-// The three shapes of a mapping document (engine.md §2.5, §6.2; validation.md §1), decided in one
+// The three shapes of a mapping document (language.md §2.5, §6.2; validation.md §1), decided in one
 // place for evaluation and validation alike.
 import { isKeyword } from './keywords/index.js'
 import { isObject, truthy } from './values.js'

@@ -1,4 +1,4 @@
-// One-shot evaluation against an environment (engine.md Part 2 "API"): one descriptor through GET
+// One-shot evaluation against an environment (docs/spec/language.md Part 2 "API"): one descriptor through GET
 // or MAP from a root context, and `$extend` flattening. The `get`, `map` and `extend` levels of the
 // conformance suite run through these.
 import { resolveLimits } from './budget.js'

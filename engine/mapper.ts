@@ -1,4 +1,4 @@
-// The engine instance (engine.md §6 and Part 2 "API"): a registry of compiled mappings, the
+// The engine instance (language.md §6 and Part 2 "API"): a registry of compiled mappings, the
 // extension registries, and top-level invocation with array wrapping and the envelope.
 import { BUDGETS, BudgetExceeded, resolveLimits, type Limits } from './budget.js'
 import { Compiler } from './compile.js'

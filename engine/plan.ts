@@ -50,7 +50,7 @@ export type PlanKind = 'object' | 'pointer' | 'relative' | 'invalid' | 'variant'
 export interface Plan {
   readonly kind: PlanKind
   readonly descriptor: unknown
-  /** GET (engine.md §8): the descriptor's value in a context. */
+  /** GET (language.md §8): the descriptor's value in a context. */
   readonly get: (context: Context) => unknown
   /** The work steps one GET counts for in its level's weight: pipeline stages and combinator reads. */
   readonly weight: number

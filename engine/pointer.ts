@@ -1,4 +1,4 @@
-// The JSON Pointer profile of the language (engine.md §3): parsing, reads, recovering writes and
+// The JSON Pointer profile of the language (language.md §3): parsing, reads, recovering writes and
 // relative path arithmetic. Pointers are parsed once, when a document is compiled; the closures
 // returned here do the per-run work.
 

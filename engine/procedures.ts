@@ -1,4 +1,4 @@
-// The evaluation procedures of engine.md §7: MAP over a level, the value dispatch of structural
+// The evaluation procedures of language.md §7: MAP over a level, the value dispatch of structural
 // right sides, NEST and READ. They run synchronously until something returns a promise, and only
 // then continue asynchronously, so a document that reaches no plugin never allocates one.
 import { BudgetExceeded } from './budget.js'

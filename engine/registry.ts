@@ -1,4 +1,4 @@
-// The registry (engine.md §5): named mappings by `$id`, `$extend` flattened at registration, and
+// The registry (language.md §5): named mappings by `$id`, `$extend` flattened at registration, and
 // the views an evaluation resolves `$ref` and name strings against. Ids live in Maps, so no id
 // (`__proto__`, `constructor`) can ever reach a prototype.
 import type { DocumentCompiler, Plan } from './plan.js'

@@ -45,13 +45,13 @@ export interface Envelope {
   [outputKey: string]: unknown
 }
 
-/** Scopes a re-entrant evaluation may rebind (engine.md §4.2). */
+/** Scopes a re-entrant evaluation may rebind (language.md §4.2). */
 export interface ScopeOverrides {
   source?: unknown
   target?: object
 }
 
-/** The live evaluation context handed to every extension (engine.md §12.5). */
+/** The live evaluation context handed to every extension (language.md §12.5). */
 export interface EvaluationContext {
   /** The whole input of the invocation (after array wrapping). */
   readonly input: unknown

@@ -1,4 +1,4 @@
-// Explain traces (README "Explain", engine.md §2.13): the engine's trace per pairing (stages,
+// Explain traces (README "Explain", docs/engine.md §2.13): the engine's trace per pairing (stages,
 // reads, branches, plugins, nested levels) and its bounds; explaining never changes the envelope,
 // over the whole conformance suite; POST /map with "explain": true and its gate; `map --explain`.
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'

@@ -76,7 +76,7 @@ t.test('Kubernetes manifests validate against the API schemas and match the app'
 t.test('Dockerfile: Node 20 slim, dependencies cached before the source, non-root, port, node health check', async (t) => {
   const lines = read('Dockerfile').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'))
   const froms = lines.filter((l) => l.startsWith('FROM '))
-  t.ok(froms.every((l) => /^FROM node:20-slim\b/.test(l)), 'every stage is node:20-slim')
+  t.ok(froms.every((l) => /^FROM node:24-slim\b/.test(l)), 'every stage is node:24-slim')
   const firstCopy = lines.findIndex((l) => l.startsWith('COPY '))
   const install = lines.findIndex((l) => l.startsWith('RUN npm ci'))
   const firstSource = lines.findIndex((l) => /^COPY (engine|\*\.ts)/.test(l))

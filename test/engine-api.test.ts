@@ -1,4 +1,4 @@
-// The engine's public API (engine.md Part 2 "API"): registration, compound documents evaluated
+// The engine's public API (docs/spec/language.md Part 2 "API"): registration, compound documents evaluated
 // without registering, the read-only registry view, compiled plans, array input, the envelope.
 import t from 'tap'
 import { Mapper, evaluate, evaluateMapping, extend } from '../engine/index.js'

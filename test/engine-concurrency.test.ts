@@ -1,4 +1,4 @@
-// Sequencing and concurrency (engine.md §13): pairings in order, fan-out concurrent only where
+// Sequencing and concurrency (language.md §13): pairings in order, fan-out concurrent only where
 // plugins are involved, one compiled plan shared by concurrent runs.
 import t from 'tap'
 import { Mapper, type Plugin } from '../engine/index.js'

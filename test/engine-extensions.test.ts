@@ -1,4 +1,4 @@
-// The extension interfaces (engine.md §12): registration rules, what extensions see on the
+// The extension interfaces (language.md §12): registration rules, what extensions see on the
 // context, re-entrant evaluation (EXT-4), the diagnostic mode for unknown names (GET-5).
 import t from 'tap'
 import { Mapper, evaluate, type EvaluationContext } from '../engine/index.js'

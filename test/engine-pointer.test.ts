@@ -1,4 +1,4 @@
-// The JSON Pointer profile (engine.md §3) where the conformance suite is thin.
+// The JSON Pointer profile (language.md §3) where the conformance suite is thin.
 import t from 'tap'
 import { compileReader, compileWriter, parsePointer, readPointer, resolvePath, type WriteOwnership } from '../engine/pointer.js'
 import { evaluateMapping } from '../engine/index.js'

@@ -10,7 +10,7 @@ import type { Place } from '../plan.js'
 import { escapeToken } from '../pointer.js'
 import type { ErrorObject } from '../types.js'
 
-/** A pipeline stage of engine.md §8, as the trace names it. */
+/** A pipeline stage of language.md §8, as the trace names it. */
 export type TraceStage = 'locate' | 'dispatch' | 'plugins' | 'shape' | 'validate' | 'finalize'
 
 /** The value after one stage step. */

@@ -1,4 +1,4 @@
-// The keyword catalogue (engine.md §9): every name the language gives meaning to, one module each,
+// The keyword catalogue (language.md §9): every name the language gives meaning to, one module each,
 // listed here in pipeline order. Adding a keyword is its module plus one entry in this list; the
 // compiler (pipeline.ts), validation, the descriptor type and the catalogue all read from it. A
 // plugin may never be registered under one of these names.

@@ -1,4 +1,4 @@
-// The value pipeline of a keyword object (engine.md §8), built by walking the keyword records stage
+// The value pipeline of a keyword object (language.md §8), built by walking the keyword records stage
 // by stage: locate (the first locate keyword present), dispatch, the plugins named in the
 // descriptor, shape, validate (all validators as one step, each reporting at most one error), and
 // finalize. A stage's order is the order of the records in keywords/index.ts.

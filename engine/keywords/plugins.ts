@@ -1,4 +1,4 @@
-// Stage 3, plugins (engine.md §8.5): every descriptor key that names a registered plugin fires in
+// Stage 3, plugins (language.md §8.5): every descriptor key that names a registered plugin fires in
 // written order, each fed the previous result; its options' `pointer` narrows what it returns.
 import type { CompileContext, Step } from '../plan.js'
 import { isThenable, truthy } from '../values.js'

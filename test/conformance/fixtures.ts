@@ -1,5 +1,5 @@
 // The deterministic fixture extensions the conformance cases name (conformance/README.md,
-// engine.md §19.6).
+// language.md §19.6).
 import { readPointer } from '../../engine/pointer.js'
 import type { Extensions } from '../../engine/types.js'
 

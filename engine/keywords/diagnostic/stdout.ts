@@ -1,4 +1,4 @@
-// `stdout` (diagnostic, engine.md §14): print the level's target, or the part a pointer names, when
+// `stdout` (diagnostic, language.md §14): print the level's target, or the part a pointer names, when
 // MAP receives the descriptor. A host may route it (RunOptions.stdout) or refuse it (KW-stdout-1).
 import { issue, keyword, ok, POINTER_SCHEMA } from '../record.js'
 

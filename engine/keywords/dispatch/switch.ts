@@ -1,4 +1,4 @@
-// `switch` (dispatch, engine.md §8.4): reads a branch key from the scope it names and evaluates the
+// `switch` (dispatch, language.md §8.4): reads a branch key from the scope it names and evaluates the
 // matching case (own keys only; a falsy case falls back to `default`).
 import type { Context } from '../../context.js'
 import { noteBranch } from '../../explain/trace.js'

@@ -1,4 +1,4 @@
-// `as` (finalize, engine.md §8.8): the value coerced, the very last step (undefined stays undefined, GET-4).
+// `as` (finalize, language.md §8.8): the value coerced, the very last step (undefined stays undefined, GET-4).
 import { toText } from '../../values.js'
 import { issue, keyword, ok } from '../record.js'
 

@@ -1,4 +1,4 @@
-// `default` (finalize, engine.md §8.8): the value when it is undefined (objects copied per use).
+// `default` (finalize, language.md §8.8): the value when it is undefined (objects copied per use).
 import { supplier } from '../../values.js'
 import { keyword } from '../record.js'
 

@@ -1,4 +1,4 @@
-// `all` (locate, engine.md §8.3): the values of every element, undefined ones left out.
+// `all` (locate, language.md §8.3): the values of every element, undefined ones left out.
 import { keyword, READ_DESCRIPTOR_SCHEMA } from '../record.js'
 import { combinator, listContents, listOperand } from './scope.js'
 import type { Descriptor } from '../../types.js'

@@ -1,4 +1,4 @@
-// `first` (locate, engine.md §8.3): the first element whose value is defined.
+// `first` (locate, language.md §8.3): the first element whose value is defined.
 import { firstDefined } from '../../procedures.js'
 import { keyword, READ_DESCRIPTOR_SCHEMA } from '../record.js'
 import { combinator, listContents, listOperand } from './scope.js'

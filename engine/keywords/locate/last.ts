@@ -1,4 +1,4 @@
-// `last` (locate, engine.md §8.3): the last element whose value is defined.
+// `last` (locate, language.md §8.3): the last element whose value is defined.
 import { keyword, READ_DESCRIPTOR_SCHEMA } from '../record.js'
 import { combinator, listContents, listOperand } from './scope.js'
 import type { Descriptor } from '../../types.js'

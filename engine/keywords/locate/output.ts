@@ -1,4 +1,4 @@
-// `output` (locate, engine.md §8.3): a snapshot of the whole output under construction.
+// `output` (locate, language.md §8.3): a snapshot of the whole output under construction.
 import { pointerKeyword } from './scope.js'
 import { snapshot } from './snapshot.js'
 

@@ -1,4 +1,4 @@
-// `target` (locate, engine.md §8.3): a snapshot of the current target.
+// `target` (locate, language.md §8.3): a snapshot of the current target.
 import { pointerKeyword } from './scope.js'
 import { snapshot } from './snapshot.js'
 

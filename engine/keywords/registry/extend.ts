@@ -1,4 +1,4 @@
-// `$extend` (registry, engine.md §5.3): ancestors whose pairings this mapping inherits, resolved when
+// `$extend` (registry, language.md §5.3): ancestors whose pairings this mapping inherits, resolved when
 // it is registered.
 import { issue, keyword, ok } from '../record.js'
 

@@ -1,4 +1,4 @@
-// `$id` (registry, engine.md §5): the name a document registers under.
+// `$id` (registry, language.md §5): the name a document registers under.
 import { issue, keyword, ok } from '../record.js'
 
 const FORBIDDEN_IDS = ['__proto__', 'constructor', 'prototype']

@@ -1,4 +1,4 @@
-// `$ref` (registry, engine.md §5): the descriptor is the registered mapping it names. It stands for
+// `$ref` (registry, language.md §5): the descriptor is the registered mapping it names. It stands for
 // the whole descriptor (the keys beside it are never read), so validation and the compiler treat it
 // before any other keyword.
 import { issue, keyword, ok } from '../record.js'

@@ -1,4 +1,4 @@
-// `concat` (shape, engine.md §8.6): an array of arrays flattened one level.
+// `concat` (shape, language.md §8.6): an array of arrays flattened one level.
 import { truthy } from '../../values.js'
 import { booleanOperand, keyword } from '../record.js'
 

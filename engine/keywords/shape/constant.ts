@@ -1,4 +1,4 @@
-// `constant` (shape, engine.md §8.6): the value is replaced by the operand.
+// `constant` (shape, language.md §8.6): the value is replaced by the operand.
 import { supplier } from '../../values.js'
 import { keyword } from '../record.js'
 

@@ -1,4 +1,4 @@
-// `find` (shape, engine.md §8.6): the first member of an array (or the object itself) whose keys
+// `find` (shape, language.md §8.6): the first member of an array (or the object itself) whose keys
 // equal `eq`'s, narrowed by `pointer`.
 import { isObject, truthy } from '../../values.js'
 import { issue, keyword, ok, POINTER_SCHEMA } from '../record.js'

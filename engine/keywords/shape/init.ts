@@ -1,4 +1,4 @@
-// `init` (shape, engine.md §8.6, EXT-2): a registered initializer replaces the value. It is called
+// `init` (shape, language.md §8.6, EXT-2): a registered initializer replaces the value. It is called
 // as it is; a promise it wrongly returns passes `constant` and `random` untouched and is settled
 // before the first keyword that needs a settled value (two core cases pin this artifact).
 import type { Step } from '../../plan.js'

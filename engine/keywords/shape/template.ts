@@ -1,4 +1,4 @@
-// `template` (shape, engine.md §8.6, decision 5): the template's own `mapping` maps the value into
+// `template` (shape, language.md §8.6, decision 5): the template's own `mapping` maps the value into
 // the enclosing target, and its placeholders render the mapped values.
 import { Context } from '../../context.js'
 import { runPairings } from '../../procedures.js'

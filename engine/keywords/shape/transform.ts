@@ -1,4 +1,4 @@
-// `transform` (shape, engine.md §8.6, EXT-6): registered transformers in order, each given the
+// `transform` (shape, language.md §8.6, EXT-6): registered transformers in order, each given the
 // previous result and, for a step object, a copy of its options.
 import type { Step } from '../../plan.js'
 import { isObject, truthy } from '../../values.js'

@@ -1,4 +1,4 @@
-// `each` (structure, engine.md §7.2): like `mapping`, applied to every element of an array value.
+// `each` (structure, language.md §7.2): like `mapping`, applied to every element of an array value.
 import { keyword, PAIRING_VALUE_SCHEMA, TRUTHY_SCHEMA } from '../record.js'
 import { pairingsOperand } from './pairings.js'
 import type { PairingMap } from '../../types.js'

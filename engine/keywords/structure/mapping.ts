@@ -1,4 +1,4 @@
-// `mapping` (structure, engine.md §7.2): the value is mapped through these pairings into a fresh target.
+// `mapping` (structure, language.md §7.2): the value is mapped through these pairings into a fresh target.
 import { keyword, PAIRING_VALUE_SCHEMA } from '../record.js'
 import { pairingsOperand } from './pairings.js'
 import type { PairingMap } from '../../types.js'

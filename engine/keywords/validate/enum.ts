@@ -1,4 +1,4 @@
-// `enum` (validate, engine.md §10.3): one of the listed values (strict equality).
+// `enum` (validate, language.md §10.3): one of the listed values (strict equality).
 import { keyword, validatorOperand } from '../record.js'
 import { fail } from './fail.js'
 

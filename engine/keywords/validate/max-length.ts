@@ -1,4 +1,4 @@
-// `maxLength` (validate, engine.md §10.3): a string at most this long.
+// `maxLength` (validate, language.md §10.3): a string at most this long.
 import { lengthKeyword } from './fail.js'
 
 export default lengthKeyword('maxLength', 'Validator: a string value is at most this many characters long.', (n, max) => n <= max, (max) => `cannot be more than ${max} characters`)

@@ -1,4 +1,4 @@
-// `maximum` (validate, engine.md §10.3): a number at most the operand.
+// `maximum` (validate, language.md §10.3): a number at most the operand.
 import { isNumber, keyword, validatorOperand } from '../record.js'
 import { numericCheck } from './fail.js'
 

@@ -1,4 +1,4 @@
-// `minimum` (validate, engine.md §10.3): a number at least the operand.
+// `minimum` (validate, language.md §10.3): a number at least the operand.
 import { isNumber, keyword, validatorOperand } from '../record.js'
 import { numericCheck } from './fail.js'
 

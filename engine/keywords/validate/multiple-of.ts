@@ -1,4 +1,4 @@
-// `multipleOf` (validate, engine.md §10.3): a number that is a decimal-exact multiple of the operand.
+// `multipleOf` (validate, language.md §10.3): a number that is a decimal-exact multiple of the operand.
 import { isNumber, keyword, validatorOperand } from '../record.js'
 import { numericCheck } from './fail.js'
 

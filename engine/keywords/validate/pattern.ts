@@ -1,4 +1,4 @@
-// `pattern` (validate, engine.md §10.3): a string the regular expression matches anywhere. Patterns
+// `pattern` (validate, language.md §10.3): a string the regular expression matches anywhere. Patterns
 // run on V8's linear-time engine, and the `patternInput` budget bounds the string they run on.
 import { linearRegExp } from '../../linear-regexp.js'
 import { screenPattern } from '../../validation/pattern-screen.js'

@@ -1,4 +1,4 @@
-// `required` (validate, engine.md §10.3): the value must be defined.
+// `required` (validate, language.md §10.3): the value must be defined.
 import { truthy } from '../../values.js'
 import { keyword, validatorOperand } from '../record.js'
 import { fail } from './fail.js'

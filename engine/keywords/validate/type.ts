@@ -1,4 +1,4 @@
-// `type` (validate, engine.md §10.3): one of the seven JSON types.
+// `type` (validate, language.md §10.3): one of the seven JSON types.
 import { isObject } from '../../values.js'
 import { keyword, validatorOperand } from '../record.js'
 import { fail } from './fail.js'
