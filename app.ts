@@ -3,9 +3,9 @@
 // body parser and CORS policy stay inside its own context and the host app is left as it was.
 import type { FastifyPluginAsync } from 'fastify'
 import { mappingEntries, type MappingEntry, type MappingsInput } from './config/mappings.js'
-import { resolveConfig, type ServiceConfig } from './config/resolve.js'
+import { ConfigError, resolveConfig, type ServiceConfig } from './config/resolve.js'
 import type { Extensions } from './engine/index.js'
-import { stockExtensions } from './extensions/stock.js'
+import { stockExtensions, stockSettingsOf } from './extensions/stock.js'
 import { authPlugin } from './plugins/auth.js'
 import { bodyPlugin } from './plugins/body.js'
 import { corsPlugin } from './plugins/cors.js'
@@ -30,6 +30,7 @@ import { playgroundRoutes } from './routes/playground.js'
 import { registryRoutes } from './routes/registry.js'
 import { schemaRoutes } from './routes/schema.js'
 import { validateRoutes } from './routes/validation.js'
+import type { ExtensionsSpec } from './runtime/isolation.js'
 import type { Options } from './schemas/options.js'
 
 export interface MapperServiceOptions {
@@ -37,6 +38,12 @@ export interface MapperServiceOptions {
   mappings?: MappingsInput
   /** The extension surface; defaults to the stock one (the `request` plugin). */
   extensions?: Extensions
+  /**
+   * The module `extensions` came from (a path or file URL; its default export is the surface).
+   * Worker threads (options.isolation) load their own copy from it: functions cannot cross into a
+   * thread, so with isolation on, extensions other than the stock ones need it.
+   */
+  extensionsModule?: string
   /** The options object (http.md §8), validated at registration. */
   options?: Options | Record<string, unknown>
   /** Resolved configuration, when the caller (buildServer) already resolved `options`. */
@@ -47,6 +54,16 @@ export interface MapperServiceOptions {
   reloader?: Reloader
 }
 
+/** How worker threads get the extension surface: the stock one, or the module it came from. */
+function isolatedExtensions(surface: Extensions, module: string | undefined): ExtensionsSpec {
+  if (module !== undefined) return { module }
+  const stock = stockSettingsOf(surface)
+  if (stock !== undefined) return { stock }
+  throw new ConfigError(
+    'options.isolation: extensions given as functions cannot run in worker threads: load them from a module (EXTENSIONS, or the extensionsModule option), or set options.isolation to false'
+  )
+}
+
 const mapperService: FastifyPluginAsync<MapperServiceOptions> = async (app, opts) => {
   const config = opts.config ?? resolveConfig(opts.options)
   const entries: MappingEntry[] = mappingEntries(opts.mappings)
@@ -55,12 +72,20 @@ const mapperService: FastifyPluginAsync<MapperServiceOptions> = async (app, opts
   const metrics = config.metrics === false ? undefined : new ServiceMetrics()
   const tracer = serviceTracer()
   const evaluations = new EvaluationObserver(metrics, tracer)
-  const extensions = evaluations.surface(opts.extensions ?? stockExtensions())
-  const registry = new EngineRegistry(entries, extensions, (message) => app.log.warn(message), {
-    limits: config.limits,
-    explicitStdout: config.map.explicit !== false && config.map.explicit.stdout,
-    cacheBytes: config.map.explicit === false ? 0 : config.map.explicit.cacheBytes,
-  })
+  const surface = opts.extensions ?? stockExtensions()
+  const extensions = evaluations.surface(surface)
+  const registry = new EngineRegistry(
+    entries,
+    extensions,
+    (message) => app.log.warn(message),
+    {
+      limits: config.limits,
+      explicitStdout: config.map.explicit !== false && config.map.explicit.stdout,
+      cacheBytes: config.map.explicit === false ? 0 : config.map.explicit.cacheBytes,
+    },
+    config.isolation === false ? undefined : { config: config.isolation, extensions: isolatedExtensions(surface, opts.extensionsModule) }
+  )
+  app.addHook('onClose', () => registry.close())
   // Counted here rather than from the process-wide channel, where another instance's reloads also pass.
   opts.reloader?.attach(registry, app.log, metrics === undefined ? undefined : (outcome) => metrics.reloaded(outcome.ok))
 
@@ -86,7 +111,7 @@ const mapperService: FastifyPluginAsync<MapperServiceOptions> = async (app, opts
   if (config.openapi) await app.register(openapiPlugin, { bearer: config.auth !== null })
 
   await app.register(healthRoutes, { mapping: config.health.mapping, timeout: config.health.timeout })
-  await app.register(mapRoutes, { map: config.map, limits: config.limits, evaluations })
+  await app.register(mapRoutes, { map: config.map, isolation: config.isolation, evaluations })
   await app.register(validateRoutes, { validate: config.validate, map: config.map })
   await app.register(registryRoutes)
   await app.register(schemaRoutes)

@@ -3,6 +3,7 @@
 // (`options.server`); `startFromEnvironment` reads PORT, MAPPINGS, EXTENSIONS and OPTIONS /
 // OPTIONS_FILE, starts OpenTelemetry when the OTEL_* environment asks for traces, listens, and
 // shuts down gracefully.
+import { resolve } from 'node:path'
 import closeWithGrace from 'close-with-grace'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import pino, { type Logger } from 'pino'
@@ -30,6 +31,8 @@ export const DEFAULT_PORT = 3333
 export interface BuildConfig {
   mappings?: MappingsInput
   extensions?: Extensions
+  /** The module `extensions` was loaded from: worker threads load their own copy (options.isolation). */
+  extensionsModule?: string
   options?: Options | Record<string, unknown>
   /** A logger to use instead of the one `options.logging` describes (tests pass a capturing one). */
   logger?: Logger
@@ -109,6 +112,7 @@ export async function buildServer(build: BuildConfig = {}): Promise<FastifyInsta
   await app.register(mapperService, {
     mappings: build.mappings,
     extensions: build.extensions,
+    extensionsModule: build.extensionsModule,
     config,
     serverIds: true,
     reloader: build.reloader,
@@ -141,8 +145,9 @@ export async function configFromEnvironment(
   if (!/^\d+$/.test(portText) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number, not ${JSON.stringify(portText)}`)
   const mappingsPath = isSet(env.MAPPINGS) ? env.MAPPINGS : bundledMappingsPath()
   const mappings = await fromSetting('MAPPINGS', () => loadMappings(mappingsPath, { warn, timeoutMs }))
-  const extensions = isSet(env.EXTENSIONS) ? await fromSetting('EXTENSIONS', () => loadExtensions(env.EXTENSIONS!, { timeoutMs })) : stockExtensions(env)
-  return { options, mappings, extensions, port, mappingsPath }
+  if (!isSet(env.EXTENSIONS)) return { options, mappings, extensions: stockExtensions(env), port, mappingsPath }
+  const extensions = await fromSetting('EXTENSIONS', () => loadExtensions(env.EXTENSIONS!, { timeoutMs }))
+  return { options, mappings, extensions, extensionsModule: resolve(env.EXTENSIONS), port, mappingsPath }
 }
 
 /**

@@ -2,6 +2,7 @@
 // filled in, and the cross-field rules a schema cannot state checked — all at startup, so a
 // mistake fails the start instead of surfacing at the first request.
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto'
+import { availableParallelism } from 'node:os'
 import { getHeapStatistics } from 'node:v8'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { resolveLimits, type Limits } from '../engine/index.js'
@@ -48,7 +49,24 @@ export interface ServiceConfig {
   readonly server: ServerConfig
   readonly reload: { readonly watch: boolean; readonly debounce: number }
   readonly rateLimit: false | RateLimitConfig
+  /** Worker threads for caller-authored work; false when nothing is isolated. */
+  readonly isolation: false | IsolationConfig
 }
+
+/** Worker threads for caller-authored work (options.isolation, runtime/isolation.ts). */
+export interface IsolationConfig {
+  /** Explicit documents, explain traces and /validate's example runs go to the workers. */
+  readonly explicit: boolean
+  /** Registered mappings go to the workers too (off: they run inline, the fast path). */
+  readonly registered: boolean
+  readonly threads: number
+  /** Each worker's old-generation heap, in MiB. */
+  readonly memoryMb: number
+  /** Added to the evaluation's `timeMs` budget before its worker is terminated. */
+  readonly graceMs: number
+}
+
+const ISOLATION_DEFAULTS = { memoryMb: 256, graceMs: 1000 } as const
 
 /** Requests per caller and time window (options.rateLimit). */
 export interface RateLimitConfig {
@@ -364,5 +382,21 @@ export function resolveConfig(raw: unknown = {}): ServiceConfig {
     server,
     reload: { watch: options.reload?.watch ?? true, debounce: options.reload?.debounce ?? 300 },
     rateLimit: resolveRateLimit(options.rateLimit),
+    isolation: resolveIsolation(options.isolation, explicitForm !== false),
+  }
+}
+
+/** options.isolation: explicit work isolated by default wherever the explicit form is on. */
+function resolveIsolation(options: Options['isolation'], explicitForm: boolean): false | IsolationConfig {
+  if (options === false) return false
+  const explicit = options?.explicit ?? explicitForm
+  const registered = options?.registered ?? false
+  if (!explicit && !registered) return false
+  return {
+    explicit,
+    registered,
+    threads: options?.threads ?? availableParallelism(),
+    memoryMb: options?.memoryMb ?? ISOLATION_DEFAULTS.memoryMb,
+    graceMs: options?.graceMs ?? ISOLATION_DEFAULTS.graceMs,
   }
 }

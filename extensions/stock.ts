@@ -17,6 +17,17 @@ function allowHostsFrom(env: NodeJS.ProcessEnv): string[] {
     .filter((host) => host !== '')
 }
 
+/** What a stock surface was built from: a worker thread builds its own copy from it. */
+export const STOCK_SETTINGS = Symbol('mapper-service.stock')
+
+/** The environment a stock surface read (only the variables it reads). */
+export type StockSettings = Readonly<Record<typeof ALLOW_HOSTS_VARIABLE, string | undefined>>
+
+/** The stock surface a surface was built as, when it is one (a copy or a change of it is not). */
+export function stockSettingsOf(extensions: Extensions): StockSettings | undefined {
+  return (extensions as { [STOCK_SETTINGS]?: StockSettings })[STOCK_SETTINGS]
+}
+
 /** The stock surface; `env` is read once, here. A wrong REQUEST_ALLOW_HOSTS is a ConfigError. */
 export function stockExtensions(env: NodeJS.ProcessEnv = process.env): Extensions {
   let request
@@ -25,5 +36,9 @@ export function stockExtensions(env: NodeJS.ProcessEnv = process.env): Extension
   } catch (error) {
     throw new ConfigError(`${ALLOW_HOSTS_VARIABLE}: ${(error as Error).message}`)
   }
-  return { initializers: {}, transformers: {}, plugins: { request } }
+  const surface: Extensions = { initializers: {}, transformers: {}, plugins: { request } }
+  // Not enumerable: a surface spread into another is no longer the stock one.
+  const settings: StockSettings = { [ALLOW_HOSTS_VARIABLE]: env[ALLOW_HOSTS_VARIABLE] }
+  Object.defineProperty(surface, STOCK_SETTINGS, { value: settings })
+  return surface
 }

@@ -14,6 +14,8 @@ import {
   type ValidationReport,
 } from '../engine/index.js'
 import type { MappingEntry } from '../config/mappings.js'
+import type { IsolationConfig } from '../config/resolve.js'
+import { IsolationPool, type ExtensionsSpec } from '../runtime/isolation.js'
 
 /** A registered mapping failed validation or one of its examples at startup; the message says which and why. */
 export class RegistrationError extends Error {
@@ -31,6 +33,8 @@ export interface EngineSettings {
 
 export class EngineService {
   readonly mapper: Mapper
+  /** The worker threads serving this set's isolated evaluations (options.isolation), when any. */
+  isolation: IsolationPool | undefined = undefined
   readonly extensionNames: { initializers: string[]; transformers: string[]; plugins: string[] }
   private readonly entries: readonly MappingEntry[]
 
@@ -38,7 +42,9 @@ export class EngineService {
     entries: readonly MappingEntry[],
     extensions: Extensions,
     warn: (message: string) => void,
-    readonly settings: EngineSettings
+    readonly settings: EngineSettings,
+    /** `validated`: the set was validated already (a worker's copy of the served set). */
+    { validated = false }: { validated?: boolean } = {}
   ) {
     this.entries = entries
     this.mapper = new Mapper({}, extensions, { limits: settings.limits.registered, cache: { bytes: settings.cacheBytes } })
@@ -47,7 +53,7 @@ export class EngineService {
     } catch (error) {
       throw new RegistrationError(`registering mappings failed: ${(error as Error).message}`)
     }
-    for (const entry of entries) {
+    for (const entry of validated ? [] : entries) {
       const report = this.mapper.validate(entry.id)
       if (!report.valid) {
         throw new RegistrationError(`mapping "${entry.id}" from ${entry.source} is invalid: ${JSON.stringify(report)}`)
@@ -111,9 +117,19 @@ export class EngineRegistry {
     entries: readonly MappingEntry[],
     private readonly extensions: Extensions,
     private readonly warn: (message: string) => void,
-    private readonly settings: EngineSettings
+    private readonly settings: EngineSettings,
+    /** Isolation on: each served set gets worker threads with the same mappings and extensions. */
+    private readonly isolation?: { readonly config: IsolationConfig; readonly extensions: ExtensionsSpec }
   ) {
-    this.#current = new EngineService(entries, extensions, warn, settings)
+    this.#current = this.#serve(entries)
+  }
+
+  #serve(entries: readonly MappingEntry[]): EngineService {
+    const service = new EngineService(entries, this.extensions, this.warn, this.settings)
+    if (this.isolation !== undefined) {
+      service.isolation = new IsolationPool(this.isolation.config, { entries, extensions: this.isolation.extensions, settings: this.settings }, this.warn)
+    }
+    return service
   }
 
   get current(): EngineService {
@@ -125,10 +141,23 @@ export class EngineRegistry {
    * RegistrationError (and keeps the served set) otherwise.
    */
   async replace(entries: readonly MappingEntry[]): Promise<EngineService> {
-    const next = new EngineService(entries, this.extensions, this.warn, this.settings)
-    await next.checkExamples()
+    const next = this.#serve(entries)
+    try {
+      await next.checkExamples()
+    } catch (error) {
+      await next.isolation?.destroy()
+      throw error
+    }
+    const previous = this.#current
     this.#current = next
+    // Requests that read the previous set finish on its workers; then they stop.
+    previous.isolation?.retire()
     return next
+  }
+
+  /** Stop the served set's workers (the service is closing). */
+  async close(): Promise<void> {
+    await this.#current.isolation?.destroy()
   }
 }
 

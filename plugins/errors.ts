@@ -15,6 +15,7 @@ import {
   PayloadTooLarge,
   ValidationError,
 } from '../errors.js'
+import { IsolatedFailure } from '../runtime/isolation.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -46,6 +47,13 @@ export function budgetFields(error: BudgetExceeded): Record<string, unknown> {
   return fields
 }
 
+/** The budget fields of a failure that exceeded one (inline, or in a worker thread), else undefined. */
+export function exceededBudget(failure: unknown): Record<string, unknown> | undefined {
+  if (failure instanceof BudgetExceeded) return budgetFields(failure)
+  if (failure instanceof IsolatedFailure && failure.budget !== undefined) return failure.extra
+  return undefined
+}
+
 /**
  * The 400 message of a body that failed its schema, named after the failing field: the property
  * the first error points into. A body that is not an object holds none of its fields: it is
@@ -69,6 +77,8 @@ function schemaFailure(validation: readonly FastifySchemaValidationError[], body
 export function shapeError(error: unknown, maxBodyBytes: number, bodySchema?: unknown): Shaped {
   const e = error as Partial<FastifyError> & { location?: string }
   if (error instanceof BudgetExceeded) return { status: 422, code: error.code, message: error.message, extra: budgetFields(error) }
+  // Shaped by this function in the worker thread that ran it (runtime/isolation.ts).
+  if (error instanceof IsolatedFailure) return { status: error.statusCode, code: error.code, message: error.message, extra: error.extra }
   if (error instanceof EvaluationError) return { status: 422, code: error.code, message: error.message, extra: {} }
   if (error instanceof OutputNotSerializable) return { status: 422, code: error.code, message: error.message, extra: {} }
   if (error instanceof InvalidMappingDocument) return { status: 422, code: e.code!, message: e.message!, extra: { report: error.report } }

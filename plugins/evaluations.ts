@@ -2,9 +2,11 @@
 // over what it knows (which mapping, the prepared explicit document, the printed envelope); nothing
 // else in the service counts evaluations. With metrics and tracing both off it only calls through.
 import { context, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api'
-import { BudgetExceeded, type Envelope, type Extensions, type Prepared } from '../engine/index.js'
+import { BudgetExceeded, type Extensions, type Prepared, type ValidationReport } from '../engine/index.js'
 import type { UpstreamCall } from '../extensions/request/index.js'
 import { shapeError } from './errors.js'
+import { InvalidMappingDocument } from '../errors.js'
+import { IsolatedFailure, type TaskFacts } from '../runtime/isolation.js'
 import type { ServiceMetrics } from './service-metrics.js'
 
 /** The `mapping` label and span attribute of every explicit document: one value, however many documents. */
@@ -21,6 +23,12 @@ export interface Evaluation {
 
 /** The `extra` of one run, made by the caller for it alone. */
 type Extra = Record<string, unknown>
+
+/** What an evaluation's outcome tells the metrics and the span. */
+interface Outcome {
+  readonly valid: boolean
+  readonly errors: readonly unknown[]
+}
 
 /** An evaluation as one observer made it: another service instance in the process never counts it. */
 class ObservedEvaluation implements Evaluation {
@@ -90,13 +98,27 @@ export class EvaluationObserver {
     if (prepared.plan === null) this.metrics.refused(prepared.report)
   }
 
+  /** What a worker thread saw of an isolated evaluation of `mapping`, counted as if it ran here. */
+  isolated(mapping: string, facts: TaskFacts): void {
+    const metrics = this.metrics
+    if (metrics === undefined) return
+    if (facts.prepared !== undefined) {
+      metrics.looked(facts.prepared.cached)
+      if (facts.prepared.refused) metrics.refused(facts.prepared.report as ValidationReport)
+    }
+    for (const [plugin, calls] of Object.entries(facts.pluginCalls)) {
+      for (let call = 0; call < calls; call++) metrics.pluginCalled(mapping, plugin)
+    }
+    for (const status of facts.upstream) metrics.upstreamAnswered(mapping, status)
+  }
+
   /**
    * Evaluate as `mapping` (`evaluate` runs or explains the plan with `extra`): in its own span,
    * timed, its outcome counted. With metrics, `extra`
    * gains `evaluation`: added to the object itself, since an object derived from it per request
    * (Object.create) would cost V8 a new prototype map each time.
    */
-  async run(mapping: string, extra: Extra, evaluate: () => Envelope | Promise<Envelope>): Promise<Envelope> {
+  async run<T extends Outcome>(mapping: string, extra: Extra, evaluate: () => T | Promise<T>): Promise<T> {
     const { metrics, tracer } = this
     if (metrics === undefined && tracer === undefined) return evaluate()
     if (metrics !== undefined) extra.evaluation = new ObservedEvaluation(mapping, this)
@@ -108,9 +130,11 @@ export class EvaluationObserver {
       span?.setAttributes({ 'mapper.valid': envelope.valid, 'mapper.errors': envelope.errors.length })
       return envelope
     } catch (error) {
+      // A document refused by validation was never evaluated.
+      if (error instanceof InvalidMappingDocument || (error instanceof IsolatedFailure && error.code === 'InvalidMappingDocument')) throw error
       if (metrics !== undefined) {
         metrics.evaluated(mapping, 'failed', (performance.now() - started) / 1000, 0)
-        metrics.failed(mapping, shapeError(error, 0).code, error instanceof BudgetExceeded ? error.budget : undefined)
+        metrics.failed(mapping, shapeError(error, 0).code, error instanceof BudgetExceeded || error instanceof IsolatedFailure ? error.budget : undefined)
       }
       if (span !== undefined) failSpan(span, error)
       throw error

@@ -4,8 +4,7 @@
 // are never logged (the logger also redacts Authorization).
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { BudgetExceeded } from '../engine/index.js'
-import { budgetFields } from './errors.js'
+import { exceededBudget } from './errors.js'
 
 interface LoggingPluginOptions {
   readonly slowThreshold: number
@@ -31,7 +30,7 @@ export const loggingPlugin = fp<LoggingPluginOptions>(
       done()
       const durationMs = Math.round(reply.elapsedTime * 1000) / 1000
       const failure = request.failure
-      const budget = failure instanceof BudgetExceeded ? failure : undefined
+      const budget = exceededBudget(failure)
       const level = reply.statusCode >= 500 ? 'error' : budget !== undefined || durationMs > slowThreshold ? 'warn' : 'info'
       // Nothing is built for a line the logger would drop.
       const log = request.log as typeof request.log & { isLevelEnabled?: (level: string) => boolean }
@@ -45,7 +44,7 @@ export const loggingPlugin = fp<LoggingPluginOptions>(
         durationMs,
       }
       if (level === 'error') request.log.error({ ...line, err: failure ?? undefined }, 'request failed')
-      else if (budget !== undefined) request.log.warn({ ...line, ...budgetFields(budget) }, 'evaluation budget exceeded')
+      else if (budget !== undefined) request.log.warn({ ...line, ...budget }, 'evaluation budget exceeded')
       else if (level === 'warn') request.log.warn(line, 'slow request')
       else request.log.info(line, 'request completed')
     })

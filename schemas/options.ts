@@ -112,6 +112,17 @@ const ReloadOptionsSchema = Type.Object(
   { additionalProperties: false, description: 'Hot reload of the mappings (standalone server).' }
 )
 
+const IsolationOptionsSchema = Type.Object(
+  {
+    explicit: Type.Optional(Type.Boolean({ description: 'Run explicit documents, explain traces and the example runs of POST /validate in worker threads under hard time and memory limits (default true when the explicit form is on).' })),
+    registered: Type.Optional(Type.Boolean({ description: 'Run registered mappings in worker threads too (default false: the deployment wrote them; they run inline, the fast path).' })),
+    threads: Type.Optional(Type.Integer({ minimum: 1, maximum: 256, description: 'Worker threads, started on demand (default: the cores available).' })),
+    memoryMb: Type.Optional(Type.Integer({ minimum: 64, maximum: 65536, description: 'Each worker\'s heap, in MiB: an evaluation beyond it is stopped and answered 422 BudgetExceeded (budget "memory"); default 256.' })),
+    graceMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 600000, description: 'Milliseconds past the evaluation\'s timeMs budget after which its worker is terminated and the answer is 422 BudgetExceeded (budget "timeMs"); default 1000.' })),
+  },
+  { additionalProperties: false, description: 'Worker threads for caller-authored work.' }
+)
+
 const RateLimitOptionsSchema = Type.Object(
   {
     max: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000000000, description: 'Requests one caller may make per time window (default 100).' })),
@@ -193,6 +204,7 @@ export const OptionsSchema = Type.Object(
     host: Type.Optional(Type.String({ minLength: 1 })),
     server: Type.Optional(ServerOptionsSchema),
     reload: Type.Optional(ReloadOptionsSchema),
+    isolation: Type.Optional(Type.Union([Type.Literal(false), IsolationOptionsSchema], { description: 'Worker threads for caller-authored work; false: everything runs inline.' })),
     rateLimit: Type.Optional(
       Type.Union([Type.Boolean(), RateLimitOptionsSchema], {
         description: 'Requests per caller and time window: by verified token subject when auth is on, else by client IP; `true` takes the defaults (default false: off).',

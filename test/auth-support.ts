@@ -84,7 +84,8 @@ export const quietLogger = (): pino.Logger => pino({ level: 'silent' })
 
 /** The service with the given options (auth and claims), closed at teardown. */
 export async function service(t: Pick<Tap, 'teardown'>, options: Record<string, unknown>): Promise<FastifyInstance> {
-  const app = await buildServer({ options, mappings: MAPPINGS, extensions: EXTENSIONS, logger: quietLogger() })
+  // EXTENSIONS are functions: they run inline (isolation needs them from a module; isolation.test.ts).
+  const app = await buildServer({ options: { isolation: false, ...options }, mappings: MAPPINGS, extensions: EXTENSIONS, logger: quietLogger() })
   t.teardown(() => app.close())
   return app
 }

@@ -184,7 +184,8 @@ t.test('explicit form: 50 concurrent documents defining the same member id diffe
     await new Promise((resolve) => setImmediate(resolve))
     return value
   }
-  const app = await serve(t, { mappings: [ECHO], extensions: { plugins: { pause } }, options: { map: { explicit: true } } })
+  // A function extension: inline (isolation.test.ts covers workers).
+  const app = await serve(t, { mappings: [ECHO], extensions: { plugins: { pause } }, options: { map: { explicit: true }, isolation: false } })
   const before = (await call(app, { method: 'GET', url: '/mappings' })).body
   const document = (i: number) => ({
     mappings: {
@@ -223,7 +224,7 @@ t.test('extension failures: a throwing transformer is 500, registered or explici
     },
   }
   const boom = { $id: 'boom', mapping: { '/x': { source: '/a', transform: 'explode' } } }
-  const app = await serve(t, { mappings: [boom], extensions: { transformers }, options: { map: { explicit: true } } })
+  const app = await serve(t, { mappings: [boom], extensions: { transformers }, options: { map: { explicit: true }, isolation: false } })
   for (const mapping of ['boom', { mapping: boom.mapping }]) {
     const response = await call(app, map({ mapping, input: { a: 1 } }))
     t.equal(response.statusCode, 500)

@@ -52,7 +52,8 @@ async function fetchingServer(t: Parameters<typeof serve>[0], extensions: Extens
   const app = await serve(t, {
     mappings: [ECHO, STRICT, { $id: 'fetch', mapping: { '/title': { request: { origin: up.origin, pathname: '/book', pointer: '/json/title' } } } }],
     extensions,
-    options,
+    // Function extensions run inline (isolation.test.ts covers workers).
+    options: { isolation: false, ...options },
   })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const post = async (body: unknown, traceparent: string): Promise<{ status: number; data: any }> => {

@@ -1,0 +1,68 @@
+// One POST /map evaluation as data, the same on the event loop and in a worker thread
+// (runtime/isolation.ts): which plan runs on which budgets, and the envelope printed as the
+// response's text. The route decides where it runs; this decides what runs.
+import type { Envelope, Explained, Limits, Prepared, RunOptions } from '../engine/index.js'
+import { InvalidMappingDocument, OutputNotSerializable, unknownMapping } from '../errors.js'
+import type { EngineService } from '../plugins/engine.js'
+
+/** What a caller asked POST /map to evaluate. */
+export interface MapRequest {
+  /** A registered id, or an explicit mapping document. */
+  readonly mapping: string | object
+  readonly input: unknown
+  readonly explain: boolean
+}
+
+/** An evaluation's answer: the envelope as printed, and what the route and the metrics need of it. */
+export interface MapOutcome {
+  readonly text: string
+  readonly valid: boolean
+  readonly errors: readonly unknown[]
+}
+
+/** The envelope with its trace beside valid and errors; an output member named `explain` gives way to it. */
+function explained({ envelope, explain }: Explained): Envelope {
+  return { ...envelope, explain }
+}
+
+/** The envelope as the response's text; a structure too deep for JSON is a 422, not a crash. */
+export function printEnvelope(envelope: Envelope): string {
+  try {
+    return JSON.stringify(envelope)
+  } catch (error) {
+    if (error instanceof RangeError) throw new OutputNotSerializable()
+    throw error
+  }
+}
+
+/**
+ * Evaluate a request on `engine`: a registered id on the engine's own budgets, an explicit
+ * document (validated first, 422 with its report when invalid) on the explicit ones.
+ * `prepared` sees the explicit document's cache lookup. Synchronous work stays synchronous
+ * until the plan itself awaits.
+ */
+export async function evaluateRequest(
+  engine: EngineService,
+  request: MapRequest,
+  extra: Record<string, unknown>,
+  stdout: RunOptions['stdout'],
+  prepared?: (prepared: Prepared) => void
+): Promise<MapOutcome> {
+  let plan
+  // Registered mappings run on the engine's own budgets (set from limits.*); explicit ones on limits.explicit.*.
+  let limits: Limits | undefined
+  if (typeof request.mapping === 'string') {
+    plan = engine.registered(request.mapping)
+    if (plan === undefined) throw unknownMapping(request.mapping)
+  } else {
+    const explicit = engine.explicit(request.mapping)
+    prepared?.(explicit)
+    if (explicit.plan === null) throw new InvalidMappingDocument(explicit.report)
+    plan = explicit.plan
+    limits = engine.settings.limits.explicit
+  }
+  const options = { limits, stdout }
+  // An explain answer is the evaluation as data: the trace matters most when the envelope is invalid.
+  const envelope = request.explain ? explained(await plan.explain(request.input, extra, options)) : await plan.run(request.input, extra, options)
+  return { text: printEnvelope(envelope), valid: envelope.valid, errors: envelope.errors }
+}

@@ -1,0 +1,86 @@
+// The worker side of runtime/isolation.ts: one engine per thread over the service's mappings and
+// extensions (built once, at the thread's first task), and one task at a time: evaluate as the
+// route would inline (runtime/evaluation.ts), or run an explicit document's examples. Whatever
+// fails is shaped here as the error handler would shape it, so only plain data crosses back.
+import { subscribe } from 'node:diagnostics_channel'
+import { Piscina } from 'piscina'
+import { loadExtensions } from '../config/extensions.js'
+import { BudgetExceeded, exampleDiagnostics, type Extensions, type Plugin } from '../engine/index.js'
+import { stockExtensions } from '../extensions/stock.js'
+import { UPSTREAM_CHANNEL, type UpstreamCall } from '../extensions/request/index.js'
+import { EngineService } from '../plugins/engine.js'
+import { shapeError } from '../plugins/errors.js'
+import { evaluateRequest } from './evaluation.js'
+import type { IsolatedTask, IsolationWorkerData, TaskAnswer, TaskFacts } from './isolation.js'
+
+const data = Piscina.workerData as IsolationWorkerData
+
+/** What the running task saw; one task runs at a time in a worker. */
+let facts: { stdout: string[]; pluginCalls: Record<string, number>; upstream: Array<number | undefined>; prepared?: TaskFacts['prepared'] }
+/** The most `stdout` lines a task sends back (the rest is dropped, as a log would rate-limit it). */
+const STDOUT_LINES = 1000
+
+function freshFacts(): typeof facts {
+  return { stdout: [], pluginCalls: Object.create(null) as Record<string, number>, upstream: [] }
+}
+facts = freshFacts()
+
+/** Every plugin counted under its name, as the main thread's observer counts inline evaluations. */
+function counted(extensions: Extensions): Extensions {
+  if (extensions.plugins === undefined) return extensions
+  const plugins: Record<string, Plugin> = {}
+  for (const [name, plugin] of Object.entries(extensions.plugins)) {
+    plugins[name] = function counted(options, value, context) {
+      facts.pluginCalls[name] = (facts.pluginCalls[name] ?? 0) + 1
+      return plugin(options, value, context)
+    }
+  }
+  return { ...extensions, plugins }
+}
+
+subscribe(UPSTREAM_CHANNEL, (message) => {
+  const call = message as Partial<UpstreamCall> | null
+  facts.upstream.push(typeof call?.status === 'number' ? call.status : undefined)
+})
+
+let engine: Promise<EngineService> | undefined
+
+async function buildEngine(): Promise<EngineService> {
+  const surface = 'module' in data.extensions ? await loadExtensions(data.extensions.module) : stockExtensions(data.extensions.stock)
+  // The main thread validated the set and ran its examples before it served it.
+  return new EngineService(data.entries, counted(surface), () => {}, data.settings, { validated: true })
+}
+
+export default async function run(task: IsolatedTask): Promise<TaskAnswer> {
+  // The engine is built before the clock starts: a thread's start-up is not the evaluation's time.
+  engine ??= buildEngine()
+  try {
+    await engine
+  } catch {
+    // Answered below, as the task's failure.
+  }
+  task.started.postMessage(0)
+  task.started.close()
+  facts = freshFacts()
+  const stdout = task.stdout
+    ? (text: string): void => {
+        if (facts.stdout.length < STDOUT_LINES) facts.stdout.push(text)
+      }
+    : undefined
+  const extra = { identity: task.identity }
+  try {
+    const service = await engine
+    if (task.kind === 'map') {
+      const outcome = await evaluateRequest(service, task.request, extra, stdout, (prepared) => {
+        facts.prepared = { cached: prepared.cached, refused: prepared.plan === null, report: prepared.plan === null ? prepared.report : undefined }
+      })
+      return { ok: true, outcome, ...facts }
+    }
+    const failedExamples = exampleDiagnostics(await service.explicitExamples(task.document, extra, stdout))
+    return { ok: true, failedExamples, ...facts }
+  } catch (error) {
+    const shaped = shapeError(error, 0)
+    const failure = { ...shaped, budget: error instanceof BudgetExceeded ? error.budget : undefined }
+    return { ok: false, failure, ...facts }
+  }
+}

@@ -1,0 +1,185 @@
+// Isolation (options.isolation, runtime/isolation.ts): caller-authored work runs in worker threads
+// under hard limits, through a real listening server. Extensions come from a module written to a
+// temp dir, as a deployment's EXTENSIONS would: `thread` tells where a value was transformed,
+// `spin` never returns, `hog` allocates without end, `count` is a plugin the metrics count.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { FastifyInstance } from 'fastify'
+import pino from 'pino'
+import t from 'tap'
+import { loadExtensions } from '../config/extensions.js'
+import { ConfigError, resolveConfig } from '../config/resolve.js'
+import { buildServer } from '../server.js'
+
+type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
+
+const dir = mkdtempSync(join(tmpdir(), 'mapper-isolation-'))
+t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+const MODULE = join(dir, 'extensions.mjs')
+writeFileSync(
+  MODULE,
+  `import { isMainThread } from 'node:worker_threads'
+export default {
+  transformers: {
+    thread: () => (isMainThread ? 'main' : 'worker'),
+    spin: (value) => { for (;;) { if (value === Symbol.iterator) return value } },
+    hog: () => { const kept = []; for (;;) kept.push(new Array(100000).fill(kept.length)) },
+  },
+  plugins: { count: async (_options, value) => value },
+}
+`
+)
+
+const where = { mapping: { '/where': { source: '/x', transform: 'thread' } } }
+const REGISTERED = [{ $id: 'where', ...where }]
+
+interface Served {
+  readonly app: FastifyInstance
+  readonly origin: string
+  post(body: unknown): Promise<{ status: number; data: any }>
+  /** GET /health, timed: the main thread's answer while a worker is busy. */
+  health(): Promise<{ status: number; ms: number }>
+}
+
+async function served(t: Tap, options: Record<string, unknown>, log: Array<Record<string, unknown>> = []): Promise<Served> {
+  const logger = pino({ level: 'debug' }, { write: (line: string) => log.push(JSON.parse(line)) })
+  const app = await buildServer({ mappings: REGISTERED, extensions: await loadExtensions(MODULE), extensionsModule: MODULE, options, logger })
+  t.teardown(() => app.close())
+  const origin = await app.listen({ port: 0, host: '127.0.0.1' })
+  return {
+    app,
+    origin,
+    async post(body) {
+      const response = await fetch(`${origin}/map`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+      return { status: response.status, data: await response.json() }
+    },
+    async health() {
+      const started = performance.now()
+      const response = await fetch(`${origin}/health`)
+      await response.arrayBuffer()
+      return { status: response.status, ms: performance.now() - started }
+    },
+  }
+}
+
+/** Poll /health while `work` runs; the slowest answer. */
+async function healthDuring<T>(service: Served, work: Promise<T>): Promise<{ result: T; worstMs: number; answered: number }> {
+  const state = { done: false }
+  let worstMs = 0
+  let answered = 0
+  const polling = (async () => {
+    while (!state.done) {
+      const { status, ms } = await service.health()
+      if (status === 200) answered++
+      worstMs = Math.max(worstMs, ms)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+  })()
+  const result = await work
+  state.done = true
+  await polling
+  return { result, worstMs, answered }
+}
+
+t.test('options.isolation: on for explicit work wherever the explicit form is, off otherwise, validated', async (t) => {
+  t.equal(resolveConfig({}).isolation, false, 'no explicit form: nothing to isolate')
+  t.match(resolveConfig({ map: { explicit: true } }).isolation, { explicit: true, registered: false, memoryMb: 256, graceMs: 1000 })
+  t.ok((resolveConfig({ map: { explicit: true } }).isolation as { threads: number }).threads >= 1)
+  t.equal(resolveConfig({ map: { explicit: true }, isolation: false }).isolation, false)
+  t.match(resolveConfig({ isolation: { registered: true, threads: 3 } }).isolation, { explicit: false, registered: true, threads: 3 })
+  t.throws(() => resolveConfig({ isolation: { threads: 0 } }), ConfigError)
+  t.throws(() => resolveConfig({ isolation: { memoryMb: 32 } }), ConfigError, 'below what a worker needs to start')
+  t.throws(() => resolveConfig({ isolation: true }), ConfigError)
+})
+
+t.test('extensions given as functions cannot cross into a worker: the build fails with one line', async (t) => {
+  const functions = { transformers: { thread: () => 'main' } }
+  await t.rejects(
+    buildServer({ extensions: functions, options: { map: { explicit: true }, logging: { level: 'silent' } } }),
+    /^options\.isolation: extensions given as functions cannot run in worker threads: load them from a module \(EXTENSIONS, or the extensionsModule option\), or set options\.isolation to false$/
+  )
+  const inline = await buildServer({ extensions: functions, options: { map: { explicit: true }, isolation: false, logging: { level: 'silent' } } })
+  t.teardown(() => inline.close())
+  const answer = await inline.inject({ method: 'POST', url: '/map', payload: { mapping: where, input: { x: 1 } } })
+  t.same(answer.json(), { where: 'main', valid: true, errors: [] }, 'isolation off: inline')
+})
+
+t.test('what runs where: explicit documents and explain traces in a worker, registered mappings inline', async (t) => {
+  const service = await served(t, { map: { explicit: true } })
+  t.same((await service.post({ mapping: where, input: { x: 1 } })).data, { where: 'worker', valid: true, errors: [] }, 'explicit')
+  t.same((await service.post({ mapping: 'where', input: { x: 1 } })).data, { where: 'main', valid: true, errors: [] }, 'registered')
+  const explained = await service.post({ mapping: 'where', input: { x: 1 }, explain: true })
+  t.equal(explained.data.where, 'worker', 'a registered mapping explained')
+  t.equal(explained.data.explain.pairings[0].target, '/where')
+  t.same((await service.post({ mapping: { mapping: { '/r': { $ref: 'where' } } }, input: { x: 1 } })).data, { r: { where: 'worker' }, valid: true, errors: [] }, 'a worker sees the registered mappings')
+  const refused = await service.post({ mapping: { mapping: { '/y': { source: '/a', as: 'integer' } } }, input: {} })
+  t.equal(refused.status, 422)
+  t.equal(refused.data.code, 'InvalidMappingDocument')
+  t.match(refused.data.report.errors[0], { rule: 'KW-pipeline-1', pointer: '/mapping/~1y/as' })
+  t.equal((await service.post({ mapping: 'nowhere', input: {}, explain: true })).status, 404)
+
+  const everywhere = await served(t, { map: { explicit: true }, isolation: { registered: true } })
+  t.same((await everywhere.post({ mapping: 'where', input: { x: 1 } })).data, { where: 'worker', valid: true, errors: [] }, 'isolation.registered')
+})
+
+t.test('a document that never returns: its worker is terminated, 422 timeMs, the main thread answers throughout', async (t) => {
+  const service = await served(t, { map: { explicit: true }, limits: { explicit: { timeMs: 200 } }, isolation: { graceMs: 300, threads: 1 } })
+  const spinning = service.post({ mapping: { mapping: { '/x': { source: '/a', transform: 'spin' } } }, input: { a: 1 } })
+  const { result, worstMs, answered } = await healthDuring(service, spinning)
+  t.equal(result.status, 422)
+  t.match(result.data, { code: 'BudgetExceeded', budget: 'timeMs', limit: 200, pointer: '' })
+  t.match(result.data.message, /the worker running it was stopped/)
+  t.ok(answered >= 1, `/health answered ${answered} times while the worker spun`)
+  t.ok(worstMs < 5000, `the slowest /health took ${Math.round(worstMs)} ms`)
+  t.same((await service.post({ mapping: where, input: { x: 1 } })).data, { where: 'worker', valid: true, errors: [] }, 'a new worker took its place')
+})
+
+t.test('a document that allocates without end: 422 memory, and the process lives on', async (t) => {
+  const service = await served(t, { map: { explicit: true }, isolation: { memoryMb: 128, threads: 1 } })
+  const hogging = service.post({ mapping: { mapping: { '/x': { source: '/a', transform: 'hog' } } }, input: { a: 1 } })
+  const { result, answered } = await healthDuring(service, hogging)
+  t.equal(result.status, 422)
+  t.match(result.data, { code: 'BudgetExceeded', budget: 'memory', limit: 128 })
+  t.ok(answered >= 1, '/health answered while the worker allocated')
+  t.same((await service.post({ mapping: where, input: { x: 1 } })).data, { where: 'worker', valid: true, errors: [] }, 'a new worker took its place')
+})
+
+t.test('a budget tripped in a worker is the same answer, log line and metric as inline', async (t) => {
+  const log: Array<Record<string, unknown>> = []
+  const service = await served(t, { map: { explicit: true }, limits: { explicit: { fanOut: 5 } }, logging: { level: 'debug' } }, log)
+  const fanning = { mapping: { '/all': { input: '/list', each: { '/v': '/' } } } }
+  const answer = await service.post({ mapping: fanning, input: { list: [1, 2, 3, 4, 5, 6, 7] } })
+  t.equal(answer.status, 422)
+  t.match(answer.data, { code: 'BudgetExceeded', budget: 'fanOut', limit: 5 })
+  t.match(log.find((line) => line.msg === 'evaluation budget exceeded'), { level: 40, budget: 'fanOut', status: 422, requestId: answer.data.requestId })
+  const metrics = await (await fetch(`${service.origin}/metrics`)).text()
+  t.match(metrics, /mapper_budget_exceeded_total\{mapping="\(explicit\)",budget="fanOut"\} 1/)
+})
+
+t.test('what a worker saw is counted and logged in the main thread: plugin calls, stdout', async (t) => {
+  const log: Array<Record<string, unknown>> = []
+  const service = await served(t, { map: { explicit: { stdout: true } }, logging: { level: 'debug' } }, log)
+  const answer = await service.post({ mapping: { mapping: { '/v': { source: '/a', count: {} }, '/w': { source: '/a', count: {} } }, stdout: true }, input: { a: 1 } })
+  t.equal(answer.status, 200, JSON.stringify(answer.data))
+  const metrics = await (await fetch(`${service.origin}/metrics`)).text()
+  t.match(metrics, /mapper_plugin_calls_total\{mapping="\(explicit\)",plugin="count"\} 2/)
+  t.match(metrics, /mapper_evaluations_total\{mapping="\(explicit\)",result="valid"\} 1/)
+  t.ok(log.some((line) => line.msg === 'mapping stdout'), 'the stdout line is in the request log')
+})
+
+t.test('a client that leaves mid-evaluation: the worker is stopped, nothing crashes, the next request is served', async (t) => {
+  const service = await served(t, { map: { explicit: true }, limits: { explicit: { timeMs: 5000 } }, isolation: { threads: 1 } })
+  const leaving = new AbortController()
+  const request = fetch(`${service.origin}/map`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ mapping: { mapping: { '/x': { source: '/a', transform: 'spin' } } }, input: { a: 1 } }),
+    signal: leaving.signal,
+  })
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  leaving.abort()
+  await t.rejects(request)
+  const next = await service.post({ mapping: where, input: { x: 1 } })
+  t.same(next.data, { where: 'worker', valid: true, errors: [] }, 'served by a fresh worker, well before the 5 s budget')
+})
