@@ -1,4 +1,4 @@
-// The engine benchmark of shared/spec/performance.md §1–3: `npm run bench`.
+// The engine benchmark of docs/spec/performance.md §1–3: `npm run bench`.
 //
 // For each workload (bench/workloads.ts) it first checks that the engine, JSONata and the
 // hand-written function produce deep-equal envelopes (and that the hand-written validators agree

@@ -1,4 +1,4 @@
-// The HTTP benchmark of shared/spec/performance.md §2: `npm run bench:http`.
+// The HTTP benchmark of docs/spec/performance.md §2: `npm run bench:http`.
 //
 // Starts, in this process, the service (stock configuration plus the explicit form, the bundled
 // mappings, the benchmark's `bench-array` mapping) and a bare Fastify server whose one route

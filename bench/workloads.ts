@@ -1,4 +1,4 @@
-// The three workloads of the engine benchmark (shared/spec/performance.md §1): for each, the
+// The three workloads of the engine benchmark (docs/spec/performance.md §1): for each, the
 // mapping document, its input, an equivalent JSONata expression and the hand-written JavaScript
 // function that is the practical limit. Inputs are generated from a fixed seed, so every run
 // measures the same data.
