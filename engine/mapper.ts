@@ -184,7 +184,7 @@ export class CompiledMapping {
     let result: Maybe<object | null>
     try {
       result = mapPlan(this.entrySlot(arrayInput)(root), root)
-      if (!(result instanceof Promise)) run.finish()
+      if (!(result instanceof Promise)) run.finish(result)
     } catch (error) {
       throw this.placed(error)
     }
@@ -192,7 +192,7 @@ export class CompiledMapping {
       return result.then(
         (settled) => {
           try {
-            run.finish()
+            run.finish(settled)
           } catch (error) {
             throw this.placed(error)
           }

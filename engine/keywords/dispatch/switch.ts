@@ -78,7 +78,7 @@ export default keyword<{ source?: string; input?: string; output?: string; cases
       run(value, context) {
         const key = keyOf(value, context)
         if (!key) return value
-        const slot = cases.get(toKey(key)) ?? fallback
+        const slot = cases.get(toKey(key, context.run)) ?? fallback
         if (slot === undefined) return undefined
         return read(slot, context, value)
       },
@@ -102,7 +102,7 @@ function tracedSwitch(
       if (!key) {
         noteBranch(context, descriptor, { switch: null })
       } else {
-        const name = toKey(key)
+        const name = toKey(key, context.run)
         noteBranch(context, descriptor, { switch: cases.has(name) ? name : hasDefault ? 'default' : null, key: name })
       }
       return step.run(value, context)
