@@ -194,3 +194,28 @@ export function measure(value: object, valuesAllowed: number, bytesAllowed: numb
   }
   return { values, bytes, depth: deepest }
 }
+
+/**
+ * One budget that several evaluations draw on in turn (the examples of one `/validate` request):
+ * each starts from what the ones before it used, and the clock runs from its creation. Budgets of
+ * a single value (`depth`, `patternInput`, `outputDepth`) stay per evaluation.
+ */
+export class SharedBudget {
+  readonly limits: Readonly<Required<Limits>>
+  steps = 0
+  values = 0
+  bytes = 0
+  built = 0
+  levels = 0
+  pluginCalls = 0
+  readonly started: number
+  readonly deadline: number
+  /** The trip that spent it: every later evaluation drawing on it fails at its first step. */
+  tripped: BudgetExceeded | null = null
+
+  constructor(limits?: Limits) {
+    this.limits = resolveLimits(limits)
+    this.started = performance.now()
+    this.deadline = this.started + this.limits.timeMs
+  }
+}

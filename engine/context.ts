@@ -1,7 +1,7 @@
 // The evaluation context (engine.md §4). Everything shared by one invocation lives in its `Run`;
 // a `Context` adds the rebound scopes. Compiled plans hold no per-run state, so one plan serves
 // any number of concurrent runs.
-import { BudgetExceeded, measure, type Budget, type Limits } from './budget.js'
+import { BudgetExceeded, measure, type Budget, type Limits, type SharedBudget } from './budget.js'
 import { resolvePath, type WriteOwnership } from './pointer.js'
 import type { Pairings, RunCompiler } from './plan.js'
 import type { RegistryView } from './registry.js'
@@ -76,9 +76,33 @@ export class Run implements WriteOwnership {
     /** `firstCheckpoint(limits)`, computed once per set of limits by the caller. */
     private checkpoint: number,
     /** `limits.depth`, read on every context made. */
-    readonly maxDepth: number
+    readonly maxDepth: number,
+    /** A budget shared with the evaluations before this one: its counts go on from theirs (`release`). */
+    private readonly shared?: SharedBudget
   ) {
     this.extraKeys = extra === undefined ? NO_EXTRAS : Object.keys(extra).filter((k) => !RESERVED.has(k))
+    if (shared !== undefined) {
+      this.steps = shared.steps
+      this.values = shared.values
+      this.bytes = shared.bytes
+      this.built = shared.built
+      this.levels = shared.levels
+      this.rare = { pluginCalls: shared.pluginCalls, started: shared.started, deadline: shared.deadline, tripped: shared.tripped, signal: undefined }
+      this.checkpoint = shared.tripped === null ? this.nextCheckpoint() : -Infinity
+    }
+  }
+
+  /** The evaluation is over, however it ended: what it used goes back to the shared budget. */
+  release(): void {
+    const shared = this.shared
+    if (shared === undefined) return
+    shared.steps = this.steps
+    shared.values = this.values
+    shared.bytes = this.bytes
+    shared.built = this.built
+    shared.levels = this.levels
+    shared.pluginCalls = this.state.pluginCalls
+    shared.tripped ??= this.rare?.tripped ?? null
   }
 
   private get state(): RareState {
