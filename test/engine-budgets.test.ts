@@ -100,6 +100,16 @@ t.test('builtBytes is cumulative, and values within it are what they always were
   t.equal((long.n as string).length, 399_999, '200,000 members flattened (the spread used to overflow the stack)')
 })
 
+t.test('explain counts what run counts (a switch key is joined once)', async (t) => {
+  const mapper = new Mapper({}, {}, { limits: { builtBytes: 1500 } })
+  const document = { mapping: { '/r': { source: '/', switch: { source: '/k', cases: { default: { constant: 'taken' } } } } } }
+  const input = { k: Array(100).fill('abcdefghi') }
+  t.equal((await mapper.map(document, input)).r, 'taken', 'a 999-character key within 1,500 bytes')
+  const explained = await mapper.explain(document, input)
+  t.equal(explained.envelope.r, 'taken', 'and under explain')
+  t.match(explained.explain.pairings[0], { branch: { switch: 'default' } })
+})
+
 t.test('outputDepth: as: json, stdout and the output are bounded before anything recurses', async (t) => {
   const mapper = new Mapper({}, {}, { stdout: () => {} })
   // as: json on a value 10,000 levels deep (built through one long pointer, read back from the output).
