@@ -117,6 +117,8 @@ export const EXPLICIT_LIMITS: Readonly<Required<Limits>> = Object.freeze({
   steps: 1_000_000,
   outputValues: 200_000,
   outputBytes: 8 * 1024 * 1024,
+  builtBytes: 8 * 1024 * 1024,
+  outputDepth: 1_000,
   fanOut: 100_000,
   depth: 200,
   timeMs: 2_000,

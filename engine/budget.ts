@@ -12,6 +12,13 @@ export interface Limits {
   outputValues?: number
   /** An estimate of the output's serialized size, in bytes (UTF-16 code units of text). */
   outputBytes?: number
+  /**
+   * Bytes of text and structure the keywords build while the evaluation runs (`as`, `template`,
+   * `regexp_i`, `concat`, `switch` keys, `stdout`), counted as they are built, written or not.
+   */
+  builtBytes?: number
+  /** Nesting of the output, and of any value the engine serializes (`as: json`, `stdout`), checked before it is printed. */
+  outputDepth?: number
   /** Mapping levels entered: each `each` element, each `mapping` or mapping-reference expansion. */
   fanOut?: number
   /** Nested evaluation contexts (a self-referencing mapping recursing through its input). */
@@ -29,11 +36,19 @@ export type Budget = keyof Limits
 /** The deepest nesting of evaluation contexts the engine allows at all (the host stack's bound). */
 export const MAX_EVALUATION_DEPTH = 500
 
+/**
+ * The deepest value the engine lets itself print at all. JSON.stringify recurses on the host stack:
+ * a few thousand levels overflow it, and the route that prints the output sits on a stack of its own.
+ */
+export const MAX_OUTPUT_DEPTH = 2_000
+
 /** The engine's defaults: far above any legitimate bundled or benchmark mapping, well below harm. */
 export const DEFAULT_LIMITS: Readonly<Required<Limits>> = Object.freeze({
   steps: 20_000_000,
   outputValues: 5_000_000,
   outputBytes: 128 * 1024 * 1024,
+  builtBytes: 128 * 1024 * 1024,
+  outputDepth: 1_000,
   fanOut: 2_000_000,
   depth: MAX_EVALUATION_DEPTH,
   timeMs: 10_000,
@@ -58,6 +73,7 @@ export function resolveLimits(limits: Limits | undefined, base: Readonly<Require
     out[key as Budget] = value
   }
   if (out.depth > MAX_EVALUATION_DEPTH) throw new TypeError(`limits.depth cannot exceed ${MAX_EVALUATION_DEPTH}`)
+  if (out.outputDepth > MAX_OUTPUT_DEPTH) throw new TypeError(`limits.outputDepth cannot exceed ${MAX_OUTPUT_DEPTH}`)
   return Object.freeze(out)
 }
 
@@ -65,6 +81,8 @@ const UNITS: Readonly<Record<Budget, string>> = {
   steps: 'work steps',
   outputValues: 'output values',
   outputBytes: 'bytes of output',
+  builtBytes: 'bytes built',
+  outputDepth: 'levels of nesting',
   fanOut: 'mapping levels',
   depth: 'nested contexts',
   timeMs: 'milliseconds',
@@ -120,24 +138,40 @@ function scalarBytes(value: unknown): number {
   }
 }
 
+/** What `measure` found: values and estimated bytes of a container, and how deep it nests (the container itself is 1). */
+export interface Size {
+  values: number
+  bytes: number
+  depth: number
+}
+
 /**
- * Values and estimated bytes of a container, walked iteratively; the walk stops as soon as either
- * count passes its allowance, so measuring never costs more than the budget it guards.
+ * Values, estimated bytes and nesting of a container, walked iteratively; the walk stops as soon as
+ * a count passes its allowance, so measuring never costs more than the budget it guards.
  */
-export function measure(value: object, valuesAllowed: number, bytesAllowed: number): { values: number; bytes: number } {
+export function measure(value: object, valuesAllowed: number, bytesAllowed: number, depthAllowed = Infinity): Size {
   let values = 0
   let bytes = 0
+  let deepest = 0
   const work: object[] = [value]
+  const depths: number[] = [1]
   while (work.length > 0 && values <= valuesAllowed && bytes <= bytesAllowed) {
     const container = work.pop()!
+    const depth = depths.pop()!
+    if (depth > deepest) {
+      deepest = depth
+      if (depth > depthAllowed) break
+    }
     values++
     bytes += 2
     if (Array.isArray(container)) {
       for (let i = 0; i < container.length; i++) {
         const member: unknown = container[i]
         bytes += 1
-        if (member !== null && typeof member === 'object') work.push(member)
-        else {
+        if (member !== null && typeof member === 'object') {
+          work.push(member)
+          depths.push(depth + 1)
+        } else {
           values++
           bytes += scalarBytes(member)
         }
@@ -147,8 +181,10 @@ export function measure(value: object, valuesAllowed: number, bytesAllowed: numb
         const member: unknown = (container as Record<string, unknown>)[key]
         if (member === undefined) continue
         bytes += key.length + 4
-        if (member !== null && typeof member === 'object') work.push(member)
-        else {
+        if (member !== null && typeof member === 'object') {
+          work.push(member)
+          depths.push(depth + 1)
+        } else {
           values++
           bytes += scalarBytes(member)
         }
@@ -156,5 +192,30 @@ export function measure(value: object, valuesAllowed: number, bytesAllowed: numb
     }
     if (values > valuesAllowed || bytes > bytesAllowed) break
   }
-  return { values, bytes }
+  return { values, bytes, depth: deepest }
+}
+
+/**
+ * One budget that several evaluations draw on in turn (the examples of one `/validate` request):
+ * each starts from what the ones before it used, and the clock runs from its creation. Budgets of
+ * a single value (`depth`, `patternInput`, `outputDepth`) stay per evaluation.
+ */
+export class SharedBudget {
+  readonly limits: Readonly<Required<Limits>>
+  steps = 0
+  values = 0
+  bytes = 0
+  built = 0
+  levels = 0
+  pluginCalls = 0
+  readonly started: number
+  readonly deadline: number
+  /** The trip that spent it: every later evaluation drawing on it fails at its first step. */
+  tripped: BudgetExceeded | null = null
+
+  constructor(limits?: Limits) {
+    this.limits = resolveLimits(limits)
+    this.started = performance.now()
+    this.deadline = this.started + this.limits.timeMs
+  }
 }

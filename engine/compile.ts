@@ -44,6 +44,17 @@ function weightOf(descriptor: Record<string, unknown>, stages: number): number {
   return weight
 }
 
+/**
+ * An upper bound of a pointer's reference tokens: its slashes (a token never holds one), or its
+ * length for the URI fragment form, whose escapes decode to slashes.
+ */
+function slashes(pointer: string): number {
+  if (pointer.startsWith('#')) return pointer.length
+  let count = 0
+  for (let i = pointer.indexOf('/'); i !== -1; i = pointer.indexOf('/', i + 1)) count++
+  return count
+}
+
 /** How many names one `mapping` / `each` value may pass through before it counts as a loop. */
 const MAX_REFERENCE_HOPS = 32
 
@@ -251,12 +262,14 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
       // name resolved at run time counts its own levels).
       let weight = 0
       let keyBytes = 0
+      let reach = 0
       for (const left of Object.keys(value)) {
         const right = value[left]
         weight += 1 + (isObject(right) && !truthy(right.$ref) ? this.plan(right).weight : 0)
         keyBytes += left.length + PAIRING_BYTES
+        reach = Math.max(reach, slashes(left) + 1)
       }
-      pairings = Object.freeze({ list, weight, keyBytes })
+      pairings = Object.freeze({ list, weight, keyBytes, reach })
       this.pairingMaps.set(value, pairings)
     }
     const fixed = pairings

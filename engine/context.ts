@@ -1,7 +1,7 @@
 // The evaluation context (language.md §4). Everything shared by one invocation lives in its `Run`;
 // a `Context` adds the rebound scopes. Compiled plans hold no per-run state, so one plan serves
 // any number of concurrent runs.
-import { BudgetExceeded, measure, type Budget, type Limits } from './budget.js'
+import { BudgetExceeded, measure, type Budget, type Limits, type SharedBudget } from './budget.js'
 import { resolvePath, type WriteOwnership } from './pointer.js'
 import type { Pairings, RunCompiler } from './plan.js'
 import type { RegistryView } from './registry.js'
@@ -53,6 +53,14 @@ export class Run implements WriteOwnership {
   private values = 0
   private bytes = 0
   private levels = 0
+  /** Bytes the keywords built (`build`). */
+  private built = 0
+  /** The deepest context made so far (its depth; the root is 0): a Context made deeper calls `reached`. */
+  deepest = 0
+  /** The most output levels one pairing of the levels entered may add: its pointer's tokens, and an array. */
+  private reach = 0
+  /** The deepest container written by reference (measured as it was written). */
+  private referenceDepth = 0
   /** What only long, tripped or plugin-calling evaluations need, made when first needed. */
   private rare: RareState | null = null
 
@@ -68,9 +76,33 @@ export class Run implements WriteOwnership {
     /** `firstCheckpoint(limits)`, computed once per set of limits by the caller. */
     private checkpoint: number,
     /** `limits.depth`, read on every context made. */
-    readonly maxDepth: number
+    readonly maxDepth: number,
+    /** A budget shared with the evaluations before this one: its counts go on from theirs (`release`). */
+    private readonly shared?: SharedBudget
   ) {
     this.extraKeys = extra === undefined ? NO_EXTRAS : Object.keys(extra).filter((k) => !RESERVED.has(k))
+    if (shared !== undefined) {
+      this.steps = shared.steps
+      this.values = shared.values
+      this.bytes = shared.bytes
+      this.built = shared.built
+      this.levels = shared.levels
+      this.rare = { pluginCalls: shared.pluginCalls, started: shared.started, deadline: shared.deadline, tripped: shared.tripped, signal: undefined }
+      this.checkpoint = shared.tripped === null ? this.nextCheckpoint() : -Infinity
+    }
+  }
+
+  /** The evaluation is over, however it ended: what it used goes back to the shared budget. */
+  release(): void {
+    const shared = this.shared
+    if (shared === undefined) return
+    shared.steps = this.steps
+    shared.values = this.values
+    shared.bytes = this.bytes
+    shared.built = this.built
+    shared.levels = this.levels
+    shared.pluginCalls = this.state.pluginCalls
+    shared.tripped ??= this.rare?.tripped ?? null
   }
 
   private get state(): RareState {
@@ -122,11 +154,58 @@ export class Run implements WriteOwnership {
     if (this.bytes > limits.outputBytes) this.trip('outputBytes', limits.outputBytes, this.bytes)
   }
 
-  /** The evaluation is over: its output is within the budgets, or it throws. */
-  finish(): void {
+  /**
+   * The evaluation is over: what will be printed — the output (null when it is left out) and the
+   * error objects — is within the budgets, or it throws. The output's nesting is bounded from what
+   * the run saw (contexts, pointer lengths, references), and walked only when that bound is too
+   * high; error objects are measured only when there are some.
+   */
+  finish(output: object | null = this.output): void {
     const tripped = this.rare?.tripped
     if (tripped) throw tripped
     this.checkCounts()
+    const limit = this.limits.outputDepth
+    if (output !== null && (this.deepest + 1) * (this.reach + 1) + this.referenceDepth + 1 > limit) {
+      const depth = measure(output, Infinity, Infinity, limit).depth
+      if (depth > limit) this.trip('outputDepth', limit, depth)
+    }
+    if (this.errors.length > 0) this.wroteReference(this.errors)
+  }
+
+  /** A context `depth` levels down was made, deeper than any before. */
+  reached(depth: number): void {
+    if (depth > this.maxDepth) this.trip('depth', this.maxDepth, depth)
+    this.deepest = depth
+  }
+
+  /**
+   * `bytes` of text or structure about to be built by a keyword: counted before it is built, so a
+   * value too large for the budget is never made.
+   */
+  build(bytes: number): void {
+    if ((this.built += bytes) > this.limits.builtBytes) this.trip('builtBytes', this.limits.builtBytes, this.built)
+  }
+
+  /**
+   * JSON text of a value the engine prints (`as: json`, `stdout`): its nesting is bounded and its
+   * size estimated before JSON.stringify recurses into it, and the text counts as built.
+   */
+  stringify(value: unknown, indent?: number): string | undefined {
+    let estimate: number
+    if (value !== null && typeof value === 'object') {
+      const limits = this.limits
+      const size = measure(value, Infinity, limits.builtBytes - this.built, limits.outputDepth)
+      if (size.depth > limits.outputDepth) this.trip('outputDepth', limits.outputDepth, size.depth)
+      this.tick(size.values)
+      estimate = size.bytes
+    } else {
+      estimate = typeof value === 'string' ? value.length + 2 : 8
+    }
+    this.build(estimate)
+    const text = JSON.stringify(value, null, indent)
+    // Escapes and long numbers print longer than the estimate: the rest is counted once it is known.
+    if (text !== undefined && text.length > estimate) this.build(text.length - estimate)
+    return text
   }
 
   /**
@@ -136,6 +215,7 @@ export class Run implements WriteOwnership {
    */
   enterLevel(pairings: Pairings): void {
     this.levels++
+    if (pairings.reach > this.reach) this.reach = pairings.reach
     this.values += pairings.list.length
     this.bytes += pairings.keyBytes
     this.tick(pairings.weight + 1)
@@ -149,12 +229,16 @@ export class Run implements WriteOwnership {
   /** A container written by reference: measured now, as printing copies it each time it is written. */
   wroteReference(value: object): void {
     const limits = this.limits
-    const size = measure(value, limits.outputValues - this.values, limits.outputBytes - this.bytes)
+    const size = measure(value, limits.outputValues - this.values, limits.outputBytes - this.bytes, limits.outputDepth)
     this.values += size.values
     this.bytes += size.bytes
     this.tick(size.values)
     if (this.values > limits.outputValues) this.trip('outputValues', limits.outputValues, this.values)
     if (this.bytes > limits.outputBytes) this.trip('outputBytes', limits.outputBytes, this.bytes)
+    if (size.depth > this.referenceDepth) {
+      if (size.depth > limits.outputDepth) this.trip('outputDepth', limits.outputDepth, size.depth)
+      this.referenceDepth = size.depth
+    }
   }
 
   /** `count` values about to be made at once (a `random` selection). */
@@ -270,7 +354,7 @@ export class Context implements EvaluationContext {
     // A mapping that references itself recurses as long as its input does; one whose scope never
     // shrinks would recurse forever, so the depth budget stops it before the host stack runs out.
     this.depth = parent === null ? 0 : parent.depth + 1
-    if (this.depth > run.maxDepth) run.trip('depth', run.maxDepth, this.depth)
+    if (this.depth > run.deepest) run.reached(this.depth)
     const keys = run.extraKeys
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i]!

@@ -2,6 +2,7 @@
 // mapping would be once registered, and the envelope is compared with what the example states. A
 // failure is reported as the list of places where the two differ, so a reader sees what changed
 // rather than two documents to compare by eye.
+import type { SharedBudget } from './budget.js'
 import { documentForm } from './document.js'
 import { escapeToken } from './pointer.js'
 import type { Envelope } from './types.js'
@@ -55,6 +56,12 @@ export interface ExampleOptions {
   readonly registered?: boolean
   /** Called with each result as it is known (progress on long runs). */
   readonly onResult?: (result: ExampleResult) => void
+  /**
+   * One budget for every example (`Mapper.examples` evaluates on it): once an example passes it,
+   * that example fails with the budget's error and the examples after it are not run, so fewer
+   * results than `countExamples` come back. Without it, each example has budgets of its own.
+   */
+  readonly budget?: SharedBudget
 }
 
 /** The examples of a document: those of a single document's top, and of each compound member. */
@@ -186,6 +193,7 @@ export async function runExamples(document: unknown, evaluate: ExampleEvaluator,
     // Built once per mapping, so the evaluator's compiled-document cache serves every example.
     const target = set.target(options.registered === true)
     for (let i = 0; i < set.examples.length; i++) {
+      if (options.budget?.tripped) return results
       const result = await runOne(set, i, target, evaluate)
       options.onResult?.(result)
       results.push(result)

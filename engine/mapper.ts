@@ -1,6 +1,6 @@
 // The engine instance (language.md §6 and Part 2 "API"): a registry of compiled mappings, the
 // extension registries, and top-level invocation with array wrapping and the envelope.
-import { BUDGETS, BudgetExceeded, resolveLimits, type Limits } from './budget.js'
+import { BUDGETS, BudgetExceeded, resolveLimits, type Limits, type SharedBudget } from './budget.js'
 import { Compiler } from './compile.js'
 import { Context, firstCheckpoint, Run } from './context.js'
 import { documentForm, MAX_DOCUMENT_DEPTH } from './document.js'
@@ -94,6 +94,11 @@ export interface RunOptions {
   limits?: Limits
   /** Where the `stdout` keyword prints in this evaluation. */
   stdout?: (text: string) => void
+  /**
+   * A budget shared with other evaluations (the examples of one request): this one goes on from
+   * what they used, and its limits stand in for `limits`.
+   */
+  budget?: SharedBudget
 }
 
 function isComplete(limits: Limits): limits is Required<Limits> {
@@ -171,6 +176,11 @@ export class CompiledMapping {
   }
 
   private start(rootInput: unknown, output: object, errors: ErrorObject[], extra: Readonly<Record<string, unknown>> | undefined, options: RunOptions | undefined): Run {
+    const shared = options?.budget
+    if (shared !== undefined) {
+      const budgets = shared.limits
+      return new Run(rootInput, output, errors, this.registry, this.compiler, options?.stdout ?? this.stdout, extra, budgets, firstCheckpoint(budgets), budgets.depth, shared)
+    }
     const limits = options?.limits
     if (limits === undefined) {
       return new Run(rootInput, output, errors, this.registry, this.compiler, options?.stdout ?? this.stdout, extra, this.limits, this.checkpoint, this.limits.depth)
@@ -184,24 +194,34 @@ export class CompiledMapping {
     let result: Maybe<object | null>
     try {
       result = mapPlan(this.entrySlot(arrayInput)(root), root)
-      if (!(result instanceof Promise)) run.finish()
     } catch (error) {
+      run.release()
       throw this.placed(error)
     }
     if (result instanceof Promise) {
       return result.then(
         (settled) => {
           try {
-            run.finish()
+            run.finish(settled)
           } catch (error) {
             throw this.placed(error)
+          } finally {
+            run.release()
           }
           return envelope(settled, output, errors)
         },
         (error: unknown) => {
+          run.release()
           throw this.placed(error)
         }
       )
+    }
+    try {
+      run.finish(result)
+    } catch (error) {
+      throw this.placed(error)
+    } finally {
+      run.release()
     }
     return envelope(result, output, errors)
   }
@@ -392,7 +412,8 @@ export class Mapper {
    * is validated first by whoever calls this: examples of an invalid one may throw.
    */
   async examples(document: unknown, options: ExampleOptions & { extra?: Readonly<Record<string, unknown>>; run?: RunOptions } = {}): Promise<ExampleResult[]> {
-    return runExamples(document, (target, input) => this.map(target, input, options.extra, options.run), options)
+    const run = options.budget === undefined ? options.run : { ...options.run, budget: options.budget }
+    return runExamples(document, (target, input) => this.map(target, input, options.extra, run), options)
   }
 
   /** Evaluate a registered id or a document against an input (§6.2). */

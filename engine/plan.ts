@@ -26,6 +26,8 @@ export interface Pairings {
   readonly weight: number
   /** The printed bytes its pairings' keys and short values take at most (budgets). */
   readonly keyBytes: number
+  /** The most output levels one of its writes adds: the longest pointer's tokens, and an array of mapped elements (budgets). */
+  readonly reach: number
 }
 
 /** Where a pairing map stands: a JSON Pointer into the document named by `mapping`, or into the evaluated one. */

@@ -20,7 +20,7 @@ export function runLevel(plan: Plan, pairings: Pairings | null, context: Context
 }
 
 /** A level without pairings (a name that resolves to none, a descriptor with neither mapping nor each). */
-export const EMPTY_PAIRINGS: Pairings = Object.freeze({ list: Object.freeze([]), weight: 0, keyBytes: 0 })
+export const EMPTY_PAIRINGS: Pairings = Object.freeze({ list: Object.freeze([]), weight: 0, keyBytes: 0, reach: 0 })
 
 /** A budget error passing through a pairing is placed there, unless an inner pairing placed it first. */
 function placed(error: unknown, pairing: Pairing): unknown {
@@ -89,11 +89,13 @@ async function finishAsync(
 /** The `stdout` keyword (§14): print the level's target, or the part of it a pointer names. */
 function printStdout(stdout: unknown, context: Context): void {
   const target = context.target
+  const run = context.run
+  // Printed through the run: nesting bounded before JSON.stringify recurses, the text counted as built.
   if (typeof stdout === 'string') {
-    const value = context.run.compiler.reader(stdout)(target)
-    context.run.stdout(value === undefined ? 'undefined' : JSON.stringify(value, null, 2))
+    const value = run.compiler.reader(stdout)(target)
+    run.stdout(value === undefined ? 'undefined' : (run.stringify(value, 2) as string))
   } else {
-    context.run.stdout(JSON.stringify(target))
+    run.stdout(run.stringify(target) as string)
   }
 }
 

@@ -18,47 +18,87 @@ export function isThenable(value: unknown): value is PromiseLike<unknown> {
   )
 }
 
+/** What building a value reports to (the evaluation's meter): bytes about to be built, elements scanned. */
+export interface BuildMeter {
+  build(bytes: number): void
+  tick(steps: number): void
+}
+
+/** How much text a join collects before it reports it to the meter (and the meter may stop it). */
+const REPORT_EVERY = 64 * 1024
+
 /**
  * JavaScript string conversion of a value, without calling anything the value carries: arrays
  * join their members with commas (null and undefined members empty, nested arrays flattened),
- * other objects are `[object Object]`. `null` is `"null"` (decision 10).
+ * other objects are `[object Object]`. `null` is `"null"` (decision 10). With a meter, the text of
+ * an array is counted as it is collected, before it is joined: a join too large for the budget is
+ * never made.
  */
-export function toText(value: unknown): string {
+export function toText(value: unknown, meter?: BuildMeter): string {
   if (typeof value === 'string') return value
   if (value === null) return 'null'
-  if (Array.isArray(value)) return joinMembers(value)
+  if (Array.isArray(value)) return joinMembers(value, meter)
   if (typeof value === 'object') return isThenable(value) ? '[object Promise]' : '[object Object]'
   return String(value)
 }
 
-function joinMembers(list: unknown[]): string {
-  // Iterative, so deeply nested arrays cannot exhaust the stack.
-  const out: string[] = []
+function joinMembers(list: unknown[], meter: BuildMeter | undefined): string {
+  meter?.tick(list.length + 1)
+  // A list of scalars (the common case) is joined by the host, which calls nothing on a scalar:
+  // its strings are counted first, the few characters of other scalars once they are known.
+  let counted = 0
+  let flat = true
+  for (let i = 0; i < list.length; i++) {
+    const member = list[i]
+    if (typeof member === 'string') counted += member.length + 1
+    else if (member !== null && typeof member === 'object') {
+      flat = false
+      break
+    } else counted += 1
+  }
+  if (flat) {
+    if (meter === undefined) return list.join(',')
+    meter.build(counted)
+    const joined = list.join(',')
+    if (joined.length > counted) meter.build(joined.length - counted)
+    return joined
+  }
+  // Nested arrays, walked iteratively so deep nesting cannot exhaust the stack, into one flat list
+  // of pieces, so a nested array's text is never built apart and copied again.
+  const pieces: string[] = []
+  let unreported = 0
   const stack: Array<{ list: unknown[]; index: number }> = [{ list, index: 0 }]
-  const parts: string[][] = [[]]
   while (stack.length > 0) {
     const frame = stack[stack.length - 1]!
     if (frame.index >= frame.list.length) {
       stack.pop()
-      const joined = parts.pop()!.join(',')
-      if (parts.length === 0) out.push(joined)
-      else parts[parts.length - 1]!.push(joined)
       continue
+    }
+    if (frame.index > 0) {
+      pieces.push(',')
+      unreported++
     }
     const member = frame.list[frame.index++]
     if (Array.isArray(member)) {
       stack.push({ list: member, index: 0 })
-      parts.push([])
-    } else {
-      parts[parts.length - 1]!.push(member === null || member === undefined ? '' : toText(member))
+      meter?.tick(member.length + 1)
+    } else if (member !== null && member !== undefined) {
+      const text = toText(member)
+      pieces.push(text)
+      unreported += text.length
+    }
+    if (unreported > REPORT_EVERY && meter !== undefined) {
+      meter.build(unreported)
+      unreported = 0
     }
   }
-  return out[0] ?? ''
+  meter?.build(unreported)
+  return pieces.length === 1 ? pieces[0]! : pieces.join('')
 }
 
 /** Text of a value used as a property name (switch branch keys). */
-export function toKey(value: unknown): string {
-  return toText(value)
+export function toKey(value: unknown, meter?: BuildMeter): string {
+  return toText(value, meter)
 }
 
 function defineOwn(target: Record<string, unknown>, key: string, value: unknown): void {

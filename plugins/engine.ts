@@ -5,6 +5,7 @@ import fp from 'fastify-plugin'
 import {
   describeFailure,
   Mapper,
+  SharedBudget,
   type CompiledMapping,
   type ExampleResult,
   type Extensions,
@@ -83,9 +84,13 @@ export class EngineService {
     }
   }
 
-  /** The examples of an explicit document, evaluated as `/map` would evaluate it (its budgets; nothing registered). */
+  /**
+   * The examples of an explicit document, evaluated as `/map` would evaluate it (nothing
+   * registered) on one set of the explicit budgets that all of them share: a request may not buy
+   * more work by carrying more examples. Past the budget the rest are not run (fewer results).
+   */
   explicitExamples(document: object, extra: Readonly<Record<string, unknown>>, stdout: RunOptions['stdout']): Promise<ExampleResult[]> {
-    return this.mapper.examples(document, { extra, run: { limits: this.settings.limits.explicit, stdout } })
+    return this.mapper.examples(document, { extra, budget: new SharedBudget(this.settings.limits.explicit), run: { stdout } })
   }
 
   /** The compiled plan of a registered id, or undefined (own ids only: never a prototype member). */

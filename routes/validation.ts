@@ -2,7 +2,9 @@
 // overlay as explicit evaluation) or a registered id (unknown → 404). Gated only by
 // `validate.claims`, never by `map.explicit`. A valid submitted document's `examples` run when the
 // caller may evaluate it (`map.claims`, `map.explicit` and its claims, as POST /map would ask): each failing one
-// is an `EXAMPLE-1` error. Otherwise they are not run, and an `EXAMPLE-2` warning says so.
+// is an `EXAMPLE-1` error. Otherwise they are not run, and an `EXAMPLE-2` warning says so. The
+// examples of one request share one set of the explicit budgets: the example that spends it fails
+// with the budget's error (EXAMPLE-1), and an `EXAMPLE-2` warning counts those left unrun.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ServiceConfig } from '../config/resolve.js'
 import { countExamples, exampleDiagnostics, type ValidationReport } from '../engine/index.js'
@@ -46,8 +48,15 @@ export const validateRoutes: FastifyPluginAsyncTypebox<ValidateRoutesOptions> = 
       const stdout = (text: string): void => {
         request.log.debug({ requestId: request.requestId, stdout: text }, 'mapping stdout')
       }
-      const failed = exampleDiagnostics(await engine.explicitExamples(mapping, { identity: request.identity }, stdout))
-      return failed.length === 0 ? report : { ...report, valid: false, errors: [...report.errors, ...failed] }
+      const results = await engine.explicitExamples(mapping, { identity: request.identity }, stdout)
+      const failed = exampleDiagnostics(results)
+      // The examples share one budget: the one that spent it failed (EXAMPLE-1), the rest did not run.
+      const notRun = countExamples(mapping) - results.length
+      const warnings =
+        notRun === 0
+          ? report.warnings
+          : [...report.warnings, { rule: 'EXAMPLE-2', message: `${notRun} example${notRun === 1 ? '' : 's'} not run: the examples of one request share one evaluation budget, and it is spent`, pointer: '', descriptor: null }]
+      return failed.length === 0 && notRun === 0 ? report : { ...report, valid: report.valid && failed.length === 0, errors: [...report.errors, ...failed], warnings }
     }
   )
 }

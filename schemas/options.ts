@@ -75,6 +75,8 @@ const budgetFields = {
   steps: budget('Work steps of one evaluation: pairings and pipeline stages run, elements scanned or copied.'),
   outputValues: budget('Values one evaluation may write into its output.'),
   outputBytes: budget('Estimated serialized bytes of one output.'),
+  builtBytes: budget('Bytes of text and structure the keywords of one evaluation build (as, template, regexp_i, concat, switch keys, stdout), counted as they are built.'),
+  outputDepth: budget('Nesting of the output and of any value the engine serializes (as: json, stdout), checked before it is printed.', 2000),
   fanOut: budget('Mapping levels one evaluation may enter (each element, mapping and reference expansion); also the static expansion bound of BUDGET-1.'),
   depth: budget('Nested evaluation contexts (recursion through a self-referencing mapping).', 500),
   timeMs: budget('Wall-clock milliseconds of one evaluation, plugin awaits included.'),

@@ -100,11 +100,22 @@ t.test('deep documents: depth 100 evaluates, deeper is refused with a clear erro
   for (let v: unknown = ok; v !== null && typeof v === 'object'; v = (v as Record<string, unknown>).n) depth++
   t.equal(depth, 49, 'every level is mapped')
   await t.rejects(mapper.map(nested(60), {}), { message: `mapping nesting exceeds the maximum depth of ${MAX_DOCUMENT_DEPTH}` })
-  const deepInput: Record<string, unknown> = {}
-  let cursor = deepInput
-  for (let i = 0; i < 10000; i++) cursor = (cursor.a = {}) as Record<string, unknown>
-  const copy = await mapper.map({ mapping: { '/copy': '/', '/snap': { output: '/copy' } } }, deepInput)
+  const deepInput = (levels: number): Record<string, unknown> => {
+    const root: Record<string, unknown> = {}
+    let cursor = root
+    for (let i = 1; i < levels; i++) cursor = (cursor.a = {}) as Record<string, unknown>
+    return root
+  }
+  const copy = await mapper.map({ mapping: { '/copy': '/', '/snap': { output: '/copy' } } }, deepInput(900))
   t.equal(copy.valid, true, 'a deep input is copied without exhausting the stack')
+  // Deeper than any output may print (outputDepth): refused as the value is written, never a RangeError.
+  await t.rejects(mapper.map({ mapping: { '/copy': '/', '/snap': { output: '/copy' } } }, deepInput(10_000)), {
+    name: 'BudgetExceeded',
+    budget: 'outputDepth',
+    limit: 1000,
+    used: 1001,
+    pointer: '/mapping/~1copy',
+  })
 })
 
 t.test('self-reference: recursive data maps as deep as it goes; a scope that never shrinks is stopped', async (t) => {

@@ -73,27 +73,33 @@ export default keyword<{ source?: string; input?: string; output?: string; cases
       }
     }
     const fallback = cases.get('default')
+    /** The case for a key's text: its own, the default, or none. */
+    const take = (name: string, value: unknown, context: Context): unknown => {
+      const slot = cases.get(name) ?? fallback
+      return slot === undefined ? undefined : read(slot, context, value)
+    }
     const step: Step = {
       awaits: true,
       run(value, context) {
         const key = keyOf(value, context)
-        if (!key) return value
-        const slot = cases.get(toKey(key)) ?? fallback
-        if (slot === undefined) return undefined
-        return read(slot, context, value)
+        // The key's text counts as built (an array's join) before it is made.
+        return key ? take(toKey(key, context.run), value, context) : value
       },
     }
-    return cx.tracing ? tracedSwitch(descriptor, keyOf, cases, fallback !== undefined, step) : step
+    return cx.tracing ? tracedSwitch(descriptor, keyOf, cases, fallback !== undefined, take) : step
   },
 })
 
-/** Explain mode: the step as it is, with the case it takes (or none) noted in the pairing's trace first. */
+/**
+ * Explain mode: the step as it is, with the case it takes (or none) noted in the pairing's trace
+ * first. The key's text is made once, as the step makes it, so the budgets count what they count in `run`.
+ */
 function tracedSwitch(
   descriptor: Record<string, unknown>,
   keyOf: (value: unknown, context: Context) => unknown,
   cases: ReadonlyMap<string, Slot>,
   hasDefault: boolean,
-  step: Step
+  take: (name: string, value: unknown, context: Context) => unknown
 ): Step {
   return {
     awaits: true,
@@ -101,11 +107,11 @@ function tracedSwitch(
       const key = keyOf(value, context)
       if (!key) {
         noteBranch(context, descriptor, { switch: null })
-      } else {
-        const name = toKey(key)
-        noteBranch(context, descriptor, { switch: cases.has(name) ? name : hasDefault ? 'default' : null, key: name })
+        return value
       }
-      return step.run(value, context)
+      const name = toKey(key, context.run)
+      noteBranch(context, descriptor, { switch: cases.has(name) ? name : hasDefault ? 'default' : null, key: name })
+      return take(name, value, context)
     },
   }
 }

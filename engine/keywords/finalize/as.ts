@@ -1,9 +1,10 @@
 // `as` (finalize, language.md §8.8): the value coerced, the very last step (undefined stays undefined, GET-4).
+import type { Context } from '../../context.js'
 import { toText } from '../../values.js'
 import { issue, keyword, ok } from '../record.js'
 
-/** ECMAScript Number() for any JSON value, never calling anything the value carries. */
-function toNumber(value: unknown): number {
+/** ECMAScript Number() for any JSON value, never calling anything the value carries (an array's text counted as built). */
+function toNumber(value: unknown, context: Context): number {
   switch (typeof value) {
     case 'number':
       return value
@@ -13,19 +14,22 @@ function toNumber(value: unknown): number {
       return value ? 1 : 0
     default:
       if (value === null) return 0
-      return Array.isArray(value) ? Number(toText(value)) : Number.NaN
+      return Array.isArray(value) ? Number(toText(value, context.run)) : Number.NaN
   }
 }
 
-const COERCIONS: Record<string, (value: unknown) => unknown> = {
-  string: (value) => toText(value),
+// Text built here counts against the run's builtBytes budget before it is built: an array's join
+// (a number's or boolean's text is a few characters, within the step that makes it), and JSON text,
+// whose value is bounded by outputDepth before JSON.stringify recurses into it.
+const COERCIONS: Record<string, (value: unknown, context: Context) => unknown> = {
+  string: (value, context) => toText(value, context.run),
   // Decision 1 (KW-as-1): a result JSON cannot represent becomes null, with no error.
-  number: (value) => {
-    const n = toNumber(value)
+  number: (value, context) => {
+    const n = toNumber(value, context)
     return Number.isFinite(n) ? n : null
   },
   boolean: (value) => !!value,
-  json: (value) => JSON.stringify(value),
+  json: (value, context) => context.run.stringify(value),
 }
 
 export default keyword<'string' | 'number' | 'boolean' | 'json', 'as', 'finalize'>({
@@ -38,6 +42,6 @@ export default keyword<'string' | 'number' | 'boolean' | 'json', 'as', 'finalize
     const as = descriptor.as
     if (typeof as !== 'string' || !Object.hasOwn(COERCIONS, as)) return null
     const coerce = COERCIONS[as]!
-    return { awaits: false, run: (value) => (value === undefined ? value : coerce(value)) }
+    return { awaits: false, run: (value, context) => (value === undefined ? value : coerce(value, context)) }
   },
 })

@@ -11,6 +11,14 @@ export default keyword<boolean, 'regexp_i', 'finalize'>({
   operand: booleanOperand('regexp_i', 'KW-pipeline-1'),
   compile(descriptor) {
     if (descriptor.regexp_i !== true) return null
-    return { awaits: false, run: (value) => (value === undefined ? value : `/${toText(value)}/i`) }
+    return {
+      awaits: false,
+      run(value, context) {
+        if (value === undefined) return value
+        const text = toText(value, context.run)
+        context.run.build(text.length + 3)
+        return `/${text}/i`
+      },
+    }
   },
 })

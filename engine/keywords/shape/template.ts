@@ -25,12 +25,16 @@ export default keyword<string, 'template', 'shape'>({
     const parts = toText(descriptor.template).split(PLACEHOLDER)
     const weight = parts.length
     const pairingsOf = cx.pairingSlot(descriptor.mapping)
-    const render = (result: object | null): string => {
+    // The text is counted as it grows (builtBytes), so a template over large values stops before it is built.
+    const render = (result: object | null, run: Context['run']): string => {
       let text = parts[0]!
+      run.build(text.length)
       for (let i = 1; i < parts.length; i += 2) {
         const name = parts[i]!
         const member = result !== null && Object.hasOwn(result, name) ? (result as Record<string, unknown>)[name] : undefined
-        text += (truthy(member) ? toText(member) : '') + parts[i + 1]!
+        const piece = (truthy(member) ? toText(member, run) : '') + parts[i + 1]!
+        run.build(piece.length)
+        text += piece
       }
       return text
     }
@@ -42,7 +46,7 @@ export default keyword<string, 'template', 'shape'>({
         // The template's pairings map the value into the enclosing target (decision 5).
         const scoped = new Context(context.run, value, context.target, context, -1, '/', undefined)
         const result = runPairings(pairingsOf(scoped), scoped, value, undefined)
-        return result instanceof Promise ? result.then(render) : render(result)
+        return result instanceof Promise ? result.then((settled) => render(settled, scoped.run)) : render(result, scoped.run)
       },
     }
   },
