@@ -112,7 +112,7 @@ const mapperService: FastifyPluginAsync<MapperServiceOptions> = async (app, opts
 
   await app.register(healthRoutes, { mapping: config.health.mapping, timeout: config.health.timeout })
   await app.register(mapRoutes, { map: config.map, isolation: config.isolation, evaluations })
-  await app.register(validateRoutes, { validate: config.validate, map: config.map })
+  await app.register(validateRoutes, { validate: config.validate, map: config.map, isolation: config.isolation })
   await app.register(registryRoutes)
   await app.register(schemaRoutes)
   if (config.playground) await app.register(playgroundRoutes, { auth: config.auth !== null, explicit: config.map.explicit !== false })

@@ -4,13 +4,15 @@
 // caller may evaluate it (`map.claims`, `map.explicit` and its claims, as POST /map would ask): each failing one
 // is an `EXAMPLE-1` error. Otherwise they are not run, and an `EXAMPLE-2` warning says so. The
 // examples of one request share one set of the explicit budgets: the example that spends it fails
-// with the budget's error (EXAMPLE-1), and an `EXAMPLE-2` warning counts those left unrun.
+// with the budget's error (EXAMPLE-1), and an `EXAMPLE-2` warning counts those left unrun. With
+// isolation on, a submitted document is validated and its examples run in a worker thread.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ServiceConfig } from '../config/resolve.js'
-import { countExamples, exampleDiagnostics, type ValidationReport } from '../engine/index.js'
 import { unknownMapping } from '../errors.js'
 import { claimsSatisfied } from '../plugins/auth.js'
 import { requireBody } from '../plugins/body.js'
+import { validateDocument, type Report } from '../runtime/evaluation.js'
+import { IsolatedFailure } from '../runtime/isolation.js'
 import { errorResponses } from '../schemas/error.js'
 import { ValidateRequestSchema } from '../schemas/map.js'
 import { ReportSchema } from '../schemas/report.js'
@@ -18,17 +20,18 @@ import { ReportSchema } from '../schemas/report.js'
 interface ValidateRoutesOptions {
   readonly validate: ServiceConfig['validate']
   readonly map: ServiceConfig['map']
+  readonly isolation: ServiceConfig['isolation']
 }
 
-export const validateRoutes: FastifyPluginAsyncTypebox<ValidateRoutesOptions> = async (app, { validate, map }) => {
+export const validateRoutes: FastifyPluginAsyncTypebox<ValidateRoutesOptions> = async (app, { validate, map, isolation }) => {
   app.post(
     '/validate',
     {
       preValidation: requireBody,
       config: { claims: { for: '/validate', required: validate.claims } },
-      schema: { body: ValidateRequestSchema, response: { 200: ReportSchema, ...errorResponses(400, 401, 403, 404, 413, 500) } },
+      schema: { body: ValidateRequestSchema, response: { 200: ReportSchema, ...errorResponses(400, 401, 403, 404, 413, 422, 500) } },
     },
-    async (request) => {
+    async (request): Promise<Report> => {
       const { mapping } = request.body
       // One engine for the whole request, though a reload may swap it meanwhile.
       const engine = app.engine
@@ -37,26 +40,18 @@ export const validateRoutes: FastifyPluginAsyncTypebox<ValidateRoutesOptions> = 
         // A registered mapping's examples passed when it was registered.
         return engine.registeredReport(mapping)
       }
-      // The prepared report is cached with the document: what examples add goes on a copy.
-      const report: ValidationReport & { expansion?: number } = engine.explicit(mapping).report
-      if (!report.valid || countExamples(mapping) === 0) return report
       const mayEvaluate = map.explicit !== false && claimsSatisfied(request.identity, map.claims) && claimsSatisfied(request.identity, map.explicit.claims)
-      if (!mayEvaluate) {
-        const warning = { rule: 'EXAMPLE-2', message: 'examples not run: this caller may not evaluate submitted documents here', pointer: '', descriptor: null }
-        return { ...report, warnings: [...report.warnings, warning] }
-      }
-      const stdout = (text: string): void => {
+      const print = (text: string): void => {
         request.log.debug({ requestId: request.requestId, stdout: text }, 'mapping stdout')
       }
-      const results = await engine.explicitExamples(mapping, { identity: request.identity }, stdout)
-      const failed = exampleDiagnostics(results)
-      // The examples share one budget: the one that spent it failed (EXAMPLE-1), the rest did not run.
-      const notRun = countExamples(mapping) - results.length
-      const warnings =
-        notRun === 0
-          ? report.warnings
-          : [...report.warnings, { rule: 'EXAMPLE-2', message: `${notRun} example${notRun === 1 ? '' : 's'} not run: the examples of one request share one evaluation budget, and it is spent`, pointer: '', descriptor: null }]
-      return failed.length === 0 && notRun === 0 ? report : { ...report, valid: report.valid && failed.length === 0, errors: [...report.errors, ...failed], warnings }
+      const pool = engine.isolation
+      if (pool === undefined || isolation === false || !isolation.explicit) return validateDocument(engine, mapping, mayEvaluate, { identity: request.identity }, print)
+      const stdout = request.log.level === 'debug' || request.log.level === 'trace'
+      const answer = await pool.run({ kind: 'validate', document: mapping, mayEvaluate, identity: request.identity, stdout }, engine.settings.limits.explicit.timeMs)
+      for (const line of answer.stdout) print(line)
+      if (!answer.ok) throw new IsolatedFailure(answer.failure)
+      if (!('report' in answer)) throw new Error('an isolated validation answered without a report')
+      return answer.report
     }
   )
 }

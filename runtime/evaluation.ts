@@ -1,7 +1,7 @@
 // One POST /map evaluation as data, the same on the event loop and in a worker thread
 // (runtime/isolation.ts): which plan runs on which budgets, and the envelope printed as the
 // response's text. The route decides where it runs; this decides what runs.
-import type { Envelope, Explained, Limits, Prepared, RunOptions } from '../engine/index.js'
+import { countExamples, exampleDiagnostics, type Envelope, type Explained, type Limits, type Prepared, type RunOptions, type ValidationReport } from '../engine/index.js'
 import { InvalidMappingDocument, OutputNotSerializable, unknownMapping } from '../errors.js'
 import type { EngineService } from '../plugins/engine.js'
 
@@ -65,4 +65,36 @@ export async function evaluateRequest(
   // An explain answer is the evaluation as data: the trace matters most when the envelope is invalid.
   const envelope = request.explain ? explained(await plan.explain(request.input, extra, options)) : await plan.run(request.input, extra, options)
   return { text: printEnvelope(envelope), valid: envelope.valid, errors: envelope.errors }
+}
+
+/** A /validate report: the instance-level report, with an expansion bound where there is one. */
+export type Report = ValidationReport & { expansion?: number }
+
+/**
+ * POST /validate of a submitted document: its report and, when it is valid and the caller may
+ * evaluate it, its examples run on one shared budget; each failing one is an `EXAMPLE-1` error.
+ */
+export async function validateDocument(
+  engine: EngineService,
+  document: object,
+  mayEvaluate: boolean,
+  extra: Readonly<Record<string, unknown>>,
+  stdout: RunOptions['stdout']
+): Promise<Report> {
+  // The prepared report is cached with the document: what examples add goes on a copy.
+  const report: Report = engine.explicit(document).report
+  if (!report.valid || countExamples(document) === 0) return report
+  if (!mayEvaluate) {
+    const warning = { rule: 'EXAMPLE-2', message: 'examples not run: this caller may not evaluate submitted documents here', pointer: '', descriptor: null }
+    return { ...report, warnings: [...report.warnings, warning] }
+  }
+  const results = await engine.explicitExamples(document, extra, stdout)
+  const failed = exampleDiagnostics(results)
+  // The examples share one budget: the one that spent it failed (EXAMPLE-1), the rest did not run.
+  const notRun = countExamples(document) - results.length
+  const warnings =
+    notRun === 0
+      ? report.warnings
+      : [...report.warnings, { rule: 'EXAMPLE-2', message: `${notRun} example${notRun === 1 ? '' : 's'} not run: the examples of one request share one evaluation budget, and it is spent`, pointer: '', descriptor: null }]
+  return failed.length === 0 && notRun === 0 ? report : { ...report, valid: report.valid && failed.length === 0, errors: [...report.errors, ...failed], warnings }
 }

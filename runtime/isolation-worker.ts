@@ -5,12 +5,12 @@
 import { subscribe } from 'node:diagnostics_channel'
 import { Piscina } from 'piscina'
 import { loadExtensions } from '../config/extensions.js'
-import { BudgetExceeded, exampleDiagnostics, type Extensions, type Plugin } from '../engine/index.js'
+import { BudgetExceeded, type Extensions, type Plugin } from '../engine/index.js'
 import { stockExtensions } from '../extensions/stock.js'
 import { UPSTREAM_CHANNEL, type UpstreamCall } from '../extensions/request/index.js'
 import { EngineService } from '../plugins/engine.js'
 import { shapeError } from '../plugins/errors.js'
-import { evaluateRequest } from './evaluation.js'
+import { evaluateRequest, validateDocument } from './evaluation.js'
 import type { IsolatedTask, IsolationWorkerData, TaskAnswer, TaskFacts } from './isolation.js'
 
 const data = Piscina.workerData as IsolationWorkerData
@@ -76,8 +76,8 @@ export default async function run(task: IsolatedTask): Promise<TaskAnswer> {
       })
       return { ok: true, outcome, ...facts }
     }
-    const failedExamples = exampleDiagnostics(await service.explicitExamples(task.document, extra, stdout))
-    return { ok: true, failedExamples, ...facts }
+    const report = await validateDocument(service, task.document, task.mayEvaluate, extra, stdout)
+    return { ok: true, report, ...facts }
   } catch (error) {
     const shaped = shapeError(error, 0)
     const failure = { ...shaped, budget: error instanceof BudgetExceeded ? error.budget : undefined }

@@ -10,7 +10,7 @@ import type { IsolationConfig } from '../config/resolve.js'
 import { Unavailable } from '../errors.js'
 import type { StockSettings } from '../extensions/stock.js'
 import type { EngineSettings } from '../plugins/engine.js'
-import type { MapOutcome, MapRequest } from './evaluation.js'
+import type { MapOutcome, MapRequest, Report } from './evaluation.js'
 
 /** How a worker builds its extension surface: the stock one (from the environment it read), or a module's default export. */
 export type ExtensionsSpec = { readonly module: string } | { readonly stock: StockSettings }
@@ -22,10 +22,10 @@ export interface IsolationWorkerData {
   readonly settings: EngineSettings
 }
 
-/** A task: an evaluation, or the examples of an explicit document (POST /validate). */
+/** A task: an evaluation (POST /map), or a submitted document's validation and examples (POST /validate). */
 export type Task =
   | { readonly kind: 'map'; readonly request: MapRequest; readonly identity: unknown; readonly stdout: boolean }
-  | { readonly kind: 'examples'; readonly document: object; readonly identity: unknown; readonly stdout: boolean }
+  | { readonly kind: 'validate'; readonly document: object; readonly mayEvaluate: boolean; readonly identity: unknown; readonly stdout: boolean }
 
 /** A task as it crosses: `started` is told when a worker begins it, which starts its clock. */
 export type IsolatedTask = Task & { readonly started: MessagePort }
@@ -54,7 +54,7 @@ export interface TaskFacts {
 
 export type TaskAnswer =
   | ({ readonly ok: true; readonly outcome: MapOutcome } & TaskFacts)
-  | ({ readonly ok: true; readonly failedExamples: unknown[] } & TaskFacts)
+  | ({ readonly ok: true; readonly report: Report } & TaskFacts)
   | ({ readonly ok: false; readonly failure: ShapedFailure } & TaskFacts)
 
 /**

@@ -183,3 +183,20 @@ t.test('a client that leaves mid-evaluation: the worker is stopped, nothing cras
   const next = await service.post({ mapping: where, input: { x: 1 } })
   t.same(next.data, { where: 'worker', valid: true, errors: [] }, 'served by a fresh worker, well before the 5 s budget')
 })
+
+t.test('POST /validate: a submitted document is validated and its examples run in a worker, under the same hard limits', async (t) => {
+  const service = await served(t, { map: { explicit: true }, limits: { explicit: { timeMs: 200 } }, isolation: { graceMs: 300 } })
+  const validate = async (body: unknown): Promise<{ status: number; data: any }> => {
+    const response = await fetch(`${service.origin}/validate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    return { status: response.status, data: await response.json() }
+  }
+  const passing = await validate({ mapping: { ...where, examples: [{ input: { x: 1 }, output: { where: 'worker' } }] } })
+  t.same(passing.data, { valid: true, errors: [], warnings: [], expansion: 1 }, 'the example ran in a worker')
+  const failing = await validate({ mapping: { ...where, examples: [{ input: { x: 1 }, output: { where: 'main' } }] } })
+  t.equal(failing.data.valid, false)
+  t.match(failing.data.errors[0], { rule: 'EXAMPLE-1' })
+  const spinning = await healthDuring(service, validate({ mapping: { mapping: { '/x': { source: '/a', transform: 'spin' } }, examples: [{ input: { a: 1 }, output: {} }] } }))
+  t.equal(spinning.result.status, 422)
+  t.match(spinning.result.data, { code: 'BudgetExceeded', budget: 'timeMs' })
+  t.ok(spinning.answered >= 1, '/health answered while the example spun')
+})
