@@ -186,7 +186,7 @@ export class CompiledMapping {
       result = mapPlan(this.entrySlot(arrayInput)(root), root)
       if (!(result instanceof Promise)) run.finish()
     } catch (error) {
-      throw this.placed(error)
+      throw this.failed(run, error)
     }
     if (result instanceof Promise) {
       return result.then(
@@ -194,16 +194,25 @@ export class CompiledMapping {
           try {
             run.finish()
           } catch (error) {
-            throw this.placed(error)
+            throw this.failed(run, error)
           }
           return envelope(settled, output, errors)
         },
         (error: unknown) => {
-          throw this.placed(error)
+          throw this.failed(run, error)
         }
       )
     }
     return envelope(result, output, errors)
+  }
+
+  /**
+   * The evaluation fails: its run stops, so that work an extension still holds (an inner
+   * evaluation it raced against its own timeout) winds down and its signal aborts (§13).
+   */
+  private failed(run: Run, error: unknown): unknown {
+    run.stop(error)
+    return this.placed(error)
   }
 
   /** A budget error that no pairing placed stopped at the entry document's root. */
