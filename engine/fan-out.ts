@@ -34,8 +34,9 @@ export function fanOut<T>(run: Run, count: number, start: (index: number) => May
 
 /**
  * Every element observed and waited for. On failure the answer is the reason the run stopped,
- * not whichever sibling's cancellation happened to arrive first: in a nested fan-out the failure
- * that ended the evaluation may still be on its way up while the cancellations it caused are not.
+ * not whichever rejection arrived here first: in nested fan-outs the failure that stopped the run
+ * may still be on its way up (its own fan-out waiting for its siblings) when the cancellations it
+ * caused reach this one.
  */
 function gather<T>(run: Run, values: Array<Maybe<T>>): Promise<T[]> {
   return new Promise<T[]>((resolve, reject) => {
