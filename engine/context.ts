@@ -1,6 +1,7 @@
 // The evaluation context (language.md §4). Everything shared by one invocation lives in its `Run`;
 // a `Context` adds the rebound scopes. Compiled plans hold no per-run state, so one plan serves
 // any number of concurrent runs.
+import { setMaxListeners } from 'node:events'
 import { BudgetExceeded, measure, type Budget, type Limits, type SharedBudget } from './budget.js'
 import { resolvePath, type WriteOwnership } from './pointer.js'
 import type { Pairings, RunCompiler } from './plan.js'
@@ -36,7 +37,10 @@ interface RareState {
   /** The clock starts at the first checkpoint (or plugin await): short evaluations never read it. */
   started: number
   deadline: number
-  tripped: BudgetExceeded | null
+  /** Why the evaluation stopped (a budget it tripped, a failure that ends it); null while it runs. */
+  halt: { readonly reason: unknown } | null
+  /** Aborted when the evaluation stops: the extensions' signal watches it. */
+  stopper: AbortController | undefined
   signal: AbortSignal | undefined
 }
 
@@ -87,7 +91,7 @@ export class Run implements WriteOwnership {
       this.bytes = shared.bytes
       this.built = shared.built
       this.levels = shared.levels
-      this.rare = { pluginCalls: shared.pluginCalls, started: shared.started, deadline: shared.deadline, tripped: shared.tripped, signal: undefined }
+      this.rare = { pluginCalls: shared.pluginCalls, started: shared.started, deadline: shared.deadline, halt: shared.tripped === null ? null : { reason: shared.tripped }, stopper: undefined, signal: undefined }
       this.checkpoint = shared.tripped === null ? this.nextCheckpoint() : -Infinity
     }
   }
@@ -102,18 +106,50 @@ export class Run implements WriteOwnership {
     shared.built = this.built
     shared.levels = this.levels
     shared.pluginCalls = this.state.pluginCalls
-    shared.tripped ??= this.rare?.tripped ?? null
+    // A spent budget stays spent for the evaluations after this one; any other failure was this one's.
+    const reason = this.rare?.halt?.reason
+    shared.tripped ??= reason instanceof BudgetExceeded ? reason : null
   }
 
   private get state(): RareState {
-    return (this.rare ??= { pluginCalls: 0, started: 0, deadline: Infinity, tripped: null, signal: undefined })
+    return (this.rare ??= { pluginCalls: 0, started: 0, deadline: Infinity, halt: null, stopper: undefined, signal: undefined })
   }
 
-  /** Stop the evaluation: every later step of it (a concurrent branch too) rethrows the same error. */
+  /** Stop the evaluation on a budget: every later step of it (a concurrent branch too) rethrows the same error. */
   trip(budget: Budget, limit: number, used: number): never {
-    const tripped = (this.state.tripped = new BudgetExceeded(budget, limit, used))
-    this.checkpoint = -Infinity
+    const halt = this.state.halt
+    if (halt !== null) throw halt.reason
+    const tripped = new BudgetExceeded(budget, limit, used)
+    this.stop(tripped)
     throw tripped
+  }
+
+  /**
+   * End the evaluation with `reason`; the first reason given is the one that stands. Every later
+   * step rethrows it, and the signal plugins see aborts with it, so that the branches of a fan-out
+   * still in flight wind down instead of running on for an answer nobody will read (§13).
+   */
+  stop(reason: unknown): void {
+    const state = this.state
+    if (state.halt !== null) return
+    state.halt = { reason }
+    this.checkpoint = -Infinity
+    state.stopper?.abort(reason)
+  }
+
+  /** Why the evaluation stopped, or null while it runs. */
+  get halted(): { readonly reason: unknown } | null {
+    return this.rare === null ? null : this.rare.halt
+  }
+
+  /** Aborted when the evaluation stops (made on first use: a run without plugins never needs it). */
+  private stopSignal(): AbortSignal {
+    const state = this.state
+    if (state.stopper === undefined) {
+      state.stopper = new AbortController()
+      if (state.halt !== null) state.stopper.abort(state.halt.reason)
+    }
+    return state.stopper.signal
   }
 
   /**
@@ -133,8 +169,8 @@ export class Run implements WriteOwnership {
   }
 
   private atCheckpoint(): void {
-    const tripped = this.rare?.tripped
-    if (tripped) throw tripped
+    const halt = this.rare?.halt
+    if (halt) throw halt.reason
     this.checkCounts()
     const limits = this.limits
     if (this.startClock()) {
@@ -161,8 +197,8 @@ export class Run implements WriteOwnership {
    * high; error objects are measured only when there are some.
    */
   finish(output: object | null = this.output): void {
-    const tripped = this.rare?.tripped
-    if (tripped) throw tripped
+    const halt = this.rare?.halt
+    if (halt) throw halt.reason
     this.checkCounts()
     const limit = this.limits.outputDepth
     if (output !== null && (this.deepest + 1) * (this.reach + 1) + this.referenceDepth + 1 > limit) {
@@ -277,38 +313,54 @@ export class Run implements WriteOwnership {
     return this.startClock() ? this.state.deadline - performance.now() : Infinity
   }
 
-  /** Settle a plugin's promise, or fail with the time budget when the deadline comes first. */
-  withinDeadline<T>(pending: Promise<T>): Promise<T> {
-    if (!this.startClock()) return pending
+  /**
+   * Await a plugin's promise inside the evaluation. The deadline bounds the wait: a plugin that
+   * outlives it trips the time budget, and is no longer waited for (its promise stays observed, so
+   * its late rejection is never unhandled). Once the evaluation has stopped, the plugin has been
+   * told through its signal and is still waited for, within the same deadline, so that no call the
+   * evaluation started outlives its answer; its result is then the reason the evaluation stopped.
+   */
+  awaitPlugin<T>(pending: Promise<T>): Promise<T> {
+    const state = this.state
     return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        try {
-          this.trip('timeMs', this.limits.timeMs, Math.ceil(performance.now() - this.state.started))
-        } catch (error) {
-          reject(error)
-        }
-      }, Math.max(0, this.remainingMs()))
+      let timer: NodeJS.Timeout | undefined
+      if (this.startClock()) {
+        timer = setTimeout(() => {
+          try {
+            this.trip('timeMs', this.limits.timeMs, Math.ceil(performance.now() - state.started))
+          } catch {
+            // The run has stopped now, if it had not already: its reason answers this await.
+          }
+          reject(state.halt!.reason)
+        }, Math.max(0, this.remainingMs()))
+      }
       pending.then(
         (value) => {
           clearTimeout(timer)
-          resolve(value)
+          if (state.halt === null) resolve(value)
+          else reject(state.halt.reason)
         },
         (error: unknown) => {
           clearTimeout(timer)
-          reject(error)
+          reject(state.halt === null ? error : state.halt.reason)
         }
       )
     })
   }
 
-  /** The signal extensions see: the host's, joined by the deadline when there is one. */
-  signal(): AbortSignal | undefined {
-    const host = this.extra?.signal as AbortSignal | undefined
-    if (!this.startClock()) return host
+  /** The signal extensions see: the evaluation's end, joined by the host's and by the deadline when there are. */
+  signal(): AbortSignal {
     const state = this.state
     if (state.signal === undefined) {
-      const timeout = AbortSignal.timeout(Math.max(0, Math.ceil(this.remainingMs())))
-      state.signal = host === undefined ? timeout : AbortSignal.any([host, timeout])
+      const signals = [this.stopSignal()]
+      const host = this.extra?.signal as AbortSignal | undefined
+      if (host !== undefined) signals.push(host)
+      if (this.startClock()) signals.push(AbortSignal.timeout(Math.max(0, Math.ceil(this.remainingMs()))))
+      const signal = signals.length === 1 ? signals[0]! : AbortSignal.any(signals)
+      // Every plugin call of the evaluation may listen to this one signal, a fan-out's calls all at
+      // once (up to the pluginCalls budget): many listeners are its normal use, not a leak.
+      setMaxListeners(0, signal)
+      state.signal = signal
     }
     return state.signal
   }
@@ -395,8 +447,8 @@ export class Context implements EvaluationContext {
     return this.run.extra?.identity
   }
 
-  /** The host's abort signal (`extra.signal`) joined by the time budget, made only when an extension asks. */
-  get signal(): AbortSignal | undefined {
+  /** The host's abort signal (`extra.signal`) joined by the time budget and the evaluation's end, made only when an extension asks. */
+  get signal(): AbortSignal {
     return this.run.signal()
   }
 

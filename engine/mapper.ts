@@ -195,8 +195,7 @@ export class CompiledMapping {
     try {
       result = mapPlan(this.entrySlot(arrayInput)(root), root)
     } catch (error) {
-      run.release()
-      throw this.placed(error)
+      throw this.failed(run, error)
     }
     if (result instanceof Promise) {
       return result.then(
@@ -204,15 +203,14 @@ export class CompiledMapping {
           try {
             run.finish(settled)
           } catch (error) {
-            throw this.placed(error)
+            throw this.failed(run, error)
           } finally {
             run.release()
           }
           return envelope(settled, output, errors)
         },
         (error: unknown) => {
-          run.release()
-          throw this.placed(error)
+          throw this.failed(run, error)
         }
       )
     }
@@ -224,6 +222,17 @@ export class CompiledMapping {
       run.release()
     }
     return envelope(result, output, errors)
+  }
+
+  /**
+   * The evaluation fails: its run stops, so that work an extension still holds (an inner
+   * evaluation it raced against its own timeout) winds down and its signal aborts (§13).
+   */
+  private failed(run: Run, error: unknown): unknown {
+    run.stop(error)
+    // What it used goes back to a shared budget (release only copies counts: a second call is harmless).
+    run.release()
+    return this.placed(error)
   }
 
   /** A budget error that no pairing placed stopped at the entry document's root. */

@@ -3,6 +3,7 @@
 // then continue asynchronously, so a document that reaches no plugin never allocates one.
 import { BudgetExceeded } from './budget.js'
 import { Context } from './context.js'
+import { fanOut } from './fan-out.js'
 import type { Maybe, Pairing, Pairings, Plan, Slot } from './plan.js'
 import { escapeToken, type Writer } from './pointer.js'
 
@@ -101,20 +102,14 @@ function printStdout(stdout: unknown, context: Context): void {
 
 /**
  * The value dispatch of §7.2 for structural and switching right sides: the value to write (a fresh
- * object or array when there are pairings), or a promise of it.
+ * object or array when there are pairings), or a promise of it. An array's elements fan out (§13).
  */
 export function dispatch(value: unknown, pairings: Pairings | null, context: Context): Maybe<unknown> {
   if (value === null || typeof value !== 'object') return value
   if (Array.isArray(value)) {
     if (pairings === null) return value.slice()
-    const results: unknown[] = []
-    let pending = false
-    for (let i = 0; i < value.length; i++) {
-      const result = nest(pairings, context, value[i], i)
-      if (result instanceof Promise) pending = true
-      results.push(result)
-    }
-    return pending ? Promise.all(results) : results
+    const elements = value
+    return fanOut(context.run, elements.length, (i) => nest(pairings, context, elements[i], i))
   }
   if (pairings === null) return value
   return nest(pairings, context, value, -1)
@@ -141,16 +136,9 @@ export function read(slot: Slot, context: Context, override: unknown): Maybe<unk
   return plan.get(context)
 }
 
-/** READ every element; a promise of the list when any element is asynchronous. */
+/** READ every element (a fan-out, §13); a promise of the list when any element is asynchronous. */
 export function readEach(slots: readonly Slot[], context: Context): Maybe<unknown[]> {
-  const values: unknown[] = []
-  let pending = false
-  for (let i = 0; i < slots.length; i++) {
-    const value = read(slots[i]!, context, undefined)
-    if (value instanceof Promise) pending = true
-    values.push(value)
-  }
-  return pending ? Promise.all(values) : values
+  return fanOut(context.run, slots.length, (i) => read(slots[i]!, context, undefined))
 }
 
 /** The first value of a list that is not undefined (variant lists, `first`). */

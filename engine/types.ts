@@ -72,7 +72,11 @@ export interface EvaluationContext {
   readonly paths: { readonly source: string; readonly target: string }
   /** Caller identity, when the host supplies one (the HTTP service passes the verified claims). */
   readonly identity?: unknown
-  /** Aborted when the host gives up on the evaluation (request closed, health timeout). */
+  /**
+   * Aborted when the host gives up on the evaluation (request closed, health timeout), when its
+   * time budget runs out, and when it stops early (a budget tripped, a failure in a fan-out, §13):
+   * a plugin doing I/O should stop then, since its result is no longer wanted.
+   */
   readonly signal?: AbortSignal
   /** Run one descriptor through the value pipeline (GET) in a context derived from this one. */
   evaluate(descriptor: Descriptor, overrides?: ScopeOverrides): unknown

@@ -10,6 +10,18 @@ export function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value)
 }
 
+const ignore = (): void => {}
+
+/**
+ * A promise an initializer or transformer wrongly returned (EXT-2, EXT-6) is passed on unawaited
+ * (§8.9), and a later keyword may drop it (`constant`, `as`): observed here, so that its rejection
+ * can never go unhandled, while whatever settles it later still sees that rejection.
+ */
+export function observed(value: unknown): unknown {
+  if (value instanceof Promise) value.catch(ignore)
+  return value
+}
+
 export function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (
     value !== null &&

@@ -23,8 +23,9 @@ export function compilePlugins(descriptor: Record<string, unknown>, compiler: Co
         const run = context.run
         run.callPlugin()
         const result = plugin(options, value, context)
-        // The await observes the time budget: a plugin that outlives the deadline stops the evaluation.
-        if (isThenable(result)) return run.withinDeadline(Promise.resolve(result)).then(narrow ?? undefined)
+        // The await is bounded by the time budget, and answers with the evaluation's end once that
+        // has come (§13): a sibling's failure or a budget trip.
+        if (isThenable(result)) return run.awaitPlugin(Promise.resolve(result)).then(narrow ?? undefined)
         return narrow === null ? result : narrow(result)
       },
     })

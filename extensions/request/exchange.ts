@@ -67,6 +67,9 @@ export async function exchange(outgoing: Outgoing, policy: RequestPolicy, dispat
   let url = outgoing.url
   for (let hops = 0; ; hops++) {
     deadline.url = url.href
+    // A call cancelled before it goes out (its evaluation stopped while it was being prepared)
+    // opens no connection: undici would still open one for an already aborted request.
+    deadline.check()
     const response = await send(dispatcher, outgoing, url, deadline)
     const status = response.statusCode
     if (!REDIRECT_STATUSES.has(status)) return { url, status, headers: response.headers, body: response.body }

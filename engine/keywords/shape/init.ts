@@ -3,7 +3,7 @@
 // before the first keyword that needs a settled value (two core cases pin this artifact).
 import type { Step } from '../../plan.js'
 import { issue, keyword, ok } from '../record.js'
-import { truthy } from '../../values.js'
+import { observed, truthy } from '../../values.js'
 import { unknownName } from './unknown-name.js'
 
 export default keyword<string, 'init', 'shape'>({
@@ -23,6 +23,6 @@ export default keyword<string, 'init', 'shape'>({
     const initializers = cx.extensions.initializers
     if (!Object.hasOwn(initializers, name)) return unknownName(cx, provenance, 'init', name)
     const initializer = initializers[name]!
-    return { awaits: false, run: (value, context): unknown => initializer(value, context) }
+    return { awaits: false, run: (value, context): unknown => observed(initializer(value, context)) }
   },
 })

@@ -1,7 +1,7 @@
 // `transform` (shape, language.md §8.6, EXT-6): registered transformers in order, each given the
 // previous result and, for a step object, a copy of its options.
 import type { Step } from '../../plan.js'
-import { isObject, truthy } from '../../values.js'
+import { isObject, observed, truthy } from '../../values.js'
 import { issue, keyword, ok } from '../record.js'
 import { unknownName } from './unknown-name.js'
 
@@ -49,7 +49,7 @@ export default keyword<string | Array<string | Record<string, unknown>>, 'transf
       const transformer = transformers[name]!
       calls.push({
         awaits: false,
-        run: options === undefined ? (value, context) => transformer(value, context) : (value, context) => transformer(value, context, { ...options }),
+        run: options === undefined ? (value, context) => observed(transformer(value, context)) : (value, context) => observed(transformer(value, context, { ...options })),
       })
     }
     if (typeof operand === 'string') call(operand, undefined)
