@@ -24,6 +24,7 @@ import { frameworkErrorHandler } from './plugins/errors.js'
 import { REDACTED_PATHS } from './plugins/logging.js'
 import { Reloader, type MappingsSource } from './plugins/reload.js'
 import { requestIdFor } from './plugins/request-id.js'
+import { loadOffThread } from './runtime/load.js'
 import type { Options } from './schemas/options.js'
 
 export const DEFAULT_PORT = 3333
@@ -154,7 +155,7 @@ export async function configFromEnvironment(
  * What a reload reads: the MAPPINGS directory or document file again. A module is imported once
  * per process (Node keeps no way to forget an ES module), so its mappings change with a restart.
  */
-function reloadSource(path: string, warn: (message: string) => void, timeoutMs: number): { source: MappingsSource; watchable: boolean } {
+function reloadSource(path: string, warn: (message: string) => void, timeoutMs: number, maxBytes: number): { source: MappingsSource; watchable: boolean } {
   if (MODULE_EXTENSIONS.has(extensionOf(path))) {
     return {
       source: () => {
@@ -163,7 +164,8 @@ function reloadSource(path: string, warn: (message: string) => void, timeoutMs: 
       watchable: false,
     }
   }
-  return { source: () => fromSetting('MAPPINGS', () => loadMappings(path, { warn, timeoutMs })), watchable: true }
+  // Read and parsed in a thread of its own, within reload.maxBytes: the service answers meanwhile.
+  return { source: () => fromSetting('MAPPINGS', () => loadOffThread({ path, timeoutMs, maxBytes }, warn)), watchable: true }
 }
 
 /** SIGHUP, and changes under MAPPINGS when `reload.watch` is on, reload the mappings; returns the stop. */
@@ -210,7 +212,7 @@ export async function startFromEnvironment(env: NodeJS.ProcessEnv = process.env)
   }
   const { port, mappingsPath, ...build } = await configFromEnvironment(env, warn)
   const config = resolveConfig(build.options)
-  const { source, watchable } = reloadSource(mappingsPath, warn, config.server.loadTimeout)
+  const { source, watchable } = reloadSource(mappingsPath, warn, config.server.loadTimeout, config.reload.maxBytes)
   const reloader = new Reloader(source)
   // Before the server is built: the service decides whether to trace as it is registered.
   const telemetry = await startTelemetry(env)

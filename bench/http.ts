@@ -19,6 +19,9 @@ import { buildServer } from '../server.js'
 import { bundledMappingsPath, loadMappings } from '../config/mappings.js'
 import { arrayInput, citationInput, DOCUMENTS } from './workloads.js'
 
+/** The project's TypeScript loader (test/loader): tsx's does not reach worker threads. */
+const LOADER = new URL('../test/loader/register.mjs', import.meta.url).href
+
 interface Measured {
   requests: number
   latencyP50: number
@@ -47,7 +50,7 @@ if (!(duration > 0) || !(warmup >= 0) || !Number.isInteger(connections) || conne
 function load(url: string, body: string, seconds = duration): Promise<Measured> {
   const script = fileURLToPath(new URL('./load.ts', import.meta.url))
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify({ url, body, connections, duration: seconds })], {
+    const child = spawn(process.execPath, ['--import', LOADER, script, JSON.stringify({ url, body, connections, duration: seconds })], {
       stdio: ['ignore', 'pipe', 'inherit'],
     })
     let out = ''

@@ -109,6 +109,16 @@ interface LoadOptions {
   warn?: (message: string) => void
   /** Milliseconds a mapping module may take to load (default 10000). */
   timeoutMs?: number
+  /** The most bytes of document files the set may hold (checked before any is read); none by default. */
+  maxBytes?: number
+}
+
+/** Refuse a set of document files larger than `maxBytes` in total, before reading any of them. */
+async function checkSize(files: readonly string[], maxBytes: number | undefined, path: string): Promise<void> {
+  if (maxBytes === undefined) return
+  let total = 0
+  for (const file of files) total += (await stat(file)).size
+  if (total > maxBytes) throw new SourceError(`${path} holds ${total} bytes of mapping documents, over reload.maxBytes (${maxBytes})`)
 }
 
 /**
@@ -116,7 +126,7 @@ interface LoadOptions {
  * duplicate ids fail; in a directory, files that are not mapping documents, hidden entries, broken
  * links and entries that are not regular files are skipped with a warning naming them.
  */
-export async function loadMappings(path: string, { warn = () => {}, timeoutMs }: LoadOptions = {}): Promise<MappingEntry[]> {
+export async function loadMappings(path: string, { warn = () => {}, timeoutMs, maxBytes }: LoadOptions = {}): Promise<MappingEntry[]> {
   let info
   try {
     info = await stat(path)
@@ -125,7 +135,10 @@ export async function loadMappings(path: string, { warn = () => {}, timeoutMs }:
   }
   if (info.isDirectory()) {
     const entries: MappingEntry[] = []
-    for (const file of (await walk(path, warn, new Set())).sort()) {
+    const files = (await walk(path, warn, new Set())).sort()
+    const documents = files.filter((file) => DOCUMENT_EXTENSIONS.has(extensionOf(file)))
+    await checkSize(documents, maxBytes, path)
+    for (const file of files) {
       if (!DOCUMENT_EXTENSIONS.has(extensionOf(file))) {
         warn(`ignoring non-document file ${file}`)
         continue
@@ -140,7 +153,10 @@ export async function loadMappings(path: string, { warn = () => {}, timeoutMs }:
     return collect(entries)
   }
   const extension = extensionOf(path)
-  if (DOCUMENT_EXTENSIONS.has(extension)) return collect(mappingsOf(await readDocumentFile(path), path))
+  if (DOCUMENT_EXTENSIONS.has(extension)) {
+    await checkSize([path], maxBytes, path)
+    return collect(mappingsOf(await readDocumentFile(path), path))
+  }
   if (MODULE_EXTENSIONS.has(extension)) return mappingEntries((await importDefault(path, { timeoutMs })) as MappingsInput, path)
   throw new SourceError(`${path} must be a module (.js/.ts), a document file (.json/.yaml/.yml) or a directory`)
 }

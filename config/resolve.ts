@@ -47,7 +47,7 @@ export interface ServiceConfig {
   readonly metrics: false | { readonly path: string; readonly claims: Claims | undefined }
   readonly host: string
   readonly server: ServerConfig
-  readonly reload: { readonly watch: boolean; readonly debounce: number }
+  readonly reload: { readonly watch: boolean; readonly debounce: number; readonly maxBytes: number }
   readonly rateLimit: false | RateLimitConfig
   /** Worker threads for caller-authored work; false when nothing is isolated. */
   readonly isolation: false | IsolationConfig
@@ -382,7 +382,7 @@ export function resolveConfig(raw: unknown = {}): ServiceConfig {
     metrics: resolveMetrics(options.metrics),
     host: options.host ?? '0.0.0.0',
     server,
-    reload: { watch: options.reload?.watch ?? true, debounce: options.reload?.debounce ?? 300 },
+    reload: { watch: options.reload?.watch ?? true, debounce: options.reload?.debounce ?? 300, maxBytes: options.reload?.maxBytes ?? 16 * 1024 * 1024 },
     rateLimit: resolveRateLimit(options.rateLimit),
     isolation: resolveIsolation(options.isolation, explicitForm !== false),
   }

@@ -32,8 +32,12 @@ export interface EngineSettings {
   readonly cacheBytes: number
 }
 
+/** Let the event loop run what waits (requests, timers) before the next slice of a reload. */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+
 export class EngineService {
   readonly mapper: Mapper
+  readonly #warn: (message: string) => void
   /** The worker threads serving this set's isolated evaluations (options.isolation), when any. */
   isolation: IsolationPool | undefined = undefined
   readonly extensionNames: { initializers: string[]; transformers: string[]; plugins: string[] }
@@ -44,7 +48,7 @@ export class EngineService {
     extensions: Extensions,
     warn: (message: string) => void,
     readonly settings: EngineSettings,
-    /** `validated`: the set was validated already (a worker's copy of the served set). */
+    /** `validated`: the set was validated already (a worker's copy of the served set), or will be (`validateInTurns`). */
     { validated = false }: { validated?: boolean } = {}
   ) {
     this.entries = entries
@@ -54,20 +58,31 @@ export class EngineService {
     } catch (error) {
       throw new RegistrationError(`registering mappings failed: ${(error as Error).message}`)
     }
-    for (const entry of validated ? [] : entries) {
-      const report = this.mapper.validate(entry.id)
-      if (!report.valid) {
-        throw new RegistrationError(`mapping "${entry.id}" from ${entry.source} is invalid: ${JSON.stringify(report)}`)
-      }
-      for (const warning of report.warnings) {
-        warn(`mapping "${entry.id}" from ${entry.source}: ${warning.rule} ${warning.message} at ${warning.pointer || '/'}`)
-      }
-    }
+    this.#warn = warn
+    for (const entry of validated ? [] : entries) this.#validate(entry)
     const { initializers, transformers, plugins } = this.mapper.extensions
     this.extensionNames = {
       initializers: Object.keys(initializers),
       transformers: Object.keys(transformers),
       plugins: Object.keys(plugins),
+    }
+  }
+
+  #validate(entry: MappingEntry): void {
+    const report = this.mapper.validate(entry.id)
+    if (!report.valid) {
+      throw new RegistrationError(`mapping "${entry.id}" from ${entry.source} is invalid: ${JSON.stringify(report)}`)
+    }
+    for (const warning of report.warnings) {
+      this.#warn(`mapping "${entry.id}" from ${entry.source}: ${warning.rule} ${warning.message} at ${warning.pointer || '/'}`)
+    }
+  }
+
+  /** Validate every registered mapping one at a time, letting other work run between them (a reload). */
+  async validateInTurns(): Promise<void> {
+    for (const entry of this.entries) {
+      await nextTurn()
+      this.#validate(entry)
     }
   }
 
@@ -77,6 +92,7 @@ export class EngineService {
    */
   async checkExamples(): Promise<void> {
     for (const entry of this.entries) {
+      await nextTurn()
       const failed = (await this.mapper.examples(entry.document, { registered: true })).find((result) => !result.pass)
       if (failed !== undefined) {
         throw new RegistrationError(`mapping "${entry.id}" from ${entry.source}: ${describeFailure(failed)} (at ${failed.pointer})`)
@@ -129,8 +145,8 @@ export class EngineRegistry {
     this.#current = this.#serve(entries)
   }
 
-  #serve(entries: readonly MappingEntry[]): EngineService {
-    const service = new EngineService(entries, this.extensions, this.warn, this.settings)
+  #serve(entries: readonly MappingEntry[], validated = false): EngineService {
+    const service = new EngineService(entries, this.extensions, this.warn, this.settings, { validated })
     if (this.isolation !== undefined) {
       service.isolation = new IsolationPool(this.isolation.config, { entries, extensions: this.isolation.extensions, settings: this.settings }, this.warn)
     }
@@ -146,8 +162,11 @@ export class EngineRegistry {
    * RegistrationError (and keeps the served set) otherwise.
    */
   async replace(entries: readonly MappingEntry[]): Promise<EngineService> {
-    const next = this.#serve(entries)
+    // Registered whole, then validated and its examples run one mapping at a time: the service
+    // keeps answering while a large set is checked.
+    const next = this.#serve(entries, true)
     try {
+      await next.validateInTurns()
       await next.checkExamples()
     } catch (error) {
       await next.isolation?.destroy()

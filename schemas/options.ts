@@ -110,6 +110,7 @@ const ReloadOptionsSchema = Type.Object(
   {
     watch: Type.Optional(Type.Boolean({ description: 'Reload when the MAPPINGS directory (or the directory of a MAPPINGS document file) changes, ConfigMap updates included; SIGHUP reloads either way (default true). Standalone server only.' })),
     debounce: Type.Optional(Type.Integer({ minimum: 10, maximum: 60000, description: 'Milliseconds of quiet after a change before the reload starts, so a burst of writes reloads once (default 300).' })),
+    maxBytes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1073741824, description: 'The most bytes of mapping document files a reload reads; a larger set is refused with one log line and the served set kept (default 16 MiB).' })),
   },
   { additionalProperties: false, description: 'Hot reload of the mappings (standalone server).' }
 )

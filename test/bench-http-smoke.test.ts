@@ -8,7 +8,7 @@ import { packageInfo } from '../config/package.js'
 const run = promisify(execFile)
 
 t.test('bench:http runs one short round and reports every scenario', async (t) => {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bench/http.ts', '--json', '--duration', '1', '--connections', '2', '--warmup', '0'], {
+  const { stdout } = await run(process.execPath, ['--import', './test/loader/register.mjs', 'bench/http.ts', '--json', '--duration', '1', '--connections', '2', '--warmup', '0'], {
     cwd: packageInfo().root,
     timeout: 90000,
   })

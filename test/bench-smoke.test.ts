@@ -14,7 +14,7 @@ t.test('npm run bench -- --json, one short round', async (t) => {
   // The runner's own NODE_OPTIONS are not the benchmark's.
   const env = { ...process.env }
   delete env.NODE_OPTIONS
-  const child = spawnSync(process.execPath, ['--import', 'tsx', join('bench', 'engine.ts'), ...SMOKE], {
+  const child = spawnSync(process.execPath, ['--import', './test/loader/register.mjs', join('bench', 'engine.ts'), ...SMOKE], {
     cwd: root,
     env,
     encoding: 'utf8',

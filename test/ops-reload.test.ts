@@ -162,6 +162,35 @@ t.test('SIGHUP reloads the directory; a bad file keeps the old set and is named 
   t.equal(service.child.exitCode, null, 'SIGHUP never stopped the service')
 })
 
+t.test('reload.maxBytes: a set over it is refused before it is read, in one line; a large set reloads while /health answers', async (t) => {
+  const tree = tempTree(t, { 'm/a.json': mapping('a', '/a') })
+  const { service, port } = await start(t, { MAPPINGS: tree.path('m') }, { reload: { watch: false, maxBytes: 4_000_000 } })
+  // ~3.5 MB: 100,000 pairings in one file, read and parsed off the event loop.
+  const pairings = Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`/f${i}/value`, `/s${i}/value`]))
+  tree.write('m/large.json', JSON.stringify({ $id: 'large', mapping: pairings }))
+  service.child.kill('SIGHUP')
+  let worst = 0
+  let answered = 0
+  // Asked through /map (404 until it is served): the registry listing of 100,000 pairings is megabytes.
+  while ((await exchange(port, 'POST', '/map', { mapping: 'large', input: {} })).status !== 200) {
+    const started = performance.now()
+    const health = await exchange(port, 'GET', '/health')
+    if (health.status === 200) answered++
+    worst = Math.max(worst, performance.now() - started)
+    if (reloadLines(service).length > 0 && !reloadLines(service)[0]!.startsWith('mappings reloaded')) break
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  t.strictSame(reloadLines(service), ['mappings reloaded: 2 mappings'])
+  t.ok(answered >= 1, `/health answered ${answered} times during the reload`)
+  t.ok(worst < 5000, `the slowest /health during the reload took ${Math.round(worst)} ms`)
+
+  tree.write('m/huge.json', JSON.stringify({ $id: 'huge', mapping: { '/x': '/'.repeat(1_000_000) } }))
+  service.child.kill('SIGHUP')
+  await waitUntil('the refused reload line', () => reloadLines(service).length === 2)
+  t.match(reloadLines(service)[1], /^mappings reload failed, still serving the previous 2 mappings: MAPPINGS: .* holds \d+ bytes of mapping documents, over reload\.maxBytes \(4000000\)$/)
+  t.strictSame(await servedIds(port), ['a', 'large'], 'the served set is kept')
+})
+
 t.test('watch: a ConfigMap update (the ..data link swapped) is served without a signal', async (t) => {
   const tree = tempTree(t, { 'm/..2026_01_01_00_00_00.1/a.json': mapping('a', '/a') })
   const at = (relative: string): string => tree.path(`m/${relative}`)

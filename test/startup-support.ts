@@ -1,4 +1,4 @@
-// The real entry point (`node --import tsx bin/mapper-service.ts`) as a child process with a
+// The real entry point (`node --import test/loader/register.mjs bin/mapper-service.ts`) as a child process with a
 // controlled environment, every child bounded by a timeout and killed at teardown; plus temporary
 // directories and free ports on 127.0.0.1.
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -7,11 +7,13 @@ import { request as httpRequest, type Agent } from 'node:http'
 import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { runCommand } from '../bin/commands.js'
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
 export const ENTRY = join(ROOT, 'bin', 'mapper-service.ts')
+/** The TypeScript loader of the tests (.taprc): unlike tsx's, it applies in worker threads too. */
+export const LOADER = pathToFileURL(join(ROOT, 'test', 'loader', 'register.mjs')).href
 
 interface Teardown {
   teardown(fn: () => unknown): void
@@ -66,7 +68,7 @@ export interface EntryPoint {
  * leak in) plus `env`. The child is killed after `timeoutMs` and at teardown.
  */
 export function spawnEntryPoint(t: Teardown, env: Record<string, string>, timeoutMs = 60000): EntryPoint {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY], {
+  const child = spawn(process.execPath, ['--import', LOADER, ENTRY], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -207,10 +209,10 @@ export async function runCli(args: string[], options: { stdin?: string; env?: Re
   return { code, stdout, stderr }
 }
 
-/** Run the `mapper-service` command as a process (through tsx), like `runCli`. */
+/** Run the `mapper-service` command as a process (from source, through the test loader), like `runCli`. */
 export function runEntryPoint(args: string[], options: { stdin?: string; env?: Record<string, string> } = {}): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
+    const child = spawn(process.execPath, ['--import', LOADER, ENTRY, ...args], {
       cwd: ROOT,
       env: { ...process.env, ...CLEAN, ...options.env },
       timeout: 30000,

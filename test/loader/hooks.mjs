@@ -1,10 +1,16 @@
 // Module hooks for the tests (register.mjs says why): `.ts` files are compiled by esbuild to ES2022
 // modules with an inline source map, and a relative `./x.js` import made from a `.ts` file resolves
 // to `./x.ts` when only that exists, as TypeScript's NodeNext resolution has it.
-import { existsSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { existsSync, mkdirSync } from 'node:fs'
+import { readFile, rename, writeFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
-import { transform } from 'esbuild'
+import { transform, version } from 'esbuild'
+
+// Compiled output is kept by content hash: every test process and worker thread would otherwise
+// compile the same few hundred files again (seconds for each worker thread the service starts).
+const CACHE = fileURLToPath(new URL('../../node_modules/.cache/mapper-test-loader/', import.meta.url))
+mkdirSync(CACHE, { recursive: true })
 
 const TS_OPTIONS = {
   loader: 'ts',
@@ -26,6 +32,14 @@ export async function resolve(specifier, context, nextResolve) {
 export async function load(url, context, nextLoad) {
   if (!url.startsWith('file:') || !url.endsWith('.ts')) return nextLoad(url, context)
   const path = fileURLToPath(url)
-  const { code } = await transform(await readFile(path, 'utf8'), { ...TS_OPTIONS, sourcefile: path })
+  const text = await readFile(path, 'utf8')
+  const key = createHash('sha1').update(version).update('\0').update(path).update('\0').update(text).digest('hex')
+  const cached = `${CACHE}${key}.js`
+  const hit = await readFile(cached, 'utf8').catch(() => undefined)
+  if (hit !== undefined) return { format: 'module', source: hit, shortCircuit: true }
+  const { code } = await transform(text, { ...TS_OPTIONS, sourcefile: path })
+  // Written aside and renamed: a concurrent reader sees the whole file or none.
+  const partial = `${cached}.${process.pid}.${Math.random().toString(36).slice(2)}`
+  await writeFile(partial, code).then(() => rename(partial, cached)).catch(() => {})
   return { format: 'module', source: code, shortCircuit: true }
 }

@@ -1,4 +1,5 @@
-// `node --import ./test/loader/register.mjs file.ts`: how tap runs the TypeScript tests (.taprc).
+// `node --import ./test/loader/register.mjs file.ts`: how tap runs the TypeScript tests (.taprc), and
+// how the tests' child processes and the benchmarks run from source (it reaches worker threads, tsx's does not).
 // tsx would do, but it compiles with esbuild's keepNames, which gives every function it creates an
 // own `name` property: a compiled plan (a tree of closures) then takes about 1.6 times the memory
 // it takes in the shipped build (tsc's output), and the tests that bound memory would measure the
