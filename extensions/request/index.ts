@@ -71,7 +71,7 @@ export function createRequest(config: RequestConfig = {}): Plugin {
           if (error instanceof ResponseTooLargeError) throw error
           throw new Error(`Reading the response of ${incoming.url.href} failed: ${(error as Error).message}`, { cause: error })
         }
-        return parseEnvelope(incoming.status, incoming.headers['content-type'], bytes, scraper, incoming.url.href)
+        return parseEnvelope(incoming.status, incoming.headers['content-type'], bytes, scraper, incoming.url.href, context)
       } catch (error) {
         watch.failed(error)
         throw error
