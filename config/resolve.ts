@@ -15,6 +15,10 @@ export interface AuthConfig {
   readonly issuer: string | string[] | undefined
   readonly audience: string | string[] | undefined
   readonly clockSkew: number
+  /** Tokens without `exp` are refused (the default). */
+  readonly requireExp: boolean
+  /** Tokens whose `iat` is older than this many seconds, or that have no `iat`, are refused. */
+  readonly maxAge: number | undefined
 }
 
 export interface CorsConfig {
@@ -252,6 +256,29 @@ function resolveServer(server: Options['server'] = {}): ServerConfig {
   }
 }
 
+/** The longest `auth.maxAge`: a year, beyond which the setting bounds nothing a deployment means. */
+export const MAX_TOKEN_AGE_SECONDS = 365 * 24 * 3600
+
+const DURATION = /^\s*(\d+)\s*([smhd]?)\s*$/
+const UNIT_SECONDS: Readonly<Record<string, number>> = { '': 1, s: 1, m: 60, h: 3600, d: 86400 }
+
+/** `auth.maxAge` in seconds: whole seconds, or `<n>s|m|h|d`; a ConfigError names anything else. */
+function readMaxAge(given: number | string | undefined): number | undefined {
+  if (given === undefined) return undefined
+  let seconds = Number.NaN
+  if (typeof given === 'number') seconds = given
+  else {
+    const parsed = DURATION.exec(given)
+    if (parsed !== null) seconds = Number(parsed[1]) * UNIT_SECONDS[parsed[2]!]!
+  }
+  if (!Number.isSafeInteger(seconds) || seconds < 1 || seconds > MAX_TOKEN_AGE_SECONDS) {
+    throw new ConfigError(
+      `options.auth.maxAge must be a whole number of seconds or a duration such as "90s", "15m", "1h" or "7d", from 1 second to 365 days (got ${JSON.stringify(given)})`
+    )
+  }
+  return seconds
+}
+
 function resolveAuth(auth: NonNullable<Options['auth']>): AuthConfig {
   const strategies = (['secret', 'publicKey', 'jwksUri'] as const).filter((key) => auth[key] !== undefined)
   if (strategies.length !== 1) {
@@ -300,6 +327,8 @@ function resolveAuth(auth: NonNullable<Options['auth']>): AuthConfig {
     issuer: auth.issuer,
     audience: auth.audience,
     clockSkew: auth.clockSkew ?? 0,
+    requireExp: auth.requireExp ?? true,
+    maxAge: readMaxAge(auth.maxAge),
   }
 }
 

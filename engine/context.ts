@@ -25,7 +25,7 @@ const RESERVED = new Set([
   'identity', 'signal',
   'input', 'output', 'errors', 'mappings', 'initializers', 'transformers', 'plugins', 'source',
   'target', 'paths', 'run', 'parent', 'index', 'sourcePath', 'targetPath', 'evaluate',
-  'evaluateMapping', 'derive', 'constructor', '__proto__', 'prototype',
+  'evaluateMapping', 'matchInput', 'derive', 'constructor', '__proto__', 'prototype',
 ])
 
 /** How many steps pass between two looks at the clock. */
@@ -476,5 +476,10 @@ export class Context implements EvaluationContext {
 
   evaluateMapping(descriptor: Descriptor, overrides?: ScopeOverrides): object | null | Promise<object | null> {
     return this.run.compiler.reenter(this, descriptor, overrides, true) as object | null | Promise<object | null>
+  }
+
+  /** An extension's pattern input, under the budget the `pattern` keyword's is (the request plugin's scraper). */
+  matchInput(length: number): void {
+    this.run.matchInput(length)
   }
 }

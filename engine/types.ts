@@ -82,6 +82,11 @@ export interface EvaluationContext {
   evaluate(descriptor: Descriptor, overrides?: ScopeOverrides): unknown
   /** Map a structural descriptor (MAP) into a fresh target; `null` when it short-circuits. */
   evaluateMapping(descriptor: Descriptor, overrides?: ScopeOverrides): object | null | Promise<object | null>
+  /**
+   * A string of `length` characters is about to be matched against a pattern: counted against the
+   * `patternInput` budget as the `pattern` keyword's input is (throws `BudgetExceeded` past it).
+   */
+  matchInput(length: number): void
   readonly [extra: string]: unknown
 }
 

@@ -70,6 +70,9 @@ function verificationMessage(error: { code?: string; message?: string }): string
   if (error instanceof TokenRefused) return error.message
   const code = error.code ?? ''
   const text = error.message ?? ''
+  // fast-jwt's requiredClaims refusal, "The <claim> claim is required." (iss and aud below).
+  if (/\bexp claim is required\b/.test(text)) return 'Token has no expiry'
+  if (/\biat claim is required\b/.test(text)) return 'Token has no issue time'
   if (code === 'FST_JWT_AUTHORIZATION_TOKEN_EXPIRED' || code === 'FAST_JWT_EXPIRED') return 'Token expired'
   if (code === 'FAST_JWT_INACTIVE') return 'Token not yet valid'
   if (code === 'FAST_JWT_INVALID_ALGORITHM' || code === 'FST_JWT_AUTHORIZATION_TOKEN_UNSIGNED' || code === 'FAST_JWT_MISSING_SIGNATURE') {
@@ -212,13 +215,24 @@ export const authPlugin = fp<AuthPluginOptions>(
     app.addHook('preHandler', checkRouteClaims)
     if (auth === null) return
 
-    const required = [...(auth.issuer === undefined ? [] : ['iss']), ...(auth.audience === undefined ? [] : ['aud'])]
+    // A configured issuer or audience is required, not only checked when the token happens to carry
+    // it. So is exp unless auth.requireExp is false (a token without it never expires), and iat under
+    // auth.maxAge (fast-jwt checks the age only of a token that carries iat: leaving it out would
+    // escape the limit).
+    const required = [
+      ...(auth.issuer === undefined ? [] : ['iss']),
+      ...(auth.audience === undefined ? [] : ['aud']),
+      ...(auth.requireExp ? ['exp'] : []),
+      ...(auth.maxAge === undefined ? [] : ['iat']),
+    ]
     const verify = {
       algorithms: [...auth.algorithms] as Algorithm[],
       ...(auth.issuer === undefined ? {} : { allowedIss: auth.issuer }),
       ...(auth.audience === undefined ? {} : { allowedAud: auth.audience }),
-      // A configured issuer or audience is required, not only checked when the token happens to carry it.
       ...(required.length === 0 ? {} : { requiredClaims: required }),
+      // Seconds, as @fastify/jwt takes a number and hands fast-jwt milliseconds; counted from iat,
+      // with no clock skew added.
+      ...(auth.maxAge === undefined ? {} : { maxAge: auth.maxAge }),
       // clockSkew is in seconds; fast-jwt counts milliseconds.
       clockTolerance: auth.clockSkew * 1000,
       // The token is what the Authorization check below accepted (any run of spaces after the scheme).
@@ -250,12 +264,19 @@ export const authPlugin = fp<AuthPluginOptions>(
       if (authorizationCount(request.raw.rawHeaders) > 1) throw new BadRequest('Only one Authorization header is allowed')
       const header = request.headers.authorization
       if (typeof header !== 'string' || !BEARER.test(header)) throw new Unauthorized(MESSAGES.missingToken)
+      let identity: Record<string, unknown>
       try {
-        request.identity = await request.jwtVerify<Record<string, unknown>>()
+        identity = await request.jwtVerify<Record<string, unknown>>()
       } catch (error) {
         if (error instanceof JwksUnavailable) throw error
         throw new Unauthorized(verificationMessage(error as { code?: string; message?: string }))
       }
+      // An age counted from an iat in the future would not run out in time: beyond the clock skew,
+      // such a token is not valid yet (fast-jwt only checks that iat is not too old).
+      if (auth.maxAge !== undefined && (identity.iat as number) > Date.now() / 1000 + auth.clockSkew) {
+        throw new Unauthorized('Token not yet valid')
+      }
+      request.identity = identity
     })
   },
   { name: 'mapper-auth', fastify: '5.x' }

@@ -31,11 +31,43 @@ interface Shaped {
   readonly extra: Record<string, unknown>
 }
 
-/** The error or one of its causes carrying `code` (the request plugin keeps refusals as causes). */
-function withCode(error: unknown, code: string): Error | undefined {
-  let current = error as { code?: unknown; cause?: unknown } | undefined
+/**
+ * What an error declares about its own answer (http.md §3), as fastify's errors declare
+ * `statusCode`: a 4xx status, the code of the error body, and the members the body carries beside
+ * code and message. An extension's refusals declare theirs (the request plugin's RedirectRefused,
+ * DestinationRefused, ProtocolRefused, InvalidUrl), so this handler knows no extension's codes.
+ */
+interface DeclaredAnswer {
+  readonly statusCode: number
+  readonly responseCode: string
+  readonly responseFields?: unknown
+  readonly message: string
+}
+
+const BODY_MEMBERS = new Set(['code', 'message', 'requestId'])
+
+function declaresAnswer(value: unknown): value is DeclaredAnswer {
+  const candidate = value as Partial<DeclaredAnswer>
+  return (
+    value instanceof Error &&
+    typeof candidate.responseCode === 'string' &&
+    candidate.responseCode !== '' &&
+    Number.isInteger(candidate.statusCode) &&
+    candidate.statusCode! >= 400 &&
+    candidate.statusCode! < 500
+  )
+}
+
+/**
+ * The error, or the first of its causes, that declares its answer: a refusal may be kept as the
+ * cause of a plain error. An error with a status of its own (a 503 that wraps a failed canary)
+ * decides for its causes.
+ */
+function declaredAnswer(error: unknown): DeclaredAnswer | undefined {
+  let current = error as { cause?: unknown; statusCode?: unknown } | undefined
   for (let hops = 0; hops < 8 && current !== null && typeof current === 'object'; hops++) {
-    if (current.code === code) return current as Error
+    if (declaresAnswer(current)) return current
+    if (current.statusCode !== undefined) return undefined
     current = current.cause as typeof current
   }
   return undefined
@@ -75,7 +107,7 @@ function schemaFailure(validation: readonly FastifySchemaValidationError[], body
  * is the route's, for a schema failure's message.
  */
 export function shapeError(error: unknown, maxBodyBytes: number, bodySchema?: unknown): Shaped {
-  const e = error as Partial<FastifyError> & { location?: string }
+  const e = error as Partial<FastifyError>
   if (error instanceof BudgetExceeded) return { status: 422, code: error.code, message: error.message, extra: budgetFields(error) }
   // Shaped by this function in the worker thread that ran it (runtime/isolation.ts).
   if (error instanceof IsolatedFailure) return { status: error.statusCode, code: error.code, message: error.message, extra: error.extra }
@@ -83,13 +115,16 @@ export function shapeError(error: unknown, maxBodyBytes: number, bodySchema?: un
   if (error instanceof OutputNotSerializable) return { status: 422, code: error.code, message: error.message, extra: {} }
   if (error instanceof InvalidMappingDocument) return { status: 422, code: e.code!, message: e.message!, extra: { report: error.report } }
   if (error instanceof ValidationError) return { status: error.statusCode, code: e.code!, message: e.message!, extra: { errors: error.errors } }
-  // A redirect the request plugin refused (recognized by its code, as any extension's could be).
-  if (e.code === 'E_REDIRECT_REFUSED') {
-    return { status: 422, code: 'RedirectRefused', message: String(e.message), extra: typeof e.location === 'string' && e.location !== '' ? { location: e.location } : {} }
+  const declared = declaredAnswer(error)
+  if (declared !== undefined) {
+    const fields = declared.responseFields
+    const extra: Record<string, unknown> = {}
+    if (fields !== null && typeof fields === 'object') {
+      // The body's own members stay the handler's.
+      for (const [key, value] of Object.entries(fields)) if (!BODY_MEMBERS.has(key)) extra[key] = value
+    }
+    return { status: declared.statusCode, code: declared.responseCode, message: String(declared.message), extra }
   }
-  // A mapping that asked for a private or special-purpose destination the plugin refuses.
-  const refused = withCode(error, 'E_PRIVATE_NETWORK')
-  if (refused !== undefined) return { status: 422, code: 'DestinationRefused', message: refused.message, extra: {} }
   const shaped = catalogued(e)
   if (shaped !== undefined) return shaped
   // Fastify's own errors, as the catalogue's.

@@ -20,6 +20,12 @@ const AuthOptionsSchema = Type.Object(
     issuer: Type.Optional(OneOrMany(Type.String({ minLength: 1 }))),
     audience: Type.Optional(OneOrMany(Type.String({ minLength: 1 }))),
     clockSkew: Type.Optional(Type.Number({ minimum: 0, maximum: 86400, description: 'Tolerated clock difference, in seconds.' })),
+    requireExp: Type.Optional(Type.Boolean({ description: 'Refuse tokens without an exp claim (default true: a token that never expires stays valid for ever once leaked).' })),
+    maxAge: Type.Optional(
+      Type.Union([Type.Number(), Type.String()], {
+        description: 'Refuse tokens whose iat is older than this, and tokens without iat: whole seconds, or a duration such as "90s", "15m", "1h", "7d" (at most 365 days). Default: no limit.',
+      })
+    ),
   },
   { additionalProperties: false }
 )

@@ -5,7 +5,7 @@
 import t from 'tap'
 import { claimsSatisfied } from '../plugins/auth.js'
 import type { Claims } from '../schemas/options.js'
-import { SECRET, call, service, sign, type Tap } from './auth-support.js'
+import { SECRET, call, nowSeconds, service, sign, type Tap } from './auth-support.js'
 
 type Identity = Record<string, unknown> | null
 
@@ -131,7 +131,7 @@ t.test('postures: registered-only, explicit for named callers, validate but neve
 
 t.test('context.identity is the verified payload, in registered and explicit mappings', async (t) => {
   const app = await service(t, { auth: { secret: SECRET, issuer: 'idp' }, map: { explicit: true } })
-  const payload = { sub: 'alice', iss: 'idp', role: ['a', 'b'], nested: { tenant: 'acme' }, scope: 'x y' }
+  const payload = { sub: 'alice', iss: 'idp', role: ['a', 'b'], nested: { tenant: 'acme' }, scope: 'x y', exp: nowSeconds() + 600 }
   const token = sign(payload, { key: SECRET, noTimestamp: true })
   t.same((await call(app, { token, body: { mapping: 'whoami' } })).json(), { identity: payload, valid: true, errors: [] })
   const explicit = await call(app, { token, body: { mapping: { mapping: { '/who': { whoami: { pointer: '/sub' } }, '/tenant': { whoami: { pointer: '/nested/tenant' } } } } } })

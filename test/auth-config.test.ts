@@ -46,6 +46,15 @@ const FAILURES: Array<[name: string, options: Record<string, unknown>, message: 
   ['an unknown auth key', { auth: { secret: SECRET, algorithms: ['HS256'] } }, /^options\.auth/],
   ['clockSkew as a string', { auth: { secret: SECRET, clockSkew: '30' } }, /^options\.auth\.clockSkew/],
   ['a negative clockSkew', { auth: { secret: SECRET, clockSkew: -1 } }, /^options\.auth\.clockSkew/],
+  ['requireExp as a string', { auth: { secret: SECRET, requireExp: 'false' } }, /^options\.auth\.requireExp/],
+  ['a maxAge of zero', { auth: { secret: SECRET, maxAge: 0 } }, /^options\.auth\.maxAge must be a whole number of seconds or a duration such as "90s", "15m", "1h" or "7d", from 1 second to 365 days \(got 0\)$/],
+  ['a negative maxAge', { auth: { secret: SECRET, maxAge: -60 } }, /^options\.auth\.maxAge must be/],
+  ['a fractional maxAge', { auth: { secret: SECRET, maxAge: 1.5 } }, /^options\.auth\.maxAge must be/],
+  ['a maxAge over a year', { auth: { secret: SECRET, maxAge: '366d' } }, /^options\.auth\.maxAge must be .* \(got "366d"\)$/],
+  ['a maxAge in an unknown unit', { auth: { secret: SECRET, maxAge: '1w' } }, /^options\.auth\.maxAge must be/],
+  ['a maxAge with a fraction', { auth: { secret: SECRET, maxAge: '1.5h' } }, /^options\.auth\.maxAge must be/],
+  ['an empty maxAge', { auth: { secret: SECRET, maxAge: '' } }, /^options\.auth\.maxAge must be/],
+  ['a maxAge of another type', { auth: { secret: SECRET, maxAge: true } }, /^options\.auth\.maxAge/],
   ['an empty issuer list', { auth: { secret: SECRET, issuer: [] } }, /^options\.auth\.issuer/],
   ['an audience of another type', { auth: { secret: SECRET, audience: 42 } }, /^options\.auth\.audience/],
   ['map.claims without auth', { map: { claims: { role: 'admin' } } }, /^options\.map\.claims needs options\.auth/],
@@ -90,6 +99,8 @@ t.test('what a correct configuration resolves to', async (t) => {
     issuer: undefined,
     audience: undefined,
     clockSkew: 0,
+    requireExp: true,
+    maxAge: undefined,
   })
   t.same(resolveConfig({ auth: { secret: 'y'.repeat(MIN_SECRET_LENGTH), algorithm: ' HS512 ,HS384,HS512' } }).auth?.algorithms, ['HS512', 'HS384'], 'comma list, trimmed, once each')
   t.same(resolveConfig({ auth: { publicKey: rsa.publicPem } }).auth?.algorithms, ['RS256'], 'an RSA key: the RSA family of the defaults')
@@ -104,7 +115,24 @@ t.test('what a correct configuration resolves to', async (t) => {
     issuer: ['a', 'b'],
     audience: 'mapper',
     clockSkew: 30,
+    requireExp: true,
+    maxAge: undefined,
   })
+  t.equal(resolveConfig({ auth: { secret: SECRET, requireExp: false } }).auth?.requireExp, false)
+  const maxAges: Array<[given: number | string, seconds: number]> = [
+    [90, 90],
+    ['90', 90],
+    ['90s', 90],
+    ['15m', 900],
+    ['1h', 3600],
+    [' 1 h ', 3600],
+    ['7d', 604800],
+    ['365d', 31536000],
+    [31536000, 31536000],
+  ]
+  for (const [given, seconds] of maxAges) {
+    t.equal(resolveConfig({ auth: { secret: SECRET, maxAge: given } }).auth?.maxAge, seconds, `maxAge ${JSON.stringify(given)} is ${seconds} s`)
+  }
   const gated = resolveConfig({ auth: { secret: SECRET }, map: { claims: { role: 'a' }, explicit: { claims: { sub: 'b' } } }, validate: { claims: {} } })
   t.same(gated.map, {
     invalidStatus: undefined,

@@ -32,8 +32,9 @@ t.test('keys at /.well-known/jwks.json, chosen by kid: RS256 and ES256 (and EdDS
   assertMapped(t, await call(app, { token: sign({ sub: 'alice' }, { key: ed.privatePem, algorithm: 'EdDSA', kid: 'ed-1' }) }))
   t.same(jwks.hits, ['/.well-known/jwks.json'], 'one fetch serves every kid of the set')
 
-  const identity = await call(app, { body: { mapping: 'whoami' }, token: sign({ sub: 'alice', role: 'reader' }, { key: rsa.privatePem, algorithm: 'RS256', kid: 'rsa-1', noTimestamp: true }) })
-  t.same(identity.json(), { identity: { sub: 'alice', role: 'reader' }, valid: true, errors: [] })
+  const claims = { sub: 'alice', role: 'reader', exp: nowSeconds() + 600 }
+  const identity = await call(app, { body: { mapping: 'whoami' }, token: sign(claims, { key: rsa.privatePem, algorithm: 'RS256', kid: 'rsa-1', noTimestamp: true }) })
+  t.same(identity.json(), { identity: claims, valid: true, errors: [] })
 })
 
 t.test('a custom jwksUri path is fetched as given', async (t) => {

@@ -47,12 +47,19 @@ export interface SignOptions {
   readonly kid?: string
   /** Leave out the `iat` claim (fast-jwt adds it by default). */
   readonly noTimestamp?: boolean
+  /** Leave out the `exp` claim the helper adds when the payload has none (auth.requireExp refuses such a token). */
+  readonly noExpiry?: boolean
 }
 
-/** A token signed with fast-jwt; `exp`, `nbf`, `iss`, `aud` go in the payload as given. */
-export function sign(payload: Record<string, unknown>, { key, algorithm = 'HS256', kid, noTimestamp }: SignOptions): string {
+/**
+ * A token signed with fast-jwt; `exp`, `nbf`, `iss`, `aud` go in the payload as given. Without an
+ * `exp` of its own the token expires in an hour, as an identity provider's would: the service
+ * refuses tokens without one by default (auth.requireExp).
+ */
+export function sign(payload: Record<string, unknown>, { key, algorithm = 'HS256', kid, noTimestamp, noExpiry }: SignOptions): string {
   const signer = createSigner({ key, algorithm, ...(kid === undefined ? {} : { kid }), ...(noTimestamp === true ? { noTimestamp } : {}) })
-  return signer(payload)
+  const expiring = noExpiry === true || Object.hasOwn(payload, 'exp') ? payload : { ...payload, exp: nowSeconds() + 3600 }
+  return signer(expiring)
 }
 
 const base64url = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url')

@@ -153,8 +153,46 @@ t.test('time claims: expired and not yet valid tokens', async (t) => {
   assertUnauthorized(t, await call(app, { token: sign({ sub: 'a', exp: now - 5 }, { key: SECRET }) }), 'Token expired')
   assertUnauthorized(t, await call(app, { token: sign({ sub: 'a', nbf: now + 600 }, { key: SECRET }) }), 'Token not yet valid')
   assertMapped(t, await call(app, { token: sign({ sub: 'a', exp: now + 600, nbf: now - 60 }, { key: SECRET }) }))
-  // exp is not required; when present it is enforced.
-  assertMapped(t, await call(app, { token: sign({ sub: 'a' }, { key: SECRET, noTimestamp: true }) }))
+  // exp is required by default (auth.requireExp): a token without it would never expire.
+  assertUnauthorized(t, await call(app, { token: sign({ sub: 'a' }, { key: SECRET, noTimestamp: true, noExpiry: true }) }), 'Token has no expiry')
+})
+
+// Token lifetime (http.md §5, README "Token lifetime"): auth.requireExp (default true) and
+// auth.maxAge, counted from iat. Each row: the auth options, the token's time claims (seconds from
+// now; null leaves the claim out), and the answer.
+const LIFETIMES: Array<[name: string, auth: Record<string, unknown>, claims: { exp?: number | null; iat?: number | null }, expected: string | null]> = [
+  ['default: a token without exp', {}, { exp: null }, 'Token has no expiry'],
+  ['default: without exp or iat', {}, { exp: null, iat: null }, 'Token has no expiry'],
+  ['default: with exp', {}, { exp: 600 }, null],
+  ['default: an old iat is no matter without maxAge', {}, { exp: 600, iat: -30 * 86400 }, null],
+  ['requireExp false: a token without exp', { requireExp: false }, { exp: null }, null],
+  ['requireExp false: an expired exp is still enforced', { requireExp: false }, { exp: -60 }, 'Token expired'],
+  ['maxAge 1h: issued 30 minutes ago', { maxAge: '1h' }, { exp: 3600, iat: -1800 }, null],
+  ['maxAge 1h: issued two hours ago, exp still ahead', { maxAge: '1h' }, { exp: 3600, iat: -7200 }, 'Token expired'],
+  ['maxAge 1h: no iat', { maxAge: '1h' }, { exp: 3600, iat: null }, 'Token has no issue time'],
+  ['maxAge 1h: iat ten minutes ahead', { maxAge: '1h' }, { exp: 3600, iat: 600 }, 'Token not yet valid'],
+  ['maxAge 1h, clockSkew 30: iat ten seconds ahead', { maxAge: '1h', clockSkew: 30 }, { exp: 3600, iat: 10 }, null],
+  ['maxAge 60 (seconds), requireExp false: no exp, issued now', { maxAge: 60, requireExp: false }, { exp: null, iat: 0 }, null],
+  ['maxAge 60 (seconds), requireExp false: no exp, issued two minutes ago', { maxAge: 60, requireExp: false }, { exp: null, iat: -120 }, 'Token expired'],
+]
+
+t.test('token lifetime: requireExp and maxAge', async (t) => {
+  for (const [name, auth, claims, expected] of LIFETIMES) {
+    const app = await service(t, { auth: { secret: SECRET, ...auth } })
+    const now = nowSeconds()
+    const payload: Record<string, unknown> = { sub: 'a' }
+    if (claims.exp !== null && claims.exp !== undefined) payload.exp = now + claims.exp
+    if (claims.iat !== null && claims.iat !== undefined) payload.iat = now + claims.iat
+    // fast-jwt signs the payload's iat, or now when it has none; noTimestamp leaves iat out.
+    const token = sign(payload, { key: SECRET, noTimestamp: claims.iat === null, noExpiry: true })
+    const response = await call(app, { token })
+    if (expected === null) {
+      t.equal(response.statusCode, 200, `${name}: accepted`)
+    } else {
+      t.equal(response.json().message, expected, `${name}: ${expected}`)
+      assertUnauthorized(t, response, expected)
+    }
+  }
 })
 
 t.test('clockSkew is in seconds and tolerates a slightly expired (or early) token, no more', async (t) => {

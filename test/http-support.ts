@@ -47,11 +47,14 @@ export interface TokenOptions {
   aud?: string
 }
 
-/** A signed JWT (HS256 with SECRET unless told otherwise). */
+/**
+ * A signed JWT (HS256 with SECRET unless told otherwise), expiring in an hour unless the payload
+ * says otherwise: the service refuses tokens without `exp` by default (auth.requireExp).
+ */
 export function token(payload: Record<string, unknown> = {}, options: TokenOptions = {}): string {
   const { key = SECRET, algorithm = 'HS256', ...claims } = options
   const sign = createSigner(algorithm === 'none' ? { algorithm, ...claims } : { key, algorithm, ...claims })
-  return sign(payload)
+  return sign(Object.hasOwn(payload, 'exp') ? payload : { ...payload, exp: Math.floor(Date.now() / 1000) + 3600 })
 }
 
 export const bearer = (payload: Record<string, unknown> = {}, options: TokenOptions = {}): Record<string, string> => ({

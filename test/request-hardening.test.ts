@@ -3,7 +3,8 @@
 // REQUEST_ALLOW_HOSTS / `allowHosts` as the named exceptions; every upstream request carries the
 // hop header and the service refuses requests that carry it, so a mapping calling its own service
 // goes one level deep; JSON and XML bodies nested deeper than MAX_RESPONSE_DEPTH are refused
-// before parsing. Real upstreams on 127.0.0.1 only.
+// before parsing, HTML ones while parsing; the scraper's patterns run under patternInput. Real
+// upstreams on 127.0.0.1 only.
 import { type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { load } from 'cheerio'
@@ -20,7 +21,9 @@ import { requestIdPlugin } from '../plugins/request-id.js'
 import { createRequest, HOP_HEADER, MAX_RESPONSE_DEPTH, ResponseTooDeepError } from '../extensions/request/index.js'
 import { jsonNestsDeeper } from '../engine/index.js'
 import { xmlNestsDeeper } from '../extensions/request/depth.js'
+import { loadHtml } from '../extensions/request/html.js'
 import { buildServer } from '../server.js'
+import { listening, watchingHealth } from './attack-support.js'
 import { upstream, type Upstream } from './request-support.js'
 
 const ok = (_req: IncomingMessage, res: ServerResponse): void => {
@@ -268,6 +271,11 @@ t.test('XML closing tags that name no open element do not hide the depth', async
   await refusedQuickly(t, `${up.origin}/mismatched`, 'XML')
 })
 
+t.test('an HTML body nested 200k levels deep is refused while parsing', async (t) => {
+  const up = await serving(t, 'text/html', '<div>'.repeat(200_000) + '</div>'.repeat(200_000))
+  await refusedQuickly(t, `${up.origin}/deep`, 'HTML')
+})
+
 t.test('a JSON-LD block nested too deep in an HTML page is refused like a JSON body', async (t) => {
   const up = await serving(t, 'text/html', `<html><head><script type="application/ld+json">${nestedJson(100_000)}</script></head></html>`)
   await refusedQuickly(t, `${up.origin}/page`, 'JSON-LD')
@@ -312,6 +320,86 @@ t.test('the service answers a deep upstream body with a well-formed error body',
   const body = response.json() as unknown
   t.type(body, 'object', 'one JSON object, not an encoded string')
   t.match(body, { message: `JSON in the response from ${up.origin}/ nests deeper than ${MAX_RESPONSE_DEPTH} levels` })
+})
+
+// The attacks through a real listening server: the status, /health answering throughout (the
+// server is in this process, so a blocked event loop shows as a late health answer), and the
+// process still serving afterwards.
+
+/** The service with the stock surface allowed to reach 127.0.0.1, listening; its origin. */
+async function stockService(t: Tap, mappings: MappingDocument[], limits?: Record<string, unknown>): Promise<string> {
+  const app = await buildServer({
+    mappings,
+    extensions: stockExtensions({ REQUEST_ALLOW_HOSTS: '127.0.0.1' }),
+    options: { logging: { level: 'silent' }, errorDetail: 'full', ...(limits === undefined ? {} : { limits }) },
+  })
+  return listening(t, app)
+}
+
+async function postMap(origin: string, body: unknown): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${origin}/map`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(120_000),
+  })
+  return { status: response.status, body: await response.json() }
+}
+
+const DEEP_HTML: Array<[name: string, body: string]> = [
+  ['<div> x32,000, closed (352 KB; used to take 7.4 s)', '<div>'.repeat(32_000) + '</div>'.repeat(32_000)],
+  ['<div> x200,000, closed (2.2 MB; used to take minutes)', '<div>'.repeat(200_000) + '</div>'.repeat(200_000)],
+  ['unclosed <b x=…> x100,000', '<b x=1>'.repeat(100_000)],
+  ['<table><tr><td> x50,000', '<table><tr><td>'.repeat(50_000)],
+]
+
+for (const [name, html] of DEEP_HTML) {
+  t.test(`attack: upstream HTML ${name} is refused while /health keeps answering`, async (t) => {
+    const up = await serving(t, 'text/html', html)
+    const origin = await stockService(t, [{ $id: 'page', mapping: { '/r': { request: { origin: up.origin, pathname: '/page', pointer: '/meta' } } } } as MappingDocument])
+    const watched = await watchingHealth(origin, () => postMap(origin, { mapping: 'page', input: {} }))
+    // The status JSON and XML bodies nested too deep get: an upstream failure, the message in the log
+    // (here, with errorDetail full, in the body too).
+    t.equal(watched.result.status, 500)
+    t.match(watched.result.body, { code: 'InternalError', message: `HTML in the response from ${up.origin}/page nests deeper than ${MAX_RESPONSE_DEPTH} levels` })
+    t.ok(watched.attackMs < 5000, `refused in ${Math.round(watched.attackMs)} ms (bound 5 s)`)
+    t.ok(watched.health.length > 0 && watched.health.every((status) => status === 200), `/health answered 200 throughout (${watched.health.length} times)`)
+    t.ok(watched.worstMs < 5000, `the slowest /health took ${Math.round(watched.worstMs)} ms (bound 5 s)`)
+    const alive = await fetch(`${origin}/health`, { signal: AbortSignal.timeout(10_000) })
+    t.equal(alive.status, 200, 'the process lives and answers')
+  })
+}
+
+// The scraper's patterns run on page text: under patternInput like the pattern keyword's input.
+
+const LONG_PAGE = `<html><body><h1>${'word '.repeat(400)}</h1><p class="n">12345</p></body></html>`
+
+t.test('scraper match and replace: text longer than patternInput trips the budget, shorter text matches', async (t) => {
+  const up = await serving(t, 'text/html', LONG_PAGE)
+  const mapper = new Mapper({}, { plugins: { request: createRequest() } })
+  const scrape = (scraper: unknown, patternInput: number): Promise<Record<string, unknown>> =>
+    mapper.map({ mapping: { '/d': { request: { origin: up.origin, scraper, pointer: '/data' } } } }, {}, undefined, { limits: { patternInput } })
+  const rows: Array<[name: string, scraper: unknown, patternInput: number, used: number]> = [
+    ['match on 2,000 characters of heading', { title: { selector: 'h1', match: 'w\\w+' } }, 1000, 2000],
+    ['replace on 2,000 characters of heading', { title: { selector: 'h1', replace: [['word', 'w']] } }, 1000, 2000],
+    // Each step may lengthen the text (5, 53, 485 characters): every step's input is counted, so a
+    // chain cannot grow it unmetered.
+    ['a replace chain that lengthens the text', { n: { selector: 'p.n', replace: [['', '12345678'], ['', '12345678'], ['', '12345678']] } }, 100, 485],
+  ]
+  for (const [name, scraper, patternInput, used] of rows) {
+    await t.rejects(scrape(scraper, patternInput), { name: 'BudgetExceeded', budget: 'patternInput', limit: patternInput, used, pointer: '/mapping/~1d' }, name)
+  }
+  t.same(await scrape({ n: { selector: 'p.n', match: '\\d+', int: true } }, 5), { d: { n: 12345 }, valid: true, errors: [] }, 'five characters within patternInput 5')
+  await t.rejects(scrape({ n: { selector: 'p.n', match: '\\d+' } }, 4), { name: 'BudgetExceeded', budget: 'patternInput', used: 5 }, 'one over')
+})
+
+t.test('scraper patterns through the service: 422 BudgetExceeded (patternInput), the process answering', async (t) => {
+  const up = await serving(t, 'text/html', LONG_PAGE)
+  const origin = await stockService(t, [{ $id: 'scrape', mapping: { '/t': { request: { origin: up.origin, scraper: { t: { selector: 'h1', match: 'w\\w+' } } }, pointer: '/data/t' } } } as MappingDocument], { patternInput: 1000 })
+  const watched = await watchingHealth(origin, () => postMap(origin, { mapping: 'scrape', input: {} }))
+  t.equal(watched.result.status, 422)
+  t.match(watched.result.body, { code: 'BudgetExceeded', budget: 'patternInput', limit: 1000, used: 2000, pointer: '/mapping/~1t', mapping: 'scrape' })
+  t.ok(watched.health.every((status) => status === 200), '/health answered 200 throughout')
 })
 
 // The scans against the parsers they stand in front of.
@@ -363,4 +451,34 @@ t.test('property: on well-formed XML the scan finds exactly the parser\'s depth'
     { numRuns: 500 }
   )
   t.pass('500 documents')
+})
+
+// The HTML bound is kept while parsing, by the tree adapter: the tree it lets through is cheerio's
+// own, node for node, and a tree deeper than the bound never gets through.
+
+const HTML_PIECES = ['<div>', '</div>', '<p>', '</p>', '<b>', '</b>', '<i>', '</i>', '<a href=x>', '</a>', '<li>', '<ul>', '</ul>', '<table>', '<tr>', '<td>', '</table>', '<template>', '</template>', '<svg>', '<g>', '</svg>', '<select>', '<option>', '<br>', '<textarea>', '</textarea>', '<script>', '</script>', '<!--', '-->', 'text', ' ', '<']
+
+/** The element depth of the tree cheerio builds. */
+function htmlDomDepth(html: string): number {
+  const depth = (node: AnyNode): number =>
+    'children' in node ? (node.type === 'tag' || node.type === 'script' || node.type === 'style' ? 1 : 0) + Math.max(0, ...node.children.map(depth)) : 0
+  return depth(load(html).root()[0]!)
+}
+
+t.test('property: the bounded HTML parse builds cheerio\'s tree, or refuses exactly when it is too deep', async (t) => {
+  const limit = 6
+  fc.assert(
+    fc.property(fc.array(fc.constantFrom(...HTML_PIECES), { maxLength: 40 }), (pieces) => {
+      const html = pieces.join('')
+      const deep = htmlDomDepth(html) > limit
+      try {
+        const bounded = loadHtml(html, 'http://upstream.test/', limit)
+        return !deep && bounded.html() === load(html).html()
+      } catch (error) {
+        return deep && error instanceof ResponseTooDeepError && error.format === 'HTML'
+      }
+    }),
+    { numRuns: 2000 }
+  )
+  t.pass('2000 documents')
 })

@@ -1,11 +1,16 @@
 // Limits (request-plugin.md §2, §3): one timeoutMs deadline over connection, hops and body; the
-// host's abort signal; maxResponseBytes enforced while streaming. Real upstream on 127.0.0.1 that
-// stalls or over-delivers on purpose; no assertion depends on how long anything took.
-import { createServer } from 'node:http'
+// host's abort signal, which closes the upstream connection at once; maxResponseBytes enforced
+// while streaming. Real upstream on 127.0.0.1 that stalls or over-delivers on purpose; apart from
+// the generous bounds on how soon a cancelled call's socket closes, no assertion depends on how
+// long anything took.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
-import { Mapper } from '../engine/index.js'
+import { Mapper, type MappingDocument } from '../engine/index.js'
 import { createRequest, type RequestConfig } from '../extensions/request/index.js'
+import { stockExtensions } from '../extensions/stock.js'
+import { buildServer } from '../server.js'
+import { listening } from './attack-support.js'
 import { upstream } from './request-support.js'
 
 function fetchEnvelope(config: RequestConfig, request: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
@@ -129,4 +134,80 @@ t.test('a connection failure keeps undici\'s cause', async (t) => {
     message: new RegExp(`^Request to http://127.0.0.1:${port}/x failed: `),
   })) as Error
   t.match(error.cause, { code: 'ECONNREFUSED' })
+})
+
+// A cancelled call closes its upstream socket at once (request-plugin.md §3: the signal aborts the
+// request; undici destroys the socket of an aborted request rather than keep it for reuse), in
+// every phase, so a caller that goes away holds no upstream connection until timeoutMs (10 s here).
+
+/** When the socket of the upstream's first request closed, as a promise of performance.now(). */
+function socketClosed(req: IncomingMessage): Promise<number> {
+  return new Promise((resolve) => req.socket.once('close', () => resolve(performance.now())))
+}
+
+type Phase = (req: IncomingMessage, res: ServerResponse, cancel: () => void) => void
+
+const PHASES: Array<[name: string, config: RequestConfig, phase: Phase]> = [
+  ['before the response headers', {}, (_req, _res, cancel) => cancel()],
+  ['while the body is read', {}, (_req, res, cancel) => {
+    res.writeHead(200, { 'content-type': 'application/json' })
+    res.write('{"partial":', () => cancel())
+  }],
+  ['while a redirect\'s body is drained', { redirect: 'follow' }, (_req, res, cancel) => {
+    res.writeHead(301, { location: '/next', 'content-length': '1000' })
+    res.write('x', () => cancel())
+  }],
+]
+
+for (const [name, config, phase] of PHASES) {
+  t.test(`an aborted call closes its upstream socket at once: ${name}`, async (t) => {
+    const controller = new AbortController()
+    let closed: Promise<number> | undefined
+    let cancelledAt = 0
+    const up = await upstream(t, (req, res) => {
+      closed ??= socketClosed(req)
+      phase(req, res, () => {
+        cancelledAt = performance.now()
+        controller.abort(new Error('the caller went away'))
+      })
+    })
+    await t.rejects(fetchEnvelope(config, { origin: up.origin, pathname: '/held' }, controller.signal), { message: `Request aborted: ${up.origin}/held` })
+    const after = (await closed!) - cancelledAt
+    t.ok(after < 1000, `the socket closed ${Math.round(after)} ms after the abort (bound 1 s; the call's deadline was 10 s)`)
+    t.same(up.hits, ['GET /held'])
+  })
+}
+
+t.test('through the service: a client that disconnects, or a time budget that runs out, closes the upstream socket at once', async (t) => {
+  const held: Array<Promise<number>> = []
+  const up = await upstream(t, (req) => {
+    held.push(socketClosed(req))
+    // never answers
+  })
+  const origin = await listening(t, await buildServer({
+    mappings: [{ $id: 'slow', mapping: { '/r': { request: { origin: up.origin, pathname: '/held' } } } } as MappingDocument],
+    extensions: stockExtensions({ REQUEST_ALLOW_HOSTS: '127.0.0.1' }),
+    options: { logging: { level: 'silent' }, map: { explicit: true }, limits: { explicit: { timeMs: 300 } } },
+  }))
+  const post = (body: unknown, signal: AbortSignal): Promise<Response> =>
+    fetch(`${origin}/map`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal })
+
+  // The client goes away while the upstream holds the request.
+  const client = new AbortController()
+  const pending = post({ mapping: 'slow', input: {} }, client.signal).catch(() => undefined)
+  while (held.length === 0) await new Promise((resolve) => setTimeout(resolve, 10))
+  const disconnected = performance.now()
+  client.abort()
+  await pending
+  const afterDisconnect = (await held[0]!) - disconnected
+  t.ok(afterDisconnect < 1000, `closed ${Math.round(afterDisconnect)} ms after the client disconnected (bound 1 s)`)
+
+  // An explicit document whose time budget (300 ms) runs out while the upstream holds.
+  const started = performance.now()
+  const answer = await post({ mapping: { mapping: { '/r': { request: { origin: up.origin, pathname: '/held' } } } }, input: {} }, AbortSignal.timeout(10_000))
+  t.equal(answer.status, 422)
+  t.match(await answer.json(), { code: 'BudgetExceeded', budget: 'timeMs' })
+  const afterBudget = (await held[1]!) - started
+  t.ok(afterBudget < 2000, `closed ${Math.round(afterBudget)} ms after the request began (time budget 300 ms, bound 2 s)`)
+  t.same(up.hits, ['GET /held', 'GET /held'])
 })

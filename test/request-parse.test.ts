@@ -2,7 +2,7 @@
 // case-insensitively; non-2xx responses are data; the same response always gives the same envelope.
 import t from 'tap'
 import { Mapper, type EvaluationContext } from '../engine/index.js'
-import { createRequest } from '../extensions/request/index.js'
+import { createRequest, MAX_RESPONSE_DEPTH } from '../extensions/request/index.js'
 import { upstream, type Upstream } from './request-support.js'
 
 interface Fixture {
@@ -185,4 +185,55 @@ t.test('the plugin leaves pointer to the engine: a direct call returns the whole
   const result = await mapper.map({ mapping: { '/x': { probe: {} }, '/title': { request: { origin: up.origin, pathname: '/json', pointer: '/json/title' } } } }, {})
   t.same(direct, { status: 200, 'content-type': 'application/json', json: { title: 'On Mapping', year: 1998 } })
   t.equal(result.title, 'On Mapping', 'through the engine, pointer narrows the envelope')
+})
+
+// HTML depth (request-plugin.md §1 "Result", docs/request-plugin.md "Hardening"): what counts is
+// the tree the parser builds, `<html>` and `<body>` included, not the tags the text opens.
+
+/** Fetch one HTML body through the plugin: the envelope, or the error it was refused with. */
+async function fetchHtml(t: { teardown(fn: () => unknown): void }, body: string): Promise<{ envelope?: Record<string, unknown>; error?: Error; url: string }> {
+  const up = await upstream(t, (_req, res) => {
+    res.setHeader('content-type', 'text/html')
+    res.end(body)
+  })
+  const mapper = new Mapper({}, { plugins: { request: createRequest() } })
+  try {
+    const result = await mapper.map({ mapping: { '/page': { request: { origin: up.origin, pathname: '/page' } } } }, {})
+    return { envelope: result.page as Record<string, unknown>, url: `${up.origin}/page` }
+  } catch (error) {
+    return { error: error as Error, url: `${up.origin}/page` }
+  }
+}
+
+const OVER = MAX_RESPONSE_DEPTH + 1
+const HTML_DEPTHS: Array<[name: string, body: string, refused: boolean]> = [
+  // <html> and <body> are two levels: 254 divs inside them make 256.
+  [`${MAX_RESPONSE_DEPTH - 2} nested div (the limit, with html and body)`, '<div>'.repeat(MAX_RESPONSE_DEPTH - 2), false],
+  [`${MAX_RESPONSE_DEPTH - 1} nested div`, '<div>'.repeat(MAX_RESPONSE_DEPTH - 1), true],
+  ['32,000 nested div, closed (352 KB)', '<div>'.repeat(32_000) + '</div>'.repeat(32_000), true],
+  ['unclosed formatting elements, each inside the last', '<b x=1>'.repeat(OVER), true],
+  ['tables in cells', '<table><tr><td>'.repeat(OVER), true],
+  ['templates', '<template>'.repeat(OVER), true],
+  ['SVG groups', '<svg><g>'.repeat(OVER), true],
+  ['misnested <a><div></a>, re-parented by the parser', '<a><div></a>'.repeat(OVER), true],
+  // Tags the text opens that the parser does not nest.
+  ['unclosed <p>, each closing the last', '<p>x'.repeat(5_000), false],
+  ['unclosed <li>', '<ul>' + '<li>x'.repeat(5_000), false],
+  ['void elements', '<br><img src=a><input>'.repeat(5_000), false],
+  ['unclosed <option>', '<select>' + '<option>x'.repeat(5_000), false],
+  ['stray closing tags', '</div></b></p>'.repeat(5_000), false],
+  ['closed siblings', '<b>x</b>'.repeat(5_000), false],
+  ['<div> as text inside <textarea> and <script>', `<textarea>${'<div>'.repeat(OVER)}</textarea><script>${'<div>'.repeat(OVER)}</script>`, false],
+]
+
+t.test(`HTML nested deeper than ${MAX_RESPONSE_DEPTH} levels in the parsed tree is refused; shallow trees from sloppy markup are not`, async (t) => {
+  for (const [name, body, refused] of HTML_DEPTHS) {
+    const { envelope, error, url } = await fetchHtml(t, body)
+    if (refused) {
+      t.match(error, { name: 'ResponseTooDeepError', code: 'E_RESPONSE_TOO_DEEP', format: 'HTML', maxDepth: MAX_RESPONSE_DEPTH, message: `HTML in the response from ${url} nests deeper than ${MAX_RESPONSE_DEPTH} levels` }, name)
+    } else {
+      t.equal(error, undefined, `${name}: parsed`)
+      t.equal(envelope?.html, body, `${name}: the raw html is kept`)
+    }
+  }
 })

@@ -135,6 +135,8 @@ t.test('unsafe or invalid patterns are refused before any request is sent', asyn
     [{ t: { selector: 'h1', match: '(?<=a)b' } }, 'scraper t.match refused: pattern must run in linear time: no backreferences, lookahead or lookbehind, and no repetition count above 16 (KW-pattern-1)'],
     [{ t: { selector: 'h1', match: 'a'.repeat(1) + 'b?'.repeat(30) } }, 'scraper t.match refused: pattern must not contain more than 25 quantifiers (KW-pattern-3)'],
     [{ list: { selector: 'li', each: { inner: { match: '(a|a)*+' } } } }, /^scraper list\.each\.inner\.match refused: /],
+    [{ t: { selector: 'h1', match: `[${'\\u0101'.repeat(200)}]{16}` } }, 'scraper t.match refused: pattern must not be longer than 1000 characters (KW-pattern-4)'],
+    [{ t: { selector: 'h1', replace: [['[\\s\\S]{16}', '']] } }, 'scraper t.replace[0] refused: pattern must not compile to more than 128 character ranges (KW-pattern-4)'],
   ]
   for (const [scraper, message] of cases) {
     await t.rejects(scrape(up.origin, scraper), { message }, JSON.stringify(scraper))

@@ -1,9 +1,13 @@
 // Where a request goes (request-plugin.md §1): origin + pathname with encoded `{{name}}` segments,
-// `search` in both forms, and `url` through each scope — against a real upstream on 127.0.0.1.
+// `search` in both forms, and `url` through each scope — against a real upstream on 127.0.0.1. A
+// URL that cannot be built, or whose protocol is refused, sends nothing and is the caller's fault:
+// the service answers 422 (http.md §3).
 import { type IncomingMessage, type ServerResponse } from 'node:http'
 import t from 'tap'
-import { Mapper, type EvaluationContext } from '../engine/index.js'
-import { createRequest } from '../extensions/request/index.js'
+import { Mapper, type EvaluationContext, type MappingDocument } from '../engine/index.js'
+import { createRequest, InvalidUrlError, ProtocolRefusedError } from '../extensions/request/index.js'
+import { stockExtensions } from '../extensions/stock.js'
+import { buildServer } from '../server.js'
 import { upstream } from './request-support.js'
 
 /** Answers every request with `{ path }` as JSON. */
@@ -228,4 +232,60 @@ t.test('unknown options, policy keys included, are refused', async (t) => {
   await t.rejects(withContext({}, (context) => request(null, {}, context) as Promise<unknown>), {
     message: 'request options must be an object',
   })
+})
+
+// Refused protocols and URLs that do not parse or cannot be built: 422 with a code of their own,
+// the message naming what was refused, and nothing sent (request-plugin.md §2 `allowedProtocols`,
+// §3; http.md §3).
+
+const URL_REFUSALS: Array<[name: string, input: Record<string, unknown>, code: string, message: string | RegExp]> = [
+  ['file:', { url: 'file:///etc/passwd' }, 'ProtocolRefused', 'Refused protocol file: for file:///etc/passwd: allowed protocols are http:, https:'],
+  ['data:', { url: 'data:text/plain,secret' }, 'ProtocolRefused', 'Refused protocol data: for data:text/plain,secret: allowed protocols are http:, https:'],
+  ['javascript:', { url: 'javascript:alert(1)' }, 'ProtocolRefused', /^Refused protocol javascript: for javascript:alert\(1\)/],
+  ['ftp:', { url: 'ftp://files.example.test/a' }, 'ProtocolRefused', /^Refused protocol ftp: /],
+  ['a relative URL', { url: '/relative/only' }, 'InvalidUrl', 'Invalid URL: /relative/only'],
+  ['a URL without a host', { url: 'http://' }, 'InvalidUrl', 'Invalid URL: http://'],
+  ['a host with a space', { url: 'http://exa mple.test/' }, 'InvalidUrl', 'Invalid URL: http://exa mple.test/'],
+  ['an unclosed IPv6 literal', { url: 'http://[::1/' }, 'InvalidUrl', 'Invalid URL: http://[::1/'],
+  ['a number', { url: 7 }, 'InvalidUrl', 'request url from the url option must be a string, got number'],
+  ['nothing', {}, 'InvalidUrl', 'request url from the url option must be a string, got undefined'],
+  ['a dot segment in a placeholder', { id: '..' }, 'InvalidUrl', 'pathname placeholder {{id}} refused: the value ".." is a dot segment'],
+  ['a placeholder without a value', { other: 1 }, 'InvalidUrl', 'pathname placeholder {{id}} has no value: the pipeline value has no id'],
+]
+
+t.test('the service answers 422 for a refused protocol or an invalid upstream URL, and sends nothing', async (t) => {
+  const up = await upstream(t, echoPath)
+  const app = await buildServer({
+    mappings: [
+      { $id: 'byUrl', mapping: { '/r': { request: { url: { input: '/url' } } } } },
+      { $id: 'byPath', mapping: { '/r': { source: '', request: { origin: up.origin, pathname: '/things/{{id}}' } } } },
+    ] as MappingDocument[],
+    extensions: stockExtensions({ REQUEST_ALLOW_HOSTS: '127.0.0.1' }),
+    options: { logging: { level: 'silent' } },
+  })
+  t.teardown(() => app.close())
+  for (const [name, input, code, message] of URL_REFUSALS) {
+    const mapping = 'url' in input || Object.keys(input).length === 0 ? 'byUrl' : 'byPath'
+    const response = await app.inject({ method: 'POST', url: '/map', payload: { mapping, input } })
+    t.equal(response.statusCode, 422, `${name}: 422`)
+    const body = response.json() as Record<string, unknown>
+    t.strictSame(Object.keys(body), ['code', 'message', 'requestId'], `${name}: the error body`)
+    t.equal(body.code, code, `${name}: ${code}`)
+    t.match(body.message, message, `${name}: the message names what was refused`)
+  }
+  t.same(up.hits, [], 'nothing reached the upstream')
+  // A URL that parses and is allowed still goes out.
+  const fine = await app.inject({ method: 'POST', url: '/map', payload: { mapping: 'byUrl', input: { url: `${up.origin}/fine` } } })
+  t.equal(fine.statusCode, 200)
+})
+
+t.test('the refusals are errors of their own that declare their answer', async (t) => {
+  const request = createRequest({ allowedProtocols: ['https:'] })
+  const protocol = (await t.rejects(withContext({ url: 'http://127.0.0.1:9/' }, (context) => request({ url: { input: '/url' } }, {}, context) as Promise<unknown>))) as unknown
+  t.ok(protocol instanceof ProtocolRefusedError)
+  t.match(protocol, { name: 'ProtocolRefusedError', code: 'E_PROTOCOL_REFUSED', statusCode: 422, responseCode: 'ProtocolRefused', protocol: 'http:', message: 'Refused protocol http: for http://127.0.0.1:9/: allowed protocols are https:' })
+  const invalid = (await t.rejects(withContext({ url: 'nope' }, (context) => request({ url: { input: '/url' } }, {}, context) as Promise<unknown>))) as unknown
+  t.ok(invalid instanceof InvalidUrlError)
+  t.ok(invalid instanceof TypeError, 'still a TypeError, as before')
+  t.match(invalid, { name: 'InvalidUrlError', code: 'E_INVALID_URL', statusCode: 422, responseCode: 'InvalidUrl', message: 'Invalid URL: nope' })
 })

@@ -1,7 +1,10 @@
 // Every rule of validation.md §2, table-driven: a document that draws it (exact rule, message,
 // pointer, descriptor) and a near miss that does not. The examples of §2 appear verbatim.
 import t from 'tap'
-import { Mapper, validate, type Diagnostic, type ValidationReport } from '../engine/index.js'
+import { Mapper, PATTERN_LENGTH_LIMIT, PATTERN_RANGE_LIMIT, validate, type Diagnostic, type MappingDocument, type ValidationReport } from '../engine/index.js'
+import { patternRanges } from '../engine/validation/pattern-screen.js'
+import { buildServer } from '../server.js'
+import { listening, watchingHealth } from './attack-support.js'
 
 const instance = new Mapper(
   { mappings: [{ $id: 'mapping:Known', mapping: { '/k': '/k' } }] },
@@ -69,6 +72,9 @@ const rows: Row[] = [
   { rule: 'KW-pattern-2', level: 'document', draws: { mapping: { '/code': { source: '/a', pattern: '(a+)+$' } } }, expect: { message: 'pattern must not quantify a group that contains a quantifier', pointer: '/mapping/~1code/pattern', descriptor: '(a+)+$' }, nearMiss: { mapping: { '/code': { source: '/a', pattern: '(a)+$' } } } },
   { rule: 'KW-pattern-3', level: 'document', draws: { mapping: { '/v': { source: '/a', pattern: 'a?'.repeat(26) } } }, expect: { message: 'pattern must not contain more than 25 quantifiers', pointer: '/mapping/~1v/pattern', descriptor: 'a?'.repeat(26) }, nearMiss: { mapping: { '/v': { source: '/a', pattern: 'a?'.repeat(25) } } } },
   { rule: 'KW-random-1', level: 'document', draws: { mapping: { '/v': { source: '/a', random: 1.5 } } }, expect: { message: 'random must be a positive integer', pointer: '/mapping/~1v/random', descriptor: 1.5 }, nearMiss: { mapping: { '/v': { source: '/a', random: 2, unique: true } } } },
+  { rule: 'KW-pattern-4', level: 'document', draws: { mapping: { '/v': { source: '/a', pattern: 'a'.repeat(1001) } } }, expect: { message: 'pattern must not be longer than 1000 characters', pointer: '/mapping/~1v/pattern', descriptor: 'a'.repeat(1001) }, nearMiss: { mapping: { '/v': { source: '/a', pattern: '(?:)'.repeat(225) + 'x'.repeat(100) } } } },
+  { rule: 'KW-pattern-4', level: 'document', draws: { mapping: { '/v': { source: '/a', pattern: '[\\s\\S]{16}' } } }, expect: { message: 'pattern must not compile to more than 128 character ranges', pointer: '/mapping/~1v/pattern', descriptor: '[\\s\\S]{16}' }, nearMiss: { mapping: { '/v': { source: '/a', pattern: '[a-h]{16}' } } } },
+  { rule: 'KW-pattern-4', level: 'document', draws: { mapping: { '/v': { source: '/a', pattern: 'x'.repeat(129) } } }, expect: { message: 'pattern must not compile to more than 128 character ranges', pointer: '/mapping/~1v/pattern', descriptor: 'x'.repeat(129) }, nearMiss: { mapping: { '/v': { source: '/a', pattern: 'x'.repeat(128) } } } },
   { rule: 'KW-pattern-1', level: 'document', draws: { mapping: { '/v': { source: '/a', pattern: '(a)\\1' } } }, expect: { message: 'pattern must run in linear time: no backreferences, lookahead or lookbehind, and no repetition count above 16', pointer: '/mapping/~1v/pattern', descriptor: '(a)\\1' }, nearMiss: { mapping: { '/v': { source: '/a', pattern: '(a)b{16}' } } } },
   { rule: 'KW-pattern-1', level: 'document', draws: { mapping: { '/v': { source: '/a', pattern: '^(?=x)' } } }, expect: { message: 'pattern must run in linear time: no backreferences, lookahead or lookbehind, and no repetition count above 16', pointer: '/mapping/~1v/pattern', descriptor: '^(?=x)' }, nearMiss: { mapping: { '/v': { source: '/a', pattern: '^(?:x)' } } } },
   { rule: 'KW-random-1', level: 'document', draws: { mapping: { '/v': { source: '/a', random: 300_000_000 } } }, expect: { message: 'random must not exceed 10000', pointer: '/mapping/~1v/random', descriptor: 300_000_000 }, nearMiss: { mapping: { '/v': { source: '/a', random: 10_000 } } } },
@@ -102,7 +108,7 @@ for (const row of rows) {
 
 t.test('every rule of the table has a row', async (t) => {
   const covered = new Set(rows.map((r) => r.rule))
-  for (const rule of ['DOC-3', 'DOC-2', 'DOC-5', 'DOC-6', 'PTR-9', 'PTR-10', 'REG-5', 'REG-6', 'KW-locate-1', 'KW-mapping-1', 'KW-combinator-1', 'KW-switch-1', 'KW-find-1', 'KW-pipeline-1', 'KW-validate-1', 'KW-pattern-1', 'KW-pattern-2', 'KW-pattern-3', 'KW-random-1', 'CTX-3', 'KW-transform-1', 'KW-init-1', 'REG-1', 'REG-3', 'KW-2', 'BUDGET-1']) {
+  for (const rule of ['DOC-3', 'DOC-2', 'DOC-5', 'DOC-6', 'PTR-9', 'PTR-10', 'REG-5', 'REG-6', 'KW-locate-1', 'KW-mapping-1', 'KW-combinator-1', 'KW-switch-1', 'KW-find-1', 'KW-pipeline-1', 'KW-validate-1', 'KW-pattern-1', 'KW-pattern-2', 'KW-pattern-3', 'KW-pattern-4', 'KW-random-1', 'CTX-3', 'KW-transform-1', 'KW-init-1', 'REG-1', 'REG-3', 'KW-2', 'BUDGET-1']) {
     t.ok(covered.has(rule), rule)
   }
 })
@@ -182,4 +188,75 @@ t.test('KW-stdout-1: stdout refused where the host asks, data operands excepted'
   t.equal(mapper.validate(printing).valid, true, 'allowed unless refused')
   t.equal(mapper.validate({ mapping: { '/a': { constant: { stdout: true } } } }, { stdout: false }).valid, true, 'a constant is data')
   t.equal(mapper.validate({ mapping: { '/a': { source: '/a', stdout: false } } }, { stdout: false }).valid, true, 'stdout: false prints nothing')
+})
+
+// KW-pattern-4 (engine.md §6.4): what a pattern compiles to, counted as the screen counts it.
+const RANGE_COUNTS: Array<[pattern: string, ranges: number]> = [
+  ['a', 1],
+  ['^$', 0],
+  ['\\bword\\b', 4],
+  ['[a-z]{16}', 16],
+  ['[a-z]{0,16}', 16],
+  ['[a-z]{2,}', 3],
+  ['x*', 1],
+  ['x+', 2],
+  ['(?:ab|c)+', 6],
+  ['.{16}', 64],
+  ['\\d{4}-\\d{2}', 7],
+  ['^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$', 68],
+  ['^\\S+@\\S+\\.\\S+$', 92],
+  ['\\s{16}', 240],
+  ['[\\s\\S]{16}', 480],
+]
+
+t.test('KW-pattern-4 counts character ranges as engine.md §6.4 says', async (t) => {
+  for (const [pattern, ranges] of RANGE_COUNTS) {
+    t.equal(patternRanges(pattern, Infinity), ranges, pattern)
+    const refused = validate({ mapping: { '/v': { source: '/a', pattern } } }).errors.some((d) => d.rule === 'KW-pattern-4')
+    t.equal(refused, ranges > PATTERN_RANGE_LIMIT, `${pattern}: ${refused ? 'refused' : 'admitted'}`)
+  }
+  t.equal(PATTERN_LENGTH_LIMIT, 1000)
+  t.equal(PATTERN_RANGE_LIMIT, 128)
+})
+
+/** A character class of `count` single characters from U+0100 on, written as \u escapes. */
+const hugeClass = (count: number): string =>
+  Array.from({ length: count }, (_, i) => `\\u${(0x100 + 2 * i).toString(16).padStart(4, '0')}`).join('')
+
+t.test('a character class of 5,000 ranges under {16} (30 KB) is refused before it runs; /health keeps answering', async (t) => {
+  const pattern = `[${hugeClass(5000)}]{16}`
+  t.ok(pattern.length > 30_000, `a ${pattern.length}-character pattern`)
+  const app = await buildServer({
+    mappings: [{ $id: 'echo', mapping: { '/echo': '/' } } as MappingDocument],
+    options: { logging: { level: 'silent' }, map: { explicit: true } },
+  })
+  const origin = await listening(t, app)
+  // 20,000 characters, the explicit form's patternInput budget, none of them in the class.
+  const input = { text: 'z'.repeat(20_000) }
+  const post = async (document: unknown): Promise<{ status: number; body: any }> => {
+    const response = await fetch(`${origin}/map`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ mapping: document, input }),
+      signal: AbortSignal.timeout(120_000),
+    })
+    return { status: response.status, body: await response.json() }
+  }
+  const watched = await watchingHealth(origin, () => post({ mapping: { '/m': { source: '/text', pattern } } }))
+  t.equal(watched.result.status, 422)
+  t.match(watched.result.body, {
+    code: 'InvalidMappingDocument',
+    report: { errors: [{ rule: 'KW-pattern-4', message: 'pattern must not be longer than 1000 characters', pointer: '/mapping/~1m/pattern' }] },
+  })
+  t.ok(watched.attackMs < 5000, `answered in ${Math.round(watched.attackMs)} ms`)
+  t.ok(watched.health.length > 0 && watched.health.every((status) => status === 200), `/health answered 200 throughout (${watched.health.length} times)`)
+  t.ok(watched.worstMs < 5000, `the slowest /health took ${Math.round(watched.worstMs)} ms (bound 5 s)`)
+
+  // Under the length cap, the same shape still passes the range cap by far: refused as well.
+  const shorter = await post({ mapping: { '/m': { source: '/text', pattern: `[${hugeClass(150)}]` } } })
+  t.equal(shorter.status, 422)
+  t.match(shorter.body.report.errors, [{ rule: 'KW-pattern-4', message: 'pattern must not compile to more than 128 character ranges' }])
+
+  const alive = await fetch(`${origin}/health`, { signal: AbortSignal.timeout(10_000) })
+  t.equal(alive.status, 200, 'the process lives and answers')
 })

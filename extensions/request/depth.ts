@@ -3,10 +3,10 @@
 // square of the depth, and whatever walks the result recursively afterwards (the XML conversion,
 // the engine, the reply serializer) runs out of stack. So the depth is measured first, by one
 // linear scan of the text (the engine's `jsonNestsDeeper` for JSON), and a body deeper than the
-// bound is refused before any parser sees it.
+// bound is refused before any parser sees it. HTML is bounded while it is parsed (html.ts).
 import { jsonNestsDeeper } from '../../engine/index.js'
 
-/** The deepest nesting a JSON or XML body (or an HTML page's JSON-LD block) may have. */
+/** The deepest nesting a JSON, XML or HTML body (or an HTML page's JSON-LD block) may have. */
 export const MAX_RESPONSE_DEPTH = 256
 
 /** The refusal: an ordinary error with a stable code, like the size cap's. */
@@ -17,7 +17,7 @@ export class ResponseTooDeepError extends Error {
 
   constructor(
     readonly url: string,
-    /** `JSON`, `XML` or `JSON-LD`. */
+    /** `JSON`, `XML`, `HTML` or `JSON-LD`. */
     readonly format: string
   ) {
     super(`${format} in the response from ${url} nests deeper than ${MAX_RESPONSE_DEPTH} levels`)

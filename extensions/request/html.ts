@@ -1,11 +1,89 @@
 // HTML bodies (request-plugin.md §1): the raw `html`, the first JSON-LD block as `ld`, the meta
 // tags as `meta`, and the scraper's result as `data` when the options asked for one.
-import { load, type CheerioAPI } from 'cheerio'
-import { checkJsonDepth } from './depth.js'
+import { load, type CheerioAPI, type CheerioOptions } from 'cheerio'
+import type { AnyNode } from 'domhandler'
+import { checkJsonDepth, MAX_RESPONSE_DEPTH, ResponseTooDeepError } from './depth.js'
 import { ownMember, setMember } from './record.js'
-import { runScraper, type CompiledScraper } from './scraper.js'
+import { runScraper, type CompiledScraper, type PatternMeter } from './scraper.js'
 
 const LD_JSON = 'application/ld+json'
+
+type TreeAdapter = NonNullable<CheerioOptions['treeAdapter']>
+type ParentNode = Parameters<TreeAdapter['appendChild']>[0]
+type ChildNode = Parameters<TreeAdapter['appendChild']>[1]
+
+// The depth bound (request-plugin.md §1 "Result", docs/request-plugin.md "Hardening"). cheerio
+// parses HTML with parse5, whose tree construction looks down its stack of open elements for
+// almost every tag, so a page of 32,000 nested `<div>` (352 KB) took 7.4 s and 200,000 of them
+// ten minutes, the event loop blocked throughout. Unlike JSON and XML, HTML cannot be measured by a
+// scan of the text first: the parser closes `<p>` and `<li>` by itself, reopens formatting
+// elements, moves misnested ones, so only the tree it builds tells the depth. The tree is built
+// through this adapter instead, which refuses an element placed deeper than the bound: the parse
+// stops there, its stack never deeper than the bound, so its cost stays linear in the body.
+
+// cheerio builds the tree through parse5-htmlparser2-tree-adapter (domhandler nodes) and keeps the
+// adapter it used on the options of what it loaded; the bounded adapter wraps that same object, so
+// the tree is the one cheerio would build, node for node.
+const cheerioAdapter = load('')._options.treeAdapter
+if (cheerioAdapter === undefined) {
+  // Refused loudly: without the adapter the depth bound could not be kept.
+  throw new Error('cheerio no longer exposes the tree adapter it parses HTML with; the request plugin cannot bound HTML depth')
+}
+const base: TreeAdapter = cheerioAdapter
+
+/** The elements from `node` up to the root (the node included), counting no further than `limit + 1`. */
+function elementDepth(node: ParentNode | null, limit: number): number {
+  let depth = 0
+  for (let at: ParentNode | null = node; at !== null && at !== undefined && depth <= limit; at = base.getParentNode(at as ChildNode)) {
+    if (base.isElementNode(at)) depth++
+  }
+  return depth
+}
+
+/** The tree adapter of one parse: cheerio's own, refusing an element nested deeper than `limit`. */
+function boundedAdapter(limit: number, url: string): TreeAdapter {
+  const refuseDeep = (parent: ParentNode, child: ChildNode): void => {
+    if (base.isElementNode(child) && elementDepth(parent, limit) + 1 > limit) throw new ResponseTooDeepError(url, 'HTML')
+  }
+  return {
+    ...base,
+    appendChild(parent, child) {
+      refuseDeep(parent, child)
+      base.appendChild(parent, child)
+    },
+    insertBefore(parent, child, reference) {
+      refuseDeep(parent, child)
+      base.insertBefore(parent, child, reference)
+    },
+  }
+}
+
+/**
+ * The deepest element nesting of a parsed tree, found iteratively. The adapter checks an element
+ * where it is placed; a subtree the parser moves afterwards (misnested formatting elements are
+ * re-parented) is measured here, once, before anything walks the tree recursively.
+ */
+function treeDepthExceeds(root: AnyNode, limit: number): boolean {
+  const work: Array<[AnyNode, number]> = [[root, 0]]
+  while (work.length > 0) {
+    const [node, above] = work.pop()!
+    const depth = node.type === 'tag' || node.type === 'script' || node.type === 'style' ? above + 1 : above
+    if (depth > limit) return true
+    if ('children' in node) for (const child of node.children) work.push([child, depth])
+  }
+  return false
+}
+
+/**
+ * Parse an HTML page as cheerio does, refusing one whose elements nest deeper than `limit`
+ * (`<html>` and `<body>`, which the parser supplies when the page does not, count as levels) with
+ * `ResponseTooDeepError`, the error of JSON and XML bodies nested too deep.
+ */
+export function loadHtml(html: string, url: string, limit = MAX_RESPONSE_DEPTH): CheerioAPI {
+  const $ = load(html, { treeAdapter: boundedAdapter(limit, url) })
+  if (treeDepthExceeds($.root()[0]!, limit)) throw new ResponseTooDeepError(url, 'HTML')
+  return $
+}
 
 /**
  * The first `<script type="application/ld+json">` parsed, or null when there is none or it is not
@@ -44,9 +122,9 @@ function metaTags($: CheerioAPI): Record<string, string[]> {
   return meta as Record<string, string[]>
 }
 
-export function readHtml(html: string, scraper: CompiledScraper | undefined, url: string): Record<string, unknown> {
-  const $ = load(html)
+export function readHtml(html: string, scraper: CompiledScraper | undefined, url: string, meter: PatternMeter): Record<string, unknown> {
+  const $ = loadHtml(html, url)
   const parsed: Record<string, unknown> = { html, ld: linkedData($, url), meta: metaTags($) }
-  if (scraper !== undefined) parsed.data = runScraper(scraper, $, $.root())
+  if (scraper !== undefined) parsed.data = runScraper(scraper, $, $.root(), meter)
   return parsed
 }

@@ -7,14 +7,14 @@ import type { EvaluationContext, Plugin } from '../../engine/index.js'
 import { sharedAgent } from './agent.js'
 import { readBody, ResponseTooLargeError } from './body.js'
 import { readCallOptions } from './call-options.js'
-import { resolvePolicy, type RequestConfig, type RequestPolicy } from './config.js'
+import { resolvePolicy, type RequestConfig } from './config.js'
 import { Deadline } from './deadline.js'
 import { exchange } from './exchange.js'
 import { forwardedHeaders } from './headers.js'
 import { parseEnvelope } from './parse.js'
 import { compileScraper } from './scraper.js'
 import { UpstreamWatch } from './telemetry.js'
-import { locateUrl } from './url.js'
+import { locateUrl, refuseProtocol } from './url.js'
 
 export { DEFAULTS, type RedirectMode, type RequestConfig, type RequestPolicy } from './config.js'
 export { RedirectRefusedError } from './redirect.js'
@@ -23,12 +23,7 @@ export { ResponseTooLargeError } from './body.js'
 export { HOP_HEADER } from './headers.js'
 export { MAX_RESPONSE_DEPTH, ResponseTooDeepError } from './depth.js'
 export { UPSTREAM_CHANNEL, type UpstreamCall } from './telemetry.js'
-
-function refuseProtocol(url: URL, policy: RequestPolicy): void {
-  if (!policy.allowedProtocols.includes(url.protocol)) {
-    throw new Error(`Refused protocol ${url.protocol} for ${url.href}: allowed protocols are ${policy.allowedProtocols.join(', ')}`)
-  }
-}
+export { InvalidUrlError, ProtocolRefusedError } from './url.js'
 
 /**
  * Build a request plugin. The config is checked here, once; a wrong value throws naming its key.
@@ -44,7 +39,7 @@ export function createRequest(config: RequestConfig = {}): Plugin {
     const url = await locateUrl(call, value, context)
     // A `search` mapping that short-circuited has recorded its errors; nothing is sent.
     if (url === null) return undefined
-    refuseProtocol(url, policy)
+    refuseProtocol(url, policy.allowedProtocols)
     const headers = forwardedHeaders(call.headers, policy.allowHeaders)
 
     const deadline = new Deadline(policy.timeoutMs, url.href, context.signal)
@@ -71,7 +66,7 @@ export function createRequest(config: RequestConfig = {}): Plugin {
           if (error instanceof ResponseTooLargeError) throw error
           throw new Error(`Reading the response of ${incoming.url.href} failed: ${(error as Error).message}`, { cause: error })
         }
-        return parseEnvelope(incoming.status, incoming.headers['content-type'], bytes, scraper, incoming.url.href)
+        return parseEnvelope(incoming.status, incoming.headers['content-type'], bytes, scraper, incoming.url.href, context)
       } catch (error) {
         watch.failed(error)
         throw error

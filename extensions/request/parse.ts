@@ -4,7 +4,7 @@
 import { TextDecoder } from 'node:util'
 import { checkJsonDepth, checkXmlDepth } from './depth.js'
 import { readHtml } from './html.js'
-import type { CompiledScraper } from './scraper.js'
+import type { CompiledScraper, PatternMeter } from './scraper.js'
 import { xmlToJson } from './xml.js'
 
 type BodyKind = 'json' | 'xml' | 'html' | 'text'
@@ -56,7 +56,8 @@ export function parseEnvelope(
   contentType: string | string[] | undefined,
   bytes: Uint8Array,
   scraper: CompiledScraper | undefined,
-  url: string
+  url: string,
+  meter: PatternMeter
 ): Record<string, unknown> {
   const type = mediaType(contentType)
   const envelope: Record<string, unknown> = { status, 'content-type': type.essence }
@@ -80,7 +81,7 @@ export function parseEnvelope(
       break
     }
     case 'html':
-      Object.assign(envelope, readHtml(decodeText(bytes, type.charset), scraper, url))
+      Object.assign(envelope, readHtml(decodeText(bytes, type.charset), scraper, url, meter))
       break
     case 'text':
       envelope.text = decodeText(bytes, type.charset)

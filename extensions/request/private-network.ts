@@ -86,10 +86,15 @@ export function isPrivateAddress(address: string): boolean {
   return !globalUnicast.check(bare, 'ipv6') || refusedIPv6.check(bare, 'ipv6')
 }
 
-/** The refusal: an ordinary error with a stable code, kept as the cause of the request failure. */
+/**
+ * The refusal: an error with a stable code that declares the answer a host gives it (http.md §3:
+ * 422 `DestinationRefused`, the mapping asked for a destination the policy refuses).
+ */
 export class PrivateNetworkRefusedError extends Error {
   override readonly name = 'PrivateNetworkRefusedError'
   readonly code = 'E_PRIVATE_NETWORK'
+  readonly statusCode = 422
+  readonly responseCode = 'DestinationRefused'
   readonly address: string
 
   constructor(host: string, address: string) {

@@ -5,12 +5,14 @@ import type { RequestPolicy } from './config.js'
 export const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308])
 
 /**
- * A redirect the policy does not follow. The service answers 422 for it (recognized by `code`);
- * every other failure of the plugin is an ordinary error.
+ * A redirect the policy does not follow. It declares the answer a host gives it (request-plugin.md
+ * §3, http.md §3): 422 `RedirectRefused`, with the refused `location` in the body when there is one.
  */
 export class RedirectRefusedError extends Error {
   override readonly name = 'RedirectRefusedError'
   readonly code = 'E_REDIRECT_REFUSED'
+  readonly statusCode = 422
+  readonly responseCode = 'RedirectRefused'
   /** The 3xx status of the refused response. */
   readonly status: number
   /** The refused target; absent (not even an own key) when the response carried no `Location`. */
@@ -20,6 +22,11 @@ export class RedirectRefusedError extends Error {
     super(`Redirect refused: ${url} responded ${status}${location === undefined ? '' : ` to ${location}`}`)
     this.status = status
     if (location !== undefined) Object.defineProperty(this, 'location', { value: location, enumerable: true })
+  }
+
+  /** The members the error body carries beside code and message. */
+  get responseFields(): Readonly<Record<string, unknown>> {
+    return this.location === undefined || this.location === '' ? {} : { location: this.location }
   }
 }
 

@@ -27,6 +27,15 @@ interface Field {
 /** A checked scraper: its fields in written order. */
 export type CompiledScraper = readonly Field[]
 
+/**
+ * What counts the text a pattern runs on: the evaluation context's `matchInput`, which holds it to
+ * the `patternInput` budget like the `pattern` keyword's input (engine.md §2.12). Page text is as
+ * long as the page, and a chain of `replace` steps can lengthen it at every step.
+ */
+export interface PatternMeter {
+  matchInput(length: number): void
+}
+
 const compiledSpecs = new WeakMap<object, CompiledScraper>()
 
 // An empty document to try selectors on: css-select compiles a selector before it matches anything.
@@ -119,16 +128,22 @@ export function compileScraper(spec: unknown): CompiledScraper {
   return compiled
 }
 
-/** The value steps in their fixed order: match, split, replace, trim, int. */
-function refine(field: Field, raw: string | undefined): unknown {
+/** The value steps in their fixed order: match, split, replace, trim, int; every pattern's input metered first. */
+function refine(field: Field, raw: string | undefined, meter: PatternMeter): unknown {
   if (raw === undefined) return undefined
   let value: string | undefined = raw
-  if (field.match !== undefined) value = field.match.exec(value)?.[0]
+  if (field.match !== undefined) {
+    meter.matchInput(value.length)
+    value = field.match.exec(value)?.[0]
+  }
   if (value === undefined) return undefined
   const parts: Array<string | undefined> = field.split === undefined ? [value] : value.split(field.split)
   const refined = parts.map((part) => {
     let text = part!
-    for (const [search, replacement] of field.replace) text = text.replace(search, replacement)
+    for (const [search, replacement] of field.replace) {
+      meter.matchInput(text.length)
+      text = text.replace(search, replacement)
+    }
     if (field.trim) text = text.trim()
     if (!field.int) return text
     const number = Number.parseInt(text, 10)
@@ -143,7 +158,7 @@ function extract(field: Field, selection: Cheerio<AnyNode>): string | undefined 
 }
 
 /** Apply a compiled scraper below `node`; a field that matched nothing is left out. */
-export function runScraper(scraper: CompiledScraper, $: CheerioAPI, node: Cheerio<AnyNode>): Record<string, unknown> {
+export function runScraper(scraper: CompiledScraper, $: CheerioAPI, node: Cheerio<AnyNode>, meter: PatternMeter): Record<string, unknown> {
   const result: Record<string, unknown> = {}
   for (const field of scraper) {
     let selection: Cheerio<AnyNode> = field.selector === undefined ? node : node.find(field.selector)
@@ -151,11 +166,11 @@ export function runScraper(scraper: CompiledScraper, $: CheerioAPI, node: Cheeri
     let value: unknown
     if (field.each !== undefined) {
       const nested = field.each
-      value = selection.toArray().map((element) => runScraper(nested, $, $(element)))
+      value = selection.toArray().map((element) => runScraper(nested, $, $(element), meter))
     } else if (field.list) {
-      value = selection.toArray().map((element) => refine(field, extract(field, $(element))) ?? null)
+      value = selection.toArray().map((element) => refine(field, extract(field, $(element)), meter) ?? null)
     } else {
-      value = refine(field, extract(field, selection))
+      value = refine(field, extract(field, selection), meter)
     }
     if (value !== undefined) setMember(result, field.key, value)
   }

@@ -5,6 +5,39 @@ import { isMappingForm, type RequestOptions } from './call-options.js'
 
 const PLACEHOLDER = /\{\{([^}]+)\}\}/g
 
+/**
+ * A URL that cannot be built or parsed from what the mapping and its input gave: nothing is sent.
+ * It declares the answer a host gives it (request-plugin.md §3; the service's error handler reads
+ * `statusCode` and `responseCode`, http.md §3): 422, since the request, not the service, is at fault.
+ */
+export class InvalidUrlError extends TypeError {
+  override readonly name = 'InvalidUrlError'
+  readonly code = 'E_INVALID_URL'
+  readonly statusCode = 422
+  readonly responseCode = 'InvalidUrl'
+}
+
+/** A URL whose scheme the policy does not fetch (`file:`, `data:` …): nothing is sent; 422 as above. */
+export class ProtocolRefusedError extends Error {
+  override readonly name = 'ProtocolRefusedError'
+  readonly code = 'E_PROTOCOL_REFUSED'
+  readonly statusCode = 422
+  readonly responseCode = 'ProtocolRefused'
+
+  constructor(
+    readonly protocol: string,
+    url: string,
+    allowed: readonly string[]
+  ) {
+    super(`Refused protocol ${protocol} for ${url}: allowed protocols are ${allowed.join(', ')}`)
+  }
+}
+
+/** Refuse a URL whose protocol the policy does not allow (request-plugin.md §2 `allowedProtocols`). */
+export function refuseProtocol(url: URL, allowed: readonly string[]): void {
+  if (!allowed.includes(url.protocol)) throw new ProtocolRefusedError(url.protocol, url.href, allowed)
+}
+
 const INVALID_URL_SCOPE = 'Invalid url: exactly one of source, target, input, or output'
 
 const SCOPES = ['source', 'target', 'input', 'output'] as const
@@ -25,14 +58,14 @@ function fillPathname(template: string, value: unknown): string {
   return template.replace(PLACEHOLDER, (_, name: string) => {
     const given = field(value, name)
     if (given === undefined || given === null) {
-      throw new TypeError(`pathname placeholder {{${name}}} has no value: the pipeline value has no ${name}`)
+      throw new InvalidUrlError(`pathname placeholder {{${name}}} has no value: the pipeline value has no ${name}`)
     }
     if (!(typeof given === 'string' || typeof given === 'boolean' || (typeof given === 'number' && Number.isFinite(given)))) {
-      throw new TypeError(`pathname placeholder {{${name}}} must be a string, number or boolean`)
+      throw new InvalidUrlError(`pathname placeholder {{${name}}} must be a string, number or boolean`)
     }
     const segment = String(given)
     if (segment === '.' || segment === '..') {
-      throw new TypeError(`pathname placeholder {{${name}}} refused: the value ${JSON.stringify(segment)} is a dot segment`)
+      throw new InvalidUrlError(`pathname placeholder {{${name}}} refused: the value ${JSON.stringify(segment)} is a dot segment`)
     }
     return encodeURIComponent(segment)
   })
@@ -107,12 +140,12 @@ function readUrlOption(url: unknown, value: unknown, context: EvaluationContext)
 /** Parse what was built or read into an absolute URL, or fail naming it. */
 function parseUrl(text: unknown, origin: string): URL {
   if (typeof text !== 'string') {
-    throw new TypeError(`request url from ${origin} must be a string, got ${text === null ? 'null' : typeof text}`)
+    throw new InvalidUrlError(`request url from ${origin} must be a string, got ${text === null ? 'null' : typeof text}`)
   }
   try {
     return new URL(text)
   } catch {
-    throw new TypeError(`Invalid URL: ${text}`)
+    throw new InvalidUrlError(`Invalid URL: ${text}`)
   }
 }
 
