@@ -4,7 +4,8 @@
 // mappings, the benchmark's `bench-array` mapping) and a bare Fastify server whose one route
 // returns the parsed body; then loads each from a separate process (bench/load.ts, autocannon)
 // on 127.0.0.1 and prints requests/s and p50/p99 latency for: bare echo, POST /map registered
-// `citation`, POST /map explicit (the same document inline), POST /map with a ~100 KB array input.
+// `citation`, POST /map explicit (the same document inline), POST /map with a ~100 KB array input,
+// and the explicit document again on a service with isolation off.
 //
 // Flags: --duration <s> (default 10), --connections <n> (default 10), --warmup <s> (default 2: an
 // unmeasured run of each scenario first, so JIT warm-up does not land in the figures), --json.
@@ -71,6 +72,13 @@ const service = await buildServer({
   options: { logging: { level: 'silent' }, map: { explicit: true } },
 })
 await service.listen({ port: 0, host: '127.0.0.1' })
+// The same service with isolation off: what the worker threads cost an explicit document.
+const inline = await buildServer({
+  mappings: await loadMappings(bundledMappingsPath()),
+  options: { logging: { level: 'silent' }, map: { explicit: true }, isolation: false },
+})
+await inline.listen({ port: 0, host: '127.0.0.1' })
+const inlinePort = (inline.server.address() as { port: number }).port
 const bare = Fastify({ logger: false })
 bare.post('/echo', async (request) => request.body)
 await bare.listen({ port: 0, host: '127.0.0.1' })
@@ -83,6 +91,7 @@ const scenarios: Array<[name: string, url: string, body: string]> = [
   ['/map registered citation', `http://127.0.0.1:${servicePort}/map`, registeredBody],
   ['/map explicit citation', `http://127.0.0.1:${servicePort}/map`, JSON.stringify({ mapping: citationDocument, input: citationInput })],
   [`/map array (~100 KB, ${records} records)`, `http://127.0.0.1:${servicePort}/map`, JSON.stringify({ mapping: 'bench-array', input: arrayInput(records) })],
+  ['/map explicit citation, isolation off', `http://127.0.0.1:${inlinePort}/map`, JSON.stringify({ mapping: citationDocument, input: citationInput })],
 ]
 
 // Check each scenario answers 200 before measuring it.
@@ -97,13 +106,15 @@ for (const [name, url, body] of scenarios) {
   results[name] = await load(url, body)
 }
 await service.close()
+await inline.close()
 await bare.close()
 
-const [echo, registered, explicit] = [results[scenarios[0]![0]]!, results[scenarios[1]![0]]!, results[scenarios[2]![0]]!]
+const [echo, registered, explicit, explicitInline] = [results[scenarios[0]![0]]!, results[scenarios[1]![0]]!, results[scenarios[2]![0]]!, results[scenarios[4]![0]]!]
 const ratios = {
   registeredOverEcho: registered.requests / echo.requests,
   explicitOverRegistered: explicit.requests / registered.requests,
   p99RegisteredOverEcho: registered.latencyP99 / Math.max(echo.latencyP99, 1),
+  isolatedOverInline: explicit.requests / explicitInline.requests,
 }
 const targets = {
   registeredOverEcho: { min: 0.8, met: ratios.registeredOverEcho >= 0.8 },
@@ -128,6 +139,7 @@ if (values.json) {
       `/map registered ÷ bare echo (req/s):   ${ratios.registeredOverEcho.toFixed(3)}  target ≥ 0.8  ${mark(targets.registeredOverEcho.met)}`,
       `/map explicit ÷ registered (req/s):    ${ratios.explicitOverRegistered.toFixed(3)}  target ≥ 0.7  ${mark(targets.explicitOverRegistered.met)}`,
       `p99 registered ÷ p99 bare echo:        ${ratios.p99RegisteredOverEcho.toFixed(3)}  target ≤ 2    ${mark(targets.p99RegisteredOverEcho.met)}`,
+      `/map explicit isolated ÷ inline:       ${ratios.isolatedOverInline.toFixed(3)}  (what the worker threads cost; p99 ${explicit.latencyP99} ms against ${explicitInline.latencyP99} ms)`,
       '',
     ].join('\n')
   )

@@ -7,6 +7,7 @@ import { getHeapStatistics } from 'node:v8'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { resolveLimits, type Limits } from '../engine/index.js'
 import { OptionsSchema, type Claims, type Options } from '../schemas/options.js'
+import { ConfigError } from './errors.js'
 
 export interface AuthConfig {
   readonly strategy: 'secret' | 'publicKey' | 'jwksUri'
@@ -172,10 +173,7 @@ function resolveMetrics(options: Options['metrics']): ServiceConfig['metrics'] {
   return { path, claims: typeof options === 'object' ? options.claims : undefined }
 }
 
-/** A startup failure: one clear line naming the setting. */
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError'
-}
+export { ConfigError }
 
 const checkOptions = TypeCompiler.Compile(OptionsSchema)
 
