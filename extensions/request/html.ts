@@ -1,6 +1,7 @@
 // HTML bodies (request-plugin.md §1): the raw `html`, the first JSON-LD block as `ld`, the meta
 // tags as `meta`, and the scraper's result as `data` when the options asked for one.
-import { load, type CheerioAPI, type CheerioOptions } from 'cheerio'
+import type { CheerioAPI, CheerioOptions } from 'cheerio'
+import { cheerio } from './cheerio.js'
 import type { AnyNode } from 'domhandler'
 import { checkJsonDepth, MAX_RESPONSE_DEPTH, ResponseTooDeepError } from './depth.js'
 import { ownMember, setMember } from './record.js'
@@ -24,15 +25,19 @@ type ChildNode = Parameters<TreeAdapter['appendChild']>[1]
 // cheerio builds the tree through parse5-htmlparser2-tree-adapter (domhandler nodes) and keeps the
 // adapter it used on the options of what it loaded; the bounded adapter wraps that same object, so
 // the tree is the one cheerio would build, node for node.
-const cheerioAdapter = load('')._options.treeAdapter
-if (cheerioAdapter === undefined) {
+let cheerioAdapter: TreeAdapter | undefined
+
+/** cheerio's adapter, found at the first parse (cheerio loads on first use). */
+function baseAdapter(): TreeAdapter {
+  if (cheerioAdapter !== undefined) return cheerioAdapter
+  const found = cheerio().load('')._options.treeAdapter
   // Refused loudly: without the adapter the depth bound could not be kept.
-  throw new Error('cheerio no longer exposes the tree adapter it parses HTML with; the request plugin cannot bound HTML depth')
+  if (found === undefined) throw new Error('cheerio no longer exposes the tree adapter it parses HTML with; the request plugin cannot bound HTML depth')
+  return (cheerioAdapter = found as TreeAdapter)
 }
-const base: TreeAdapter = cheerioAdapter
 
 /** The elements from `node` up to the root (the node included), counting no further than `limit + 1`. */
-function elementDepth(node: ParentNode | null, limit: number): number {
+function elementDepth(base: TreeAdapter, node: ParentNode | null, limit: number): number {
   let depth = 0
   for (let at: ParentNode | null = node; at !== null && at !== undefined && depth <= limit; at = base.getParentNode(at as ChildNode)) {
     if (base.isElementNode(at)) depth++
@@ -42,8 +47,9 @@ function elementDepth(node: ParentNode | null, limit: number): number {
 
 /** The tree adapter of one parse: cheerio's own, refusing an element nested deeper than `limit`. */
 function boundedAdapter(limit: number, url: string): TreeAdapter {
+  const base = baseAdapter()
   const refuseDeep = (parent: ParentNode, child: ChildNode): void => {
-    if (base.isElementNode(child) && elementDepth(parent, limit) + 1 > limit) throw new ResponseTooDeepError(url, 'HTML')
+    if (base.isElementNode(child) && elementDepth(base, parent, limit) + 1 > limit) throw new ResponseTooDeepError(url, 'HTML')
   }
   return {
     ...base,
@@ -80,7 +86,7 @@ function treeDepthExceeds(root: AnyNode, limit: number): boolean {
  * `ResponseTooDeepError`, the error of JSON and XML bodies nested too deep.
  */
 export function loadHtml(html: string, url: string, limit = MAX_RESPONSE_DEPTH): CheerioAPI {
-  const $ = load(html, { treeAdapter: boundedAdapter(limit, url) })
+  const $ = cheerio().load(html, { treeAdapter: boundedAdapter(limit, url) })
   if (treeDepthExceeds($.root()[0]!, limit)) throw new ResponseTooDeepError(url, 'HTML')
   return $
 }

@@ -2,7 +2,8 @@
 // plus value steps. A spec is compiled once per frozen options object (the engine freezes every
 // document it admits) and before anything is sent: a bad selector or an unsafe pattern fails
 // the call without a request. Every regex operand passes the engine's pattern safety screen.
-import { load, type Cheerio, type CheerioAPI } from 'cheerio'
+import type { Cheerio, CheerioAPI } from 'cheerio'
+import { cheerio } from './cheerio.js'
 import type { AnyNode } from 'domhandler'
 import { isObject, screenPattern } from '../../engine/index.js'
 import { setMember } from './record.js'
@@ -39,7 +40,8 @@ export interface PatternMeter {
 const compiledSpecs = new WeakMap<object, CompiledScraper>()
 
 // An empty document to try selectors on: css-select compiles a selector before it matches anything.
-const probe = load('<html></html>')
+let probeDocument: CheerioAPI | undefined
+const probe = (): CheerioAPI => (probeDocument ??= cheerio().load('<html></html>'))
 
 function pattern(source: unknown, flags: string, where: string): RegExp {
   const verdict = screenPattern(source)
@@ -68,7 +70,7 @@ function compileField(key: string, spec: unknown, path: string): Field {
   if (selector !== undefined) {
     if (typeof selector !== 'string' || selector.trim() === '') throw new TypeError(`scraper ${path}.selector must be a CSS selector`)
     try {
-      probe.root().find(selector)
+      probe().root().find(selector)
     } catch (error) {
       throw new TypeError(`scraper ${path}.selector ${JSON.stringify(selector)} is not a valid CSS selector: ${(error as Error).message}`)
     }

@@ -4,7 +4,7 @@
 // attributes or children, a repeated element name as a list. Values stay strings: nothing is
 // guessed to be a number. Comments, processing instructions and the doctype are left out;
 // entities are decoded and no external entity is ever fetched.
-import { load } from 'cheerio'
+import { cheerio } from './cheerio.js'
 import type { AnyNode, Element } from 'domhandler'
 import { ownMember, setMember } from './record.js'
 
@@ -50,7 +50,7 @@ function elementValue(element: Element): unknown {
 
 /** The document's top-level elements by name (normally the one root element). */
 export function xmlToJson(xml: string): Record<string, unknown> {
-  const $ = load(xml, { xml: true })
+  const $ = cheerio().load(xml, { xml: true })
   const document: Record<string, unknown> = {}
   for (const node of $.root()[0]!.children) {
     if (isElement(node)) addMember(document, node.name, elementValue(node))
