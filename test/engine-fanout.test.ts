@@ -9,15 +9,9 @@
 import fc from 'fast-check'
 import t from 'tap'
 import { BudgetExceeded, EvaluationError, Mapper, type EvaluationContext, type Plugin } from '../engine/index.js'
+import { recordUnhandled } from './unhandled-support.js'
 
-const unhandled: unknown[] = []
-const record = (reason: unknown): void => {
-  unhandled.push(reason)
-}
-process.on('unhandledRejection', record)
-t.teardown(() => {
-  process.off('unhandledRejection', record)
-})
+const unhandled = recordUnhandled(t)
 
 /** The plugin calls of one evaluation: those still running, and those nobody may wait for. */
 class Ledger {

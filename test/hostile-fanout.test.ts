@@ -20,15 +20,9 @@ import { createRequest } from '../extensions/request/index.js'
 import { stockExtensions } from '../extensions/stock.js'
 import { buildServer, type BuildConfig } from '../server.js'
 import { upstream } from './http-support.js'
+import { recordUnhandled } from './unhandled-support.js'
 
-const unhandled: unknown[] = []
-const record = (reason: unknown): void => {
-  unhandled.push(reason)
-}
-process.on('unhandledRejection', record)
-t.teardown(() => {
-  process.off('unhandledRejection', record)
-})
+const unhandled = recordUnhandled(t)
 
 /** A bound on anything here that should take milliseconds (a bound, not a timing claim). */
 const BOUND_MS = 5000
