@@ -243,7 +243,9 @@ t.test('property: every generated fan-out settles once, waits for what it starte
       if (settlements !== 1) throw new Error(`settled ${settlements} times`)
       if (!callsPlugins(mapping) && !outcome.sync) throw new Error('a document without plugins was evaluated asynchronously')
       // Only the deadline cuts the wait for a started call short: settled before it, none is left.
-      if (elapsed < TIME_MS) {
+      // The run's clock and this one start a moment apart: within 2 ms of it counts as the deadline
+      // (a run seen to settle at 40.0 ms of 40 had a call cut short by the time budget).
+      if (elapsed < TIME_MS - 2) {
         settledBeforeDeadline++
         if (liveAtSettlement !== 0) throw new Error(`${liveAtSettlement} plugin calls still running when the evaluation settled after ${elapsed.toFixed(1)} ms`)
       }
