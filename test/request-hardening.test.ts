@@ -370,6 +370,54 @@ for (const [name, html] of DEEP_HTML) {
   })
 }
 
+// Bodies whose parse is slow without being deep: parse5 checks each attribute against every earlier
+// one, and foster-parents by searching its parent's children. On the event loop they took 68 s and
+// about 30 s; off it, the call's deadline stops them.
+const WIDE_BODIES: Array<[name: string, type: string, body: string]> = [
+  ['HTML, one element with 200,000 attributes (2.3 MB)', 'text/html', `<div ${Array.from({ length: 200_000 }, (_, i) => `a${i}="v"`).join(' ')}></div>`],
+  ['HTML, <table><b> x256,000 (2.5 MB)', 'text/html', '<table><b>'.repeat(256_000)],
+  ['XML, 1,400,000 elements (20 MB)', 'application/xml', `<r>${'<a x="1">t</a>'.repeat(1_400_000)}</r>`],
+]
+
+for (const [name, type, body] of WIDE_BODIES) {
+  t.test(`attack: upstream ${name} is parsed off the event loop and stopped at the call's deadline`, async (t) => {
+    const up = await serving(t, type, body)
+    const request = createRequest({ timeoutMs: 1500, maxResponseBytes: 32 * 1024 * 1024 })
+    const app = await buildServer({
+      mappings: [{ $id: 'page', mapping: { '/r': { request: { origin: up.origin, pathname: '/page' } } } } as MappingDocument],
+      extensions: { plugins: { request } },
+      options: { logging: { level: 'silent' }, errorDetail: 'full' },
+    })
+    const origin = await listening(t, app)
+    const watched = await watchingHealth(origin, () => postMap(origin, { mapping: 'page', input: {} }))
+    t.equal(watched.result.status, 500)
+    t.match(watched.result.body, { code: 'InternalError', message: `Request timed out after 1500 ms: ${up.origin}/page` })
+    t.ok(watched.health.length > 0 && watched.health.every((status) => status === 200), `/health answered 200 throughout (${watched.health.length} times)`)
+    t.ok(watched.worstMs < 1000, `the slowest /health took ${Math.round(watched.worstMs)} ms (bound 1 s; the parse alone takes 30 s or more)`)
+  })
+}
+
+t.test('a body parsed off the event loop gives the envelope it gives inline, scraper and pattern budget included', async (t) => {
+  const page = `<html><head><meta name="__proto__" content="p"><script type="application/ld+json">{"a":[1,2]}</script></head><body><h1>${'word '.repeat(50)}</h1><ul><li>1</li><li>2</li></ul></body></html>`
+  const up = await serving(t, 'text/html; charset=utf-8', page)
+  const mapper = new Mapper({}, { plugins: { request: createRequest() } })
+  const scraper = { title: { selector: 'h1', match: 'w\\w+' }, items: { selector: 'li', list: true, int: true } }
+  const result = await mapper.map({ mapping: { '/r': { request: { origin: up.origin, scraper } } } }, {})
+  const envelope = result.r as Record<string, unknown>
+  t.same(envelope.data, { title: 'word', items: [1, 2] })
+  t.same(envelope.ld, { a: [1, 2] })
+  t.equal(envelope.html, page)
+  t.ok(Object.hasOwn(envelope.meta as object, '__proto__'), 'a meta name __proto__ crosses back as an own member')
+  t.equal(Object.getPrototypeOf(envelope.meta), Object.prototype)
+  await t.rejects(
+    mapper.map({ mapping: { '/r': { request: { origin: up.origin, scraper } } } }, {}, undefined, { limits: { patternInput: 100 } }),
+    { name: 'BudgetExceeded', budget: 'patternInput', limit: 100, used: 250 },
+    'the pattern inputs the worker met are counted against the evaluation, as inline'
+  )
+  const deep = await serving(t, 'text/html', '<div>'.repeat(MAX_RESPONSE_DEPTH + 1))
+  await t.rejects(fetchWith(createRequest(), `${deep.origin}/`), ResponseTooDeepError, 'the depth refusal keeps its class across the thread')
+})
+
 // The scraper's patterns run on page text: under patternInput like the pattern keyword's input.
 
 const LONG_PAGE = `<html><body><h1>${'word '.repeat(400)}</h1><p class="n">12345</p></body></html>`

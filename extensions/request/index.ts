@@ -11,7 +11,7 @@ import { resolvePolicy, type RequestConfig } from './config.js'
 import { Deadline } from './deadline.js'
 import { exchange } from './exchange.js'
 import { forwardedHeaders } from './headers.js'
-import { parseEnvelope } from './parse.js'
+import { readEnvelope } from './parse-thread.js'
 import { compileScraper } from './scraper.js'
 import { UpstreamWatch } from './telemetry.js'
 import { locateUrl, refuseProtocol } from './url.js'
@@ -24,6 +24,7 @@ export { HOP_HEADER } from './headers.js'
 export { MAX_RESPONSE_DEPTH, ResponseTooDeepError } from './depth.js'
 export { UPSTREAM_CHANNEL, type UpstreamCall } from './telemetry.js'
 export { InvalidUrlError, ProtocolRefusedError } from './url.js'
+export { closeParseThreads } from './parse-thread.js'
 
 /**
  * Build a request plugin. The config is checked here, once; a wrong value throws naming its key.
@@ -66,7 +67,7 @@ export function createRequest(config: RequestConfig = {}): Plugin {
           if (error instanceof ResponseTooLargeError) throw error
           throw new Error(`Reading the response of ${incoming.url.href} failed: ${(error as Error).message}`, { cause: error })
         }
-        return parseEnvelope(incoming.status, incoming.headers['content-type'], bytes, scraper, incoming.url.href, context)
+        return await readEnvelope(incoming.status, incoming.headers['content-type'], bytes, call.scraper, scraper, incoming.url.href, context, deadline)
       } catch (error) {
         watch.failed(error)
         throw error

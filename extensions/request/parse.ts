@@ -18,7 +18,7 @@ interface MediaType {
 const ESSENCE = /^[!#$%&'*+\-.^_`|~0-9a-z]+\/[!#$%&'*+\-.^_`|~0-9a-z]+$/
 
 /** Split a Content-Type header into its essence and charset (case-insensitive). */
-function mediaType(header: string | string[] | undefined): MediaType {
+export function mediaType(header: string | string[] | undefined): MediaType {
   const text = Array.isArray(header) ? header[0] : header
   if (text === undefined) return { essence: null, charset: undefined }
   const [head = '', ...parameters] = text.split(';')
@@ -32,7 +32,7 @@ function mediaType(header: string | string[] | undefined): MediaType {
 }
 
 /** Which parser a media type gets; a missing or unknown type is text. */
-function bodyKind(essence: string | null): BodyKind {
+export function bodyKind(essence: string | null): BodyKind {
   if (essence === null) return 'text'
   if (essence === 'application/json' || essence.endsWith('+json')) return 'json'
   if (essence === 'application/xml' || essence === 'text/xml' || essence.endsWith('+xml')) return 'xml'

@@ -1,0 +1,111 @@
+// Upstream bodies parsed where they can be stopped (README "Isolation", request-plugin.md §1). The
+// HTML and XML parsers are libraries whose cost no check inside them bounds: a 2 MB page of one
+// element with 200,000 attributes took 68 s in parse5, a 640 KB page of `<table><b>` 2.4 s, and an
+// ordinary 10 MB page 5.6 s, each with the event loop blocked. On the main thread, such a body is
+// parsed in a worker thread of a small pool instead, under the call's own deadline: when the
+// deadline passes (or the evaluation gives up), the task is aborted and its worker terminated.
+// Inside a worker thread (an isolated evaluation, say) the body is parsed in place: that thread is
+// itself stopped from outside. JSON and text stay inline: V8 parses JSON linearly, and its depth is
+// bounded before it is parsed.
+import { availableParallelism } from 'node:os'
+import { isMainThread } from 'node:worker_threads'
+import type { Piscina } from 'piscina'
+import type { Deadline } from './deadline.js'
+import { ResponseTooDeepError } from './depth.js'
+import { bodyKind, mediaType, parseEnvelope } from './parse.js'
+import type { CompiledScraper, PatternMeter } from './scraper.js'
+
+/** A body to parse, as it crosses into the worker (plain data; the bytes are transferred). */
+export interface ParseTask {
+  readonly status: number
+  readonly contentType: string | string[] | undefined
+  readonly bytes: Uint8Array
+  /** The scraper option as written (compiled again in the worker). */
+  readonly scraper: unknown
+  readonly url: string
+}
+
+/** What the worker answers: the envelope, and the length of every pattern input, in order, to meter. */
+export type ParseAnswer =
+  | { readonly envelope: Record<string, unknown>; readonly patternInputs: readonly number[] }
+  | { readonly failure: { readonly name: string; readonly message: string; readonly format?: string }; readonly patternInputs: readonly number[] }
+
+/** The heap a parse may use: a 10 MB page's tree takes a few hundred MiB. */
+const PARSE_HEAP_MB = 1024
+
+const WORKER = new URL(import.meta.url.endsWith('.ts') ? './parse-worker.ts' : './parse-worker.js', import.meta.url).href
+
+let pool: Piscina<ParseTask, ParseAnswer> | undefined
+
+async function parsePool(): Promise<Piscina<ParseTask, ParseAnswer>> {
+  if (pool !== undefined) return pool
+  const { Piscina } = await import('piscina')
+  pool ??= new Piscina<ParseTask, ParseAnswer>({
+    filename: WORKER,
+    // Started on the first body that needs one; idle threads stop and never hold the process open.
+    minThreads: 0,
+    maxThreads: Math.max(1, availableParallelism()),
+    idleTimeout: 30_000,
+    resourceLimits: { maxOldGenerationSizeMb: PARSE_HEAP_MB },
+  })
+  // A thread that dies outside a task must not end the process (an 'error' nobody hears would).
+  pool.on('error', () => {})
+  return pool
+}
+
+/** Whether a body of this type is parsed off the thread that runs the evaluation. */
+function parsedOffThread(contentType: string | string[] | undefined): boolean {
+  if (!isMainThread) return false
+  const kind = bodyKind(mediaType(contentType).essence)
+  return kind === 'html' || kind === 'xml'
+}
+
+const ERRORS: Record<string, new (message: string) => Error> = { SyntaxError, TypeError, RangeError }
+
+/** The error the worker's failure was, made again here (the plugin's own refusals keep their class). */
+function failureError(failure: { name: string; message: string; format?: string }, url: string): Error {
+  if (failure.name === 'ResponseTooDeepError') return new ResponseTooDeepError(url, failure.format ?? 'HTML')
+  return new (Object.hasOwn(ERRORS, failure.name) ? ERRORS[failure.name]! : Error)(failure.message)
+}
+
+/**
+ * The parse envelope of a response (parse.ts), HTML and XML bodies parsed in a worker thread when
+ * this is the main thread. The deadline bounds the parse as it bounds the exchange; pattern inputs
+ * the scraper matched are counted against the evaluation's budget here, in the order it met them.
+ */
+export async function readEnvelope(
+  status: number,
+  contentType: string | string[] | undefined,
+  bytes: Buffer,
+  scraperSpec: unknown,
+  scraper: CompiledScraper | undefined,
+  url: string,
+  meter: PatternMeter,
+  deadline: Deadline
+): Promise<Record<string, unknown>> {
+  if (!parsedOffThread(contentType)) return parseEnvelope(status, contentType, bytes, scraper, url, meter)
+  // A copy the worker owns (the buffer read may share a pooled allocation).
+  const owned = new Uint8Array(bytes)
+  const task: ParseTask = { status, contentType, bytes: owned, scraper: scraperSpec, url }
+  let answer: ParseAnswer
+  try {
+    const workers = await parsePool()
+    answer = await workers.run(task, { signal: deadline.signal, transferList: [owned.buffer] })
+  } catch (error) {
+    deadline.check()
+    if ((error as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
+      throw new Error(`Parsing the response of ${url} needed more than ${PARSE_HEAP_MB} MiB`, { cause: error })
+    }
+    throw new Error(`Parsing the response of ${url} failed: ${(error as Error).message}`, { cause: error })
+  }
+  for (const length of answer.patternInputs) meter.matchInput(length)
+  if ('failure' in answer) throw failureError(answer.failure, url)
+  return answer.envelope
+}
+
+/** Stop the parse threads (tests and embedders that want the process to end at once). */
+export async function closeParseThreads(): Promise<void> {
+  const running = pool
+  pool = undefined
+  await running?.destroy()
+}
