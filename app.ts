@@ -9,18 +9,15 @@ import { stockExtensions, stockSettingsOf } from './extensions/stock.js'
 import { authPlugin } from './plugins/auth.js'
 import { bodyPlugin } from './plugins/body.js'
 import { corsPlugin } from './plugins/cors.js'
-import { EngineRegistry, enginePlugin } from './plugins/engine.js'
+import { enginePlugin } from './plugins/engine.js'
 import { errorsPlugin } from './plugins/errors.js'
-import { EvaluationObserver } from './plugins/evaluations.js'
 import { hopPlugin } from './plugins/hop.js'
 import { loggingPlugin } from './plugins/logging.js'
 import { metricsPlugin } from './plugins/metrics.js'
 import { openapiPlugin } from './plugins/openapi.js'
 import { pressurePlugin } from './plugins/pressure.js'
 import { rateLimitPlugin } from './plugins/rate-limit.js'
-import type { Reloader } from './plugins/reload.js'
 import { requestIdPlugin } from './plugins/request-id.js'
-import { ServiceMetrics } from './plugins/service-metrics.js'
 import { serviceTracer, tracingPlugin } from './plugins/tracing.js'
 import { healthRoutes } from './routes/health.js'
 import { mapRoutes } from './routes/map.js'
@@ -30,7 +27,11 @@ import { playgroundRoutes } from './routes/playground.js'
 import { registryRoutes } from './routes/registry.js'
 import { schemaRoutes } from './routes/schema.js'
 import { validateRoutes } from './routes/validation.js'
+import { EngineRegistry } from './runtime/engine.js'
 import type { ExtensionsSpec } from './runtime/isolation.js'
+import { ServiceMetrics } from './runtime/metrics.js'
+import { EvaluationObserver } from './runtime/observer.js'
+import type { Reloader } from './runtime/reloader.js'
 import type { Options } from './schemas/options.js'
 
 export interface MapperServiceOptions {
@@ -74,7 +75,7 @@ const mapperService: FastifyPluginAsync<MapperServiceOptions> = async (app, opts
   const evaluations = new EvaluationObserver(metrics, tracer)
   const surface = opts.extensions ?? stockExtensions()
   const extensions = evaluations.surface(surface)
-  const registry = new EngineRegistry(
+  const registry = await EngineRegistry.open(
     entries,
     extensions,
     (message) => app.log.warn(message),

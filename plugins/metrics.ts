@@ -5,8 +5,8 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import fp from 'fastify-plugin'
 import { UPSTREAM_CHANNEL } from '../extensions/request/index.js'
-import type { EvaluationObserver } from './evaluations.js'
-import type { ServiceMetrics } from './service-metrics.js'
+import type { EvaluationObserver } from '../runtime/observer.js'
+import type { ServiceMetrics } from '../runtime/metrics.js'
 
 interface MetricsPluginOptions {
   readonly metrics: ServiceMetrics

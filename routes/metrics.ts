@@ -3,7 +3,7 @@
 // of the OpenAPI document, which describes the API a caller uses, not what a scraper reads.
 import type { FastifyPluginAsync } from 'fastify'
 import type { Claims } from '../schemas/options.js'
-import type { ServiceMetrics } from '../plugins/service-metrics.js'
+import type { ServiceMetrics } from '../runtime/metrics.js'
 
 interface MetricsRoutesOptions {
   readonly path: string

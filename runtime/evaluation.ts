@@ -3,7 +3,7 @@
 // response's text. The route decides where it runs; this decides what runs.
 import { countExamples, exampleDiagnostics, type Envelope, type Explained, type Limits, type Prepared, type RunOptions, type ValidationReport } from '../engine/index.js'
 import { InvalidMappingDocument, OutputNotSerializable, unknownMapping } from '../errors.js'
-import type { EngineService } from '../plugins/engine.js'
+import type { EngineService } from './engine.js'
 
 /** What a caller asked POST /map to evaluate. */
 export interface MapRequest {

@@ -8,7 +8,7 @@ import { loadExtensions } from '../config/extensions.js'
 import { BudgetExceeded, type Extensions, type Plugin } from '../engine/index.js'
 import { stockExtensions } from '../extensions/stock.js'
 import { UPSTREAM_CHANNEL, type UpstreamCall } from '../extensions/request/index.js'
-import { EngineService } from '../plugins/engine.js'
+import { EngineService } from './engine.js'
 import { shapeError } from '../plugins/errors.js'
 import { evaluateRequest, validateDocument } from './evaluation.js'
 import type { IsolatedTask, IsolationWorkerData, TaskAnswer, TaskFacts } from './isolation.js'
@@ -48,7 +48,7 @@ let engine: Promise<EngineService> | undefined
 async function buildEngine(): Promise<EngineService> {
   const surface = 'module' in data.extensions ? await loadExtensions(data.extensions.module) : stockExtensions(data.extensions.stock)
   // The main thread validated the set and ran its examples before it served it.
-  return new EngineService(data.entries, counted(surface), () => {}, data.settings, { validated: true })
+  return new EngineService(data.entries, counted(surface), () => {}, data.settings)
 }
 
 export default async function run(task: IsolatedTask): Promise<TaskAnswer> {

@@ -4,7 +4,7 @@
 import t from 'tap'
 import { runCommand } from '../bin/commands.js'
 import { differences, Mapper, validate } from '../engine/index.js'
-import { RegistrationError } from '../plugins/engine.js'
+import { RegistrationError } from '../runtime/engine.js'
 import { buildServer } from '../server.js'
 import { SECRET, sign } from './auth-support.js'
 import { spawnEntryPoint, tempTree } from './startup-support.js'

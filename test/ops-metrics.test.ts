@@ -7,7 +7,7 @@ import { channel, hasSubscribers } from 'node:diagnostics_channel'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { stockExtensions } from '../extensions/stock.js'
-import { Reloader } from '../plugins/reload.js'
+import { Reloader } from '../runtime/reloader.js'
 import { buildServer } from '../server.js'
 import { ECHO, SECRET, STRICT, bearer, originOf, refusingOrigin, serve, upstream } from './http-support.js'
 

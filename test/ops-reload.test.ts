@@ -8,7 +8,7 @@ import Fastify from 'fastify'
 import t from 'tap'
 import mapperService from '../app.js'
 import { loadMappings } from '../config/mappings.js'
-import { RELOAD_CHANNEL, Reloader, type ReloadOutcome } from '../plugins/reload.js'
+import { RELOAD_CHANNEL, Reloader, type ReloadOutcome } from '../runtime/reloader.js'
 import { DELAYED_EXTENSIONS, exchange, freePort, spawnEntryPoint, tempTree, waitForHealth, waitUntil, type EntryPoint } from './startup-support.js'
 
 t.setTimeout(300000)

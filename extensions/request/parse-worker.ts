@@ -7,7 +7,11 @@ import { compileScraper } from './scraper.js'
 
 export default function parse(task: ParseTask): ParseAnswer {
   const patternInputs: number[] = []
-  const meter = { matchInput: (length: number) => void patternInputs.push(length) }
+  const meter = {
+    matchInput(length: number): void {
+      patternInputs.push(length)
+    },
+  }
   try {
     const scraper = task.scraper === undefined ? undefined : compileScraper(task.scraper)
     return { envelope: parseEnvelope(task.status, task.contentType, task.bytes, scraper, task.url, meter), patternInputs }

@@ -4,10 +4,10 @@
 import { context, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api'
 import { BudgetExceeded, type Extensions, type Prepared, type ValidationReport } from '../engine/index.js'
 import type { UpstreamCall } from '../extensions/request/index.js'
-import { shapeError } from './errors.js'
+import { shapeError } from '../plugins/errors.js'
 import { InvalidMappingDocument } from '../errors.js'
-import { IsolatedFailure, type TaskFacts } from '../runtime/isolation.js'
-import type { ServiceMetrics } from './service-metrics.js'
+import { IsolatedFailure, type TaskFacts } from './isolation.js'
+import type { ServiceMetrics } from './metrics.js'
 
 /** The `mapping` label and span attribute of every explicit document: one value, however many documents. */
 export const EXPLICIT = '(explicit)'

@@ -1,0 +1,200 @@
+// The engine behind the routes: one Mapper with the registered mappings and the extension surface,
+// every registered mapping validated and its examples run before it is served (start-up and reload
+// alike, EngineRegistry.open and replace). Compiled plans — registered
+// ids and explicit documents alike — are cached by the Mapper itself; this service keeps none of its own.
+import {
+  describeFailure,
+  Mapper,
+  SharedBudget,
+  type CompiledMapping,
+  type ExampleResult,
+  type Extensions,
+  type Limits,
+  type Prepared,
+  type RunOptions,
+  type ValidationReport,
+} from '../engine/index.js'
+import type { MappingEntry } from '../config/mappings.js'
+import type { IsolationConfig } from '../config/resolve.js'
+import { IsolationPool, type ExtensionsSpec } from './isolation.js'
+
+/** A registered mapping failed validation or one of its examples at startup; the message says which and why. */
+export class RegistrationError extends Error {
+  override readonly name = 'RegistrationError'
+}
+
+/** What the engine service needs to know of the configuration. */
+export interface EngineSettings {
+  readonly limits: { readonly registered: Readonly<Required<Limits>>; readonly explicit: Readonly<Required<Limits>> }
+  /** Whether explicit documents may use `stdout`. */
+  readonly explicitStdout: boolean
+  /** Total document bytes the explicit-document cache may hold. */
+  readonly cacheBytes: number
+}
+
+/** Let the event loop run what waits (requests, timers) before the next slice of a reload. */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+
+export class EngineService {
+  readonly mapper: Mapper
+  readonly #warn: (message: string) => void
+  /** The worker threads serving this set's isolated evaluations (options.isolation), when any. */
+  isolation: IsolationPool | undefined = undefined
+  readonly extensionNames: { initializers: string[]; transformers: string[]; plugins: string[] }
+  private readonly entries: readonly MappingEntry[]
+
+  constructor(
+    entries: readonly MappingEntry[],
+    extensions: Extensions,
+    warn: (message: string) => void,
+    readonly settings: EngineSettings
+  ) {
+    this.entries = entries
+    this.mapper = new Mapper({}, extensions, { limits: settings.limits.registered, cache: { bytes: settings.cacheBytes } })
+    try {
+      this.mapper.register({ mappings: Object.fromEntries(entries.map((entry, i) => [String(i), entry.document])) })
+    } catch (error) {
+      throw new RegistrationError(`registering mappings failed: ${(error as Error).message}`)
+    }
+    this.#warn = warn
+    const { initializers, transformers, plugins } = this.mapper.extensions
+    this.extensionNames = {
+      initializers: Object.keys(initializers),
+      transformers: Object.keys(transformers),
+      plugins: Object.keys(plugins),
+    }
+  }
+
+  #validate(entry: MappingEntry): void {
+    const report = this.mapper.validate(entry.id)
+    if (!report.valid) {
+      throw new RegistrationError(`mapping "${entry.id}" from ${entry.source} is invalid: ${JSON.stringify(report)}`)
+    }
+    for (const warning of report.warnings) {
+      this.#warn(`mapping "${entry.id}" from ${entry.source}: ${warning.rule} ${warning.message} at ${warning.pointer || '/'}`)
+    }
+  }
+
+  /** Validate every registered mapping one at a time, letting other work run between them. */
+  async #validateInTurns(): Promise<void> {
+    for (const entry of this.entries) {
+      await nextTurn()
+      this.#validate(entry)
+    }
+  }
+
+  /**
+   * Admit the set for serving: every mapping validated, then the examples of every one run as
+   * registered, one mapping per turn of the event loop, so a service that is already answering
+   * (a reload) goes on answering. The first invalid mapping or failing example throws
+   * RegistrationError: one line naming the mapping, its file and the reason or first difference.
+   * Start-up and reload alike (EngineRegistry); a worker thread's copy of a served set skips it.
+   */
+  async admit(): Promise<void> {
+    await this.#validateInTurns()
+    await this.#checkExamples()
+  }
+
+  async #checkExamples(): Promise<void> {
+    for (const entry of this.entries) {
+      await nextTurn()
+      const failed = (await this.mapper.examples(entry.document, { registered: true })).find((result) => !result.pass)
+      if (failed !== undefined) {
+        throw new RegistrationError(`mapping "${entry.id}" from ${entry.source}: ${describeFailure(failed)} (at ${failed.pointer})`)
+      }
+    }
+  }
+
+  /**
+   * The examples of an explicit document, evaluated as `/map` would evaluate it (nothing
+   * registered) on one set of the explicit budgets that all of them share: a request may not buy
+   * more work by carrying more examples. Past the budget the rest are not run (fewer results).
+   */
+  explicitExamples(document: object, extra: Readonly<Record<string, unknown>>, stdout: RunOptions['stdout']): Promise<ExampleResult[]> {
+    return this.mapper.examples(document, { extra, budget: new SharedBudget(this.settings.limits.explicit), run: { stdout } })
+  }
+
+  /** The compiled plan of a registered id, or undefined (own ids only: never a prototype member). */
+  registered(id: string): CompiledMapping | undefined {
+    return Object.hasOwn(this.mapper.mappings, id) ? this.mapper.compile(id) : undefined
+  }
+
+  /** The validation report of a registered id, with its static expansion bound. */
+  registeredReport(id: string): ValidationReport & { expansion?: number } {
+    return this.mapper.report(id)
+  }
+
+  /** An explicit document validated (its budgets and stdout policy included) and, when valid, compiled. */
+  explicit(document: object): Prepared {
+    return this.mapper.prepare(document, { limits: this.settings.limits.explicit, stdout: this.settings.explicitStdout ? undefined : false })
+  }
+}
+
+/**
+ * The engine being served, replaceable as a whole (hot reload). A set is registered, validated and
+ * its examples run (EngineService.admit) into a complete EngineService before it is served, at
+ * start-up (`open`) and at every reload (`replace`) alike, so a set that fails at reload leaves
+ * the served one untouched; a request reads `current` once and keeps that engine (and its
+ * compiled plans) to its end, whatever is swapped in meanwhile.
+ */
+export class EngineRegistry {
+  #current!: EngineService
+
+  private constructor(
+    private readonly extensions: Extensions,
+    private readonly warn: (message: string) => void,
+    private readonly settings: EngineSettings,
+    /** Isolation on: each served set gets worker threads with the same mappings and extensions. */
+    private readonly isolation?: { readonly config: IsolationConfig; readonly extensions: ExtensionsSpec }
+  ) {}
+
+  /** A registry serving `entries`, once every one validates and its examples pass (RegistrationError otherwise). */
+  static async open(
+    entries: readonly MappingEntry[],
+    extensions: Extensions,
+    warn: (message: string) => void,
+    settings: EngineSettings,
+    isolation?: { readonly config: IsolationConfig; readonly extensions: ExtensionsSpec }
+  ): Promise<EngineRegistry> {
+    const registry = new EngineRegistry(extensions, warn, settings, isolation)
+    registry.#current = await registry.#admit(entries)
+    return registry
+  }
+
+  /** A set registered, validated and its examples run; its workers are stopped again if it fails. */
+  async #admit(entries: readonly MappingEntry[]): Promise<EngineService> {
+    const service = new EngineService(entries, this.extensions, this.warn, this.settings)
+    if (this.isolation !== undefined) {
+      service.isolation = new IsolationPool(this.isolation.config, { entries, extensions: this.isolation.extensions, settings: this.settings }, this.warn)
+    }
+    try {
+      await service.admit()
+    } catch (error) {
+      await service.isolation?.destroy()
+      throw error
+    }
+    return service
+  }
+
+  get current(): EngineService {
+    return this.#current
+  }
+
+  /**
+   * Serve `entries` from now on, once every one validates and its examples pass; throws
+   * RegistrationError (and keeps the served set) otherwise.
+   */
+  async replace(entries: readonly MappingEntry[]): Promise<EngineService> {
+    const next = await this.#admit(entries)
+    const previous = this.#current
+    this.#current = next
+    // Requests that read the previous set finish on its workers; then they stop.
+    previous.isolation?.retire()
+    return next
+  }
+
+  /** Stop the served set's workers (the service is closing). */
+  async close(): Promise<void> {
+    await this.#current.isolation?.destroy()
+  }
+}
