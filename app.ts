@@ -30,6 +30,7 @@ import { validateRoutes } from './routes/validation.js'
 import { EngineRegistry } from './runtime/engine.js'
 import type { ExtensionsSpec } from './runtime/isolation.js'
 import { ServiceMetrics } from './runtime/metrics.js'
+import { Evaluator } from './runtime/evaluator.js'
 import { EvaluationObserver } from './runtime/observer.js'
 import type { Reloader } from './runtime/reloader.js'
 import type { Options } from './schemas/options.js'
@@ -112,8 +113,9 @@ const mapperService: FastifyPluginAsync<MapperServiceOptions> = async (app, opts
   if (config.openapi) await app.register(openapiPlugin, { bearer: config.auth !== null })
 
   await app.register(healthRoutes, { mapping: config.health.mapping, timeout: config.health.timeout })
-  await app.register(mapRoutes, { map: config.map, isolation: config.isolation, evaluations })
-  await app.register(validateRoutes, { validate: config.validate, map: config.map, isolation: config.isolation })
+  const evaluator = new Evaluator(config.isolation, evaluations)
+  await app.register(mapRoutes, { map: config.map, evaluator })
+  await app.register(validateRoutes, { validate: config.validate, map: config.map, evaluator })
   await app.register(registryRoutes)
   await app.register(schemaRoutes)
   if (config.playground) await app.register(playgroundRoutes, { auth: config.auth !== null, explicit: config.map.explicit !== false })

@@ -153,11 +153,12 @@ const attacks: Array<[string, () => Promise<string>]> = [
   }],
 ]
 
-/** The service's resident set, in MB, read from /proc (Linux). */
-function rssMb(): number {
+/** A figure of the service's /proc status (Linux): `VmRSS` (in kB) or `Threads`. */
+function procStatus(field: 'VmRSS' | 'Threads'): number {
   const status = readFileSync(`/proc/${service.pid}/status`, 'utf8')
-  return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024)
+  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0)
 }
+const rssMb = (): number => Math.round(procStatus('VmRSS') / 1024)
 
 async function runAttacks(): Promise<void> {
   console.log(`mapper-service hostile benchmark — node ${process.version}; /health polled every 10 ms during each attack; target ≤ ${TARGET_MS} ms\n`)
@@ -188,6 +189,7 @@ async function runSoak(seconds: number): Promise<void> {
   const first = await fetch(`${base}/map`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ mapping: 'bench-small', input: citationInput }) })
   if (first.status !== 200) throw new Error(`the legitimate request answered ${first.status}: ${await first.text()}`)
   const start = rssMb()
+  const threads = procStatus('Threads')
   let peak = start
   const script = fileURLToPath(new URL('./load.ts', import.meta.url))
   const scenario = { url: `${base}/map`, body: JSON.stringify({ mapping: 'bench-small', input: citationInput }), connections: 10, duration: seconds }
@@ -223,8 +225,11 @@ async function runSoak(seconds: number): Promise<void> {
   const legit = await load
   await Promise.all(inFlight)
   const end = rssMb()
-  // Idle worker threads retire after a minute (isolation) and 30 s (the parse pool).
-  await new Promise((resolve) => setTimeout(resolve, 70_000))
+  // Idle worker threads retire after a minute (isolation) and 30 s (the parse pool): measured once
+  // the service is back to the threads it started with, or after three minutes.
+  const idle = performance.now()
+  while (procStatus('Threads') > threads && performance.now() - idle < 180_000) await new Promise((resolve) => setTimeout(resolve, 2000))
+  const idleSeconds = Math.round((performance.now() - idle) / 1000)
   const settled = rssMb()
   const alive = await fetch(`${base}/health`).then((r) => r.status === 200, () => false)
 
@@ -240,7 +245,7 @@ async function runSoak(seconds: number): Promise<void> {
     }
   }
   console.log(`${hostileCount} hostile requests, ${serverErrors} answered 5xx or not at all`)
-  console.log(`RSS: ${start} MB at start, ${peak} MB peak, ${end} MB at the end of the load, ${settled} MB after 70 s idle (${settled - start >= 0 ? '+' : ''}${settled - start} MB); alive: ${alive ? 'yes' : 'NO'}`)
+  console.log(`RSS: ${start} MB at start, ${peak} MB peak, ${end} MB at the end of the load, ${settled} MB once idle threads retired (${idleSeconds} s later, ${procStatus('Threads')} threads, ${threads} at start) (${settled - start >= 0 ? '+' : ''}${settled - start} MB); alive: ${alive ? 'yes' : 'NO'}`)
 }
 
 try {

@@ -5,14 +5,16 @@
 // is an `EXAMPLE-1` error. Otherwise they are not run, and an `EXAMPLE-2` warning says so. The
 // examples of one request share one set of the explicit budgets: the example that spends it fails
 // with the budget's error (EXAMPLE-1), and an `EXAMPLE-2` warning counts those left unrun. With
-// isolation on, a submitted document is validated and its examples run in a worker thread.
+// isolation on, a submitted document is validated and its examples run in a worker thread
+// (runtime/evaluator.ts decides).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ServiceConfig } from '../config/resolve.js'
 import { unknownMapping } from '../errors.js'
 import { claimsSatisfied } from '../plugins/auth.js'
 import { requireBody } from '../plugins/body.js'
-import { validateDocument, type Report } from '../runtime/evaluation.js'
-import { IsolatedFailure } from '../runtime/isolation.js'
+import type { Report } from '../runtime/evaluation.js'
+import type { Evaluator } from '../runtime/evaluator.js'
+import { callerOf } from './caller.js'
 import { errorResponses } from '../schemas/error.js'
 import { ValidateRequestSchema } from '../schemas/map.js'
 import { ReportSchema } from '../schemas/report.js'
@@ -20,10 +22,10 @@ import { ReportSchema } from '../schemas/report.js'
 interface ValidateRoutesOptions {
   readonly validate: ServiceConfig['validate']
   readonly map: ServiceConfig['map']
-  readonly isolation: ServiceConfig['isolation']
+  readonly evaluator: Evaluator
 }
 
-export const validateRoutes: FastifyPluginAsyncTypebox<ValidateRoutesOptions> = async (app, { validate, map, isolation }) => {
+export const validateRoutes: FastifyPluginAsyncTypebox<ValidateRoutesOptions> = async (app, { validate, map, evaluator }) => {
   app.post(
     '/validate',
     {
@@ -31,7 +33,7 @@ export const validateRoutes: FastifyPluginAsyncTypebox<ValidateRoutesOptions> = 
       config: { claims: { for: '/validate', required: validate.claims } },
       schema: { body: ValidateRequestSchema, response: { 200: ReportSchema, ...errorResponses(400, 401, 403, 404, 413, 422, 500) } },
     },
-    async (request): Promise<Report> => {
+    async (request, reply): Promise<Report> => {
       const { mapping } = request.body
       // One engine for the whole request, though a reload may swap it meanwhile.
       const engine = app.engine
@@ -41,17 +43,7 @@ export const validateRoutes: FastifyPluginAsyncTypebox<ValidateRoutesOptions> = 
         return engine.registeredReport(mapping)
       }
       const mayEvaluate = map.explicit !== false && claimsSatisfied(request.identity, map.claims) && claimsSatisfied(request.identity, map.explicit.claims)
-      const print = (text: string): void => {
-        request.log.debug({ requestId: request.requestId, stdout: text }, 'mapping stdout')
-      }
-      const pool = engine.isolation
-      if (pool === undefined || isolation === false || !isolation.explicit) return validateDocument(engine, mapping, mayEvaluate, { identity: request.identity }, print)
-      const stdout = request.log.level === 'debug' || request.log.level === 'trace'
-      const answer = await pool.run({ kind: 'validate', document: mapping, mayEvaluate, identity: request.identity, stdout }, engine.settings.limits.explicit.timeMs)
-      for (const line of answer.stdout) print(line)
-      if (!answer.ok) throw new IsolatedFailure(answer.failure)
-      if (!('report' in answer)) throw new Error('an isolated validation answered without a report')
-      return answer.report
+      return evaluator.validate(engine, mapping, mayEvaluate, callerOf(request, reply))
     }
   )
 }

@@ -1,6 +1,6 @@
-// The one place POST /map's evaluations are observed: their metrics and their span. The route hands
-// over what it knows (which mapping, the prepared explicit document, the printed envelope); nothing
-// else in the service counts evaluations. With metrics and tracing both off it only calls through.
+// The one place POST /map's evaluations are observed: their metrics and their span. The evaluator
+// (runtime/evaluator.ts) runs each evaluation inside `run` and hands over what it learns on the way
+// (the prepared explicit document, what a worker saw); nothing else in the service counts evaluations. With metrics and tracing both off it only calls through.
 import { context, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api'
 import { BudgetExceeded, type Extensions, type Prepared, type ValidationReport } from '../engine/index.js'
 import type { UpstreamCall } from '../extensions/request/index.js'
@@ -28,6 +28,8 @@ type Extra = Record<string, unknown>
 interface Outcome {
   readonly valid: boolean
   readonly errors: readonly unknown[]
+  /** The envelope as printed for the response, when the outcome is one. */
+  readonly text?: string
 }
 
 /** An evaluation as one observer made it: another service instance in the process never counts it. */
@@ -114,7 +116,7 @@ export class EvaluationObserver {
 
   /**
    * Evaluate as `mapping` (`evaluate` runs or explains the plan with `extra`): in its own span,
-   * timed, its outcome counted. With metrics, `extra`
+   * timed, its outcome counted, its printed envelope measured. With metrics, `extra`
    * gains `evaluation`: added to the object itself, since an object derived from it per request
    * (Object.create) would cost V8 a new prototype map each time.
    */
@@ -126,7 +128,10 @@ export class EvaluationObserver {
     const started = performance.now()
     try {
       const envelope = await (span === undefined ? evaluate() : context.with(trace.setSpan(context.active(), span), evaluate))
-      metrics?.evaluated(mapping, envelope.valid ? 'valid' : 'invalid', (performance.now() - started) / 1000, envelope.errors.length)
+      if (metrics !== undefined) {
+        metrics.evaluated(mapping, envelope.valid ? 'valid' : 'invalid', (performance.now() - started) / 1000, envelope.errors.length)
+        if (envelope.text !== undefined) metrics.printed(mapping, Buffer.byteLength(envelope.text))
+      }
       span?.setAttributes({ 'mapper.valid': envelope.valid, 'mapper.errors': envelope.errors.length })
       return envelope
     } catch (error) {
@@ -141,11 +146,6 @@ export class EvaluationObserver {
     } finally {
       span?.end()
     }
-  }
-
-  /** The envelope as printed for the response. */
-  printed(mapping: string, text: string): void {
-    this.metrics?.printed(mapping, Buffer.byteLength(text))
   }
 }
 

@@ -1,0 +1,85 @@
+// The one place an evaluation is decided (README "Isolation"): the routes hand over a request and
+// its caller, once; this decides where it runs (inline on the event loop, or in a worker thread of
+// the served set's pool, by options.isolation), runs it (runtime/evaluation.ts, the same on both
+// sides) and has the observer watch it whole: its span, its metrics, what a worker saw.
+import type { ServiceConfig } from '../config/resolve.js'
+import { unknownMapping } from '../errors.js'
+import type { EngineService } from './engine.js'
+import { evaluateRequest, validateDocument, type MapOutcome, type MapRequest, type Report } from './evaluation.js'
+import { IsolatedFailure, type IsolationPool, type TaskAnswer } from './isolation.js'
+import { EXPLICIT, type EvaluationObserver } from './observer.js'
+
+/** Who asked, as the evaluation needs to know it. */
+export interface Caller {
+  /** The verified claims, when auth is on. */
+  readonly identity: unknown
+  /** Aborted when the client goes away; made on first use (a pure mapping never asks). */
+  readonly signal: () => AbortSignal
+  /** Where the `stdout` keyword's lines go. */
+  readonly stdout: (text: string) => void
+  /** Whether anyone reads them: a worker sends its lines back only then. */
+  readonly wantsStdout: boolean
+}
+
+export class Evaluator {
+  constructor(
+    private readonly isolation: ServiceConfig['isolation'],
+    private readonly observer: EvaluationObserver
+  ) {}
+
+  /** The pool a request of this form runs in, or undefined for inline. */
+  #pool(engine: EngineService, registered: boolean, explain: boolean): IsolationPool | undefined {
+    const isolation = this.isolation
+    if (isolation === false) return undefined
+    const isolated = registered ? isolation.registered || (explain && isolation.explicit) : isolation.explicit
+    return isolated ? engine.isolation : undefined
+  }
+
+  /** The lines a worker printed, passed on; its failure thrown as the error it was shaped into. */
+  #settle(answer: TaskAnswer, caller: Caller): TaskAnswer & { ok: true } {
+    for (const line of answer.stdout) caller.stdout(line)
+    if (!answer.ok) throw new IsolatedFailure(answer.failure)
+    return answer
+  }
+
+  /**
+   * POST /map on `engine` (read once by the route: a reload may swap the served set meanwhile). A
+   * registered id that is not served is 404, an invalid explicit document 422 with its report.
+   */
+  map(engine: EngineService, request: MapRequest, caller: Caller): Promise<MapOutcome> {
+    const registered = typeof request.mapping === 'string'
+    const label = registered ? (request.mapping as string) : EXPLICIT
+    const pool = this.#pool(engine, registered, request.explain)
+    if (pool === undefined) {
+      const extra = {
+        identity: caller.identity,
+        get signal(): AbortSignal {
+          return caller.signal()
+        },
+      }
+      return this.observer.run(label, extra, () => evaluateRequest(engine, request, extra, caller.stdout, (prepared) => this.observer.prepared(prepared)))
+    }
+    if (registered && engine.registered(label) === undefined) throw unknownMapping(label)
+    return this.observer.run(label, {}, async () => {
+      const limits = registered ? engine.settings.limits.registered : engine.settings.limits.explicit
+      const answer = await pool.run({ kind: 'map', request, identity: caller.identity, stdout: caller.wantsStdout }, limits.timeMs, caller.signal())
+      this.observer.isolated(label, answer)
+      const settled = this.#settle(answer, caller)
+      if (!('outcome' in settled)) throw new Error('an isolated evaluation answered without an outcome')
+      return settled.outcome
+    })
+  }
+
+  /**
+   * POST /validate of a submitted document: its report, and its examples run when valid and
+   * `mayEvaluate` (all on one shared budget), inline or in a worker like an explicit `/map`.
+   */
+  async validate(engine: EngineService, document: object, mayEvaluate: boolean, caller: Caller): Promise<Report> {
+    const pool = this.#pool(engine, false, false)
+    if (pool === undefined) return validateDocument(engine, document, mayEvaluate, { identity: caller.identity }, caller.stdout)
+    const task = { kind: 'validate', document, mayEvaluate, identity: caller.identity, stdout: caller.wantsStdout } as const
+    const settled = this.#settle(await pool.run(task, engine.settings.limits.explicit.timeMs, caller.signal()), caller)
+    if (!('report' in settled)) throw new Error('an isolated validation answered without a report')
+    return settled.report
+  }
+}
