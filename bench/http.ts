@@ -2,10 +2,11 @@
 //
 // Starts, in this process, the service (stock configuration plus the explicit form, the bundled
 // mappings, the benchmark's `bench-array` mapping) and a bare Fastify server whose one route
-// returns the parsed body; then loads each from a separate process (bench/load.ts, autocannon)
-// on 127.0.0.1 and prints requests/s and p50/p99 latency for: bare echo, POST /map registered
-// `citation`, POST /map explicit (the same document inline), POST /map with a ~100 KB array input,
-// and the explicit document again on a service with isolation off.
+// returns the parsed body, every one with the service's default logging (info, one line per
+// request) into /dev/null; then loads each from a separate process (bench/load.ts, autocannon)
+// on 127.0.0.1 and prints requests/s and p50/p99 latency for: bare echo (the citation body, and the
+// array body), POST /map registered `citation`, POST /map explicit (the same document inline),
+// POST /map with a ~100 KB array input, and the explicit document again with isolation off.
 //
 // Flags: --duration <s> (default 10), --connections <n> (default 10), --warmup <s> (default 2: an
 // unmeasured run of each scenario first, so JIT warm-up does not land in the figures), --json.
@@ -14,8 +15,10 @@ import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import Fastify from 'fastify'
+import { pino, type Logger } from 'pino'
 import { parse } from 'yaml'
 import { readFileSync } from 'node:fs'
+import { REDACTED_PATHS } from '../plugins/logging.js'
 import { buildServer } from '../server.js'
 import { bundledMappingsPath, loadMappings } from '../config/mappings.js'
 import { arrayInput, citationInput, DOCUMENTS } from './workloads.js'
@@ -67,30 +70,46 @@ const arrayDocument = DOCUMENTS.find((d) => d.$id === 'bench-array')!
 let records = 200
 while (JSON.stringify(arrayInput(records)).length < 100 * 1024) records += 20
 
+/**
+ * The logger every server here gets, the echo included: the service's default (info, one line per
+ * request, written asynchronously, credentials redacted), into /dev/null rather than this
+ * process's stdout. A benchmark whose echo logs nothing charges the service for its log line.
+ */
+const benchLogger = (): Logger => pino({ level: 'info', redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, pino.destination({ dest: '/dev/null', sync: false }))
+
 const service = await buildServer({
   mappings: [...(await loadMappings(bundledMappingsPath())), { id: 'bench-array', document: arrayDocument, source: 'bench' }],
-  options: { logging: { level: 'silent' }, map: { explicit: true } },
+  options: { map: { explicit: true } },
+  logger: benchLogger(),
 })
 await service.listen({ port: 0, host: '127.0.0.1' })
 // The same service with isolation off: what the worker threads cost an explicit document.
 const inline = await buildServer({
   mappings: await loadMappings(bundledMappingsPath()),
-  options: { logging: { level: 'silent' }, map: { explicit: true }, isolation: false },
+  options: { map: { explicit: true }, isolation: false },
+  logger: benchLogger(),
 })
 await inline.listen({ port: 0, host: '127.0.0.1' })
 const inlinePort = (inline.server.address() as { port: number }).port
-const bare = Fastify({ logger: false })
+// The echo: Fastify's JSON body parsing and serialization, and the same one line per request.
+const bare = Fastify({ loggerInstance: benchLogger(), disableRequestLogging: true })
 bare.post('/echo', async (request) => request.body)
+bare.addHook('onResponse', (request, reply, done) => {
+  done()
+  request.log.info({ requestId: request.id, method: request.method, path: request.url, status: reply.statusCode, durationMs: reply.elapsedTime }, 'request completed')
+})
 await bare.listen({ port: 0, host: '127.0.0.1' })
 const servicePort = (service.server.address() as { port: number }).port
 const barePort = (bare.server.address() as { port: number }).port
 
 const registeredBody = JSON.stringify({ mapping: 'citation', input: citationInput })
+const arrayBody = JSON.stringify({ mapping: 'bench-array', input: arrayInput(records) })
 const scenarios: Array<[name: string, url: string, body: string]> = [
   ['bare echo', `http://127.0.0.1:${barePort}/echo`, registeredBody],
+  ['bare echo, the array body (~100 KB)', `http://127.0.0.1:${barePort}/echo`, arrayBody],
   ['/map registered citation', `http://127.0.0.1:${servicePort}/map`, registeredBody],
   ['/map explicit citation', `http://127.0.0.1:${servicePort}/map`, JSON.stringify({ mapping: citationDocument, input: citationInput })],
-  [`/map array (~100 KB, ${records} records)`, `http://127.0.0.1:${servicePort}/map`, JSON.stringify({ mapping: 'bench-array', input: arrayInput(records) })],
+  [`/map array (~100 KB, ${records} records)`, `http://127.0.0.1:${servicePort}/map`, arrayBody],
   ['/map explicit citation, isolation off', `http://127.0.0.1:${inlinePort}/map`, JSON.stringify({ mapping: citationDocument, input: citationInput })],
 ]
 
@@ -109,17 +128,21 @@ await service.close()
 await inline.close()
 await bare.close()
 
-const [echo, registered, explicit, explicitInline] = [results[scenarios[0]![0]]!, results[scenarios[1]![0]]!, results[scenarios[2]![0]]!, results[scenarios[4]![0]]!]
+const result = (index: number): Measured => results[scenarios[index]![0]]!
+const [echo, arrayEcho, registered, explicit, array, explicitInline] = [0, 1, 2, 3, 4, 5].map(result) as [Measured, Measured, Measured, Measured, Measured, Measured]
 const ratios = {
   registeredOverEcho: registered.requests / echo.requests,
-  explicitOverRegistered: explicit.requests / registered.requests,
   p99RegisteredOverEcho: registered.latencyP99 / Math.max(echo.latencyP99, 1),
+  arrayOverEcho: array.requests / arrayEcho.requests,
+  explicitOverRegistered: explicit.requests / registered.requests,
   isolatedOverInline: explicit.requests / explicitInline.requests,
 }
+// docs/spec/performance.md §2 as issue 20 set them.
 const targets = {
-  registeredOverEcho: { min: 0.8, met: ratios.registeredOverEcho >= 0.8 },
-  explicitOverRegistered: { min: 0.7, met: ratios.explicitOverRegistered >= 0.7 },
+  registeredOverEcho: { min: 0.85, met: ratios.registeredOverEcho >= 0.85 },
   p99RegisteredOverEcho: { max: 2, met: ratios.p99RegisteredOverEcho <= 2 },
+  arrayOverEcho: { min: 0.8, met: ratios.arrayOverEcho >= 0.8 },
+  explicitOverRegistered: { min: 0.7, met: ratios.explicitOverRegistered >= 0.7 },
 }
 
 if (values.json) {
@@ -136,9 +159,10 @@ if (values.json) {
       `${'scenario'.padEnd(40)}  ${'req/s'.padStart(10)}  ${'p50'.padStart(9)}  ${'p99'.padStart(9)}  ${'errors'.padStart(7)}`,
       ...rows,
       '',
-      `/map registered ÷ bare echo (req/s):   ${ratios.registeredOverEcho.toFixed(3)}  target ≥ 0.8  ${mark(targets.registeredOverEcho.met)}`,
-      `/map explicit ÷ registered (req/s):    ${ratios.explicitOverRegistered.toFixed(3)}  target ≥ 0.7  ${mark(targets.explicitOverRegistered.met)}`,
+      `/map registered ÷ bare echo (req/s):   ${ratios.registeredOverEcho.toFixed(3)}  target ≥ 0.85 ${mark(targets.registeredOverEcho.met)}`,
       `p99 registered ÷ p99 bare echo:        ${ratios.p99RegisteredOverEcho.toFixed(3)}  target ≤ 2    ${mark(targets.p99RegisteredOverEcho.met)}`,
+      `/map array ÷ echo of its body (req/s): ${ratios.arrayOverEcho.toFixed(3)}  target ≥ 0.8  ${mark(targets.arrayOverEcho.met)}`,
+      `/map explicit ÷ registered (req/s):    ${ratios.explicitOverRegistered.toFixed(3)}  target ≥ 0.7  ${mark(targets.explicitOverRegistered.met)}`,
       `/map explicit isolated ÷ inline:       ${ratios.isolatedOverInline.toFixed(3)}  (what the worker threads cost; p99 ${explicit.latencyP99} ms against ${explicitInline.latencyP99} ms)`,
       '',
     ].join('\n')

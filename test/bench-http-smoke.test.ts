@@ -20,13 +20,13 @@ t.test('bench:http runs one short round and reports every scenario', async (t) =
   }
   t.equal(report.node, process.version)
   const names = Object.keys(report.scenarios)
-  t.equal(names.length, 5)
-  t.match(names, ['bare echo', '/map registered citation', '/map explicit citation', /^\/map array/, '/map explicit citation, isolation off'])
+  t.equal(names.length, 6)
+  t.match(names, ['bare echo', /^bare echo, the array body/, '/map registered citation', '/map explicit citation', /^\/map array/, '/map explicit citation, isolation off'])
   for (const [name, scenario] of Object.entries(report.scenarios)) {
     t.ok(scenario.total > 0, `${name} answered`)
     t.equal(scenario.errors, 0, `${name} had no errors`)
     t.equal(scenario.non2xx, 0, `${name} answered 2xx only`)
   }
-  t.same(Object.keys(report.ratios).sort(), ['explicitOverRegistered', 'isolatedOverInline', 'p99RegisteredOverEcho', 'registeredOverEcho'])
+  t.same(Object.keys(report.ratios).sort(), ['arrayOverEcho', 'explicitOverRegistered', 'isolatedOverInline', 'p99RegisteredOverEcho', 'registeredOverEcho'])
   for (const target of Object.values(report.targets)) t.type(target.met, 'boolean')
 })

@@ -107,3 +107,31 @@ t.test('SIGTERM: new connections are refused, the in-flight request completes, t
   t.equal(exit.killed, false, 'it exited by itself within the bound')
   t.equal(exit.code, 0, 'graceful shutdown exits 0')
 })
+
+t.test('the log is written off the event loop, and every line reaches stdout by the time the process exits', async (t) => {
+  const port = await freePort()
+  const service = spawnEntryPoint(t, { PORT: String(port), OPTIONS: JSON.stringify({ host: '127.0.0.1', logging: { level: 'info' } }) }, 120000)
+  await waitForHealth(service, port)
+  const ids: string[] = []
+  for (let i = 0; i < 50; i++) {
+    const response = await exchange(port, 'POST', '/map', { mapping: 'echo', input: { i } })
+    t.equal(response.status, 200)
+    ids.push(String(response.headers['x-request-id']))
+  }
+  // Straight after the last answer: lines still buffered must be flushed as the process exits.
+  service.child.kill('SIGTERM')
+  const exit = await service.exited
+  t.equal(exit.code, 0)
+  const lines = service
+    .stdout()
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as { msg?: string; requestId?: string; path?: string; status?: number })
+  const completed = lines.filter((line) => line.msg === 'request completed' && line.path === '/map')
+  t.strictSame(
+    completed.map((line) => line.requestId),
+    ids,
+    'one complete JSON line per request, in order, none lost'
+  )
+  t.ok(completed.every((line) => line.status === 200))
+})
