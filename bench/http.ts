@@ -14,7 +14,7 @@
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import Fastify from 'fastify'
+import Fastify, { LogController } from 'fastify'
 import { pino, type Logger } from 'pino'
 import { parse } from 'yaml'
 import { readFileSync } from 'node:fs'
@@ -92,7 +92,7 @@ const inline = await buildServer({
 await inline.listen({ port: 0, host: '127.0.0.1' })
 const inlinePort = (inline.server.address() as { port: number }).port
 // The echo: Fastify's JSON body parsing and serialization, and the same one line per request.
-const bare = Fastify({ loggerInstance: benchLogger(), disableRequestLogging: true })
+const bare = Fastify({ loggerInstance: benchLogger(), logController: new LogController({ disableRequestLogging: true }) })
 bare.post('/echo', async (request) => request.body)
 bare.addHook('onResponse', (request, reply, done) => {
   done()
