@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
+import { runLoad } from './load-client.js'
 import { citationInput, DOCUMENTS } from './workloads.js'
 
 const { values: flags } = parseArgs({ options: { soak: { type: 'string' } } })
@@ -28,7 +29,6 @@ if (soakSeconds !== undefined && !(soakSeconds > 0)) {
   process.stderr.write('usage: bench/hostile.ts [--soak <seconds>]\n')
   process.exit(2)
 }
-const LOADER = new URL('../test/loader/register.mjs', import.meta.url).href
 const TARGET_MS = 250
 const root = fileURLToPath(new URL('..', import.meta.url))
 
@@ -172,15 +172,6 @@ async function runAttacks(): Promise<void> {
   console.log(`\n${met} of ${attacks.length} attacks within ${TARGET_MS} ms with the service alive`)
 }
 
-interface Load {
-  requests: number
-  latencyP50: number
-  latencyP99: number
-  errors: number
-  non2xx: number
-  total: number
-}
-
 async function runSoak(seconds: number): Promise<void> {
   // Requests only: a reload is the operator's act, not a caller's.
   const hostile = attacks.filter(([name]) => !name.includes('hot reload'))
@@ -191,15 +182,7 @@ async function runSoak(seconds: number): Promise<void> {
   const start = rssMb()
   const threads = procStatus('Threads')
   let peak = start
-  const script = fileURLToPath(new URL('./load.ts', import.meta.url))
-  const scenario = { url: `${base}/map`, body: JSON.stringify({ mapping: 'bench-small', input: citationInput }), connections: 10, duration: seconds }
-  const load = new Promise<Load>((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', LOADER, script, JSON.stringify(scenario)], { stdio: ['ignore', 'pipe', 'inherit'] })
-    let out = ''
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
-    child.on('error', reject)
-    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as Load) : reject(new Error(`load generator exited ${code}`))))
-  })
+  const load = runLoad({ url: `${base}/map`, body: JSON.stringify({ mapping: 'bench-small', input: citationInput }), connections: 10, duration: seconds })
   const answers = new Map<string, Map<string, number>>()
   const inFlight: Array<Promise<void>> = []
   const began = performance.now()

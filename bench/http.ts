@@ -11,8 +11,6 @@
 // Flags: --duration <s> (default 10), --connections <n> (default 10), --warmup <s> (default 2: an
 // unmeasured run of each scenario first, so JIT warm-up does not land in the figures), --json.
 // A quick smoke run: --duration 1 --connections 2 --warmup 0
-import { spawn } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import Fastify, { LogController } from 'fastify'
 import { pino, type Logger } from 'pino'
@@ -21,19 +19,8 @@ import { readFileSync } from 'node:fs'
 import { REDACTED_PATHS } from '../plugins/logging.js'
 import { buildServer } from '../server.js'
 import { bundledMappingsPath, loadMappings } from '../config/mappings.js'
+import { runLoad, type Measured } from './load-client.js'
 import { arrayInput, citationInput, DOCUMENTS } from './workloads.js'
-
-/** The project's TypeScript loader (test/loader): tsx's does not reach worker threads. */
-const LOADER = new URL('../test/loader/register.mjs', import.meta.url).href
-
-interface Measured {
-  requests: number
-  latencyP50: number
-  latencyP99: number
-  errors: number
-  non2xx: number
-  total: number
-}
 
 const { values } = parseArgs({
   options: {
@@ -51,18 +38,7 @@ if (!(duration > 0) || !(warmup >= 0) || !Number.isInteger(connections) || conne
   process.exit(2)
 }
 
-function load(url: string, body: string, seconds = duration): Promise<Measured> {
-  const script = fileURLToPath(new URL('./load.ts', import.meta.url))
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', LOADER, script, JSON.stringify({ url, body, connections, duration: seconds })], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
-    let out = ''
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
-    child.on('error', reject)
-    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as Measured) : reject(new Error(`load generator exited ${code}`))))
-  })
-}
+const load = (url: string, body: string, seconds = duration): Promise<Measured> => runLoad({ url, body, connections, duration: seconds })
 
 const citationDocument = parse(readFileSync(`${bundledMappingsPath()}/citation.yaml`, 'utf8')) as Record<string, unknown>
 const arrayDocument = DOCUMENTS.find((d) => d.$id === 'bench-array')!
