@@ -10,16 +10,15 @@
 // 'unhandledRejection' only to record what would have crashed it, and asserts that nothing was.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { Writable } from 'node:stream'
 import fc from 'fast-check'
 import type { FastifyInstance } from 'fastify'
-import pino from 'pino'
 import t, { type Test } from 'tap'
 import type { Plugin } from '../engine/index.js'
 import { createRequest } from '../extensions/request/index.js'
 import { stockExtensions } from '../extensions/stock.js'
 import { buildServer, type BuildConfig } from '../server.js'
 import { upstream } from './http-support.js'
+import { capturedLog } from './log-support.js'
 import { recordUnhandled } from './unhandled-support.js'
 
 const unhandled = recordUnhandled(t)
@@ -168,26 +167,6 @@ t.test('a client that walks away from a fan-out in flight: every upstream call i
 // real upstream or throw, some of them abandoned by their client. Every request the server read
 // gets exactly one answer, even when nobody is left to receive it, and /health answers after each.
 
-/** Lines of a pino logger at info, parsed. */
-function capture(): { logger: pino.Logger; lines: () => Array<Record<string, any>> } {
-  const chunks: string[] = []
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      chunks.push(chunk.toString())
-      done()
-    },
-  })
-  return {
-    logger: pino({ level: 'info' }, sink),
-    lines: () =>
-      chunks
-        .join('')
-        .split('\n')
-        .filter((line) => line !== '')
-        .map((line) => JSON.parse(line) as Record<string, any>),
-  }
-}
-
 const msOf = (options: unknown): number => Number((options as { ms?: number } | null)?.ms ?? 0)
 const slow: Plugin = (options, value) => new Promise((resolve) => setTimeout(() => resolve(value), msOf(options)))
 const failing: Plugin = (options) => new Promise((_resolve, reject) => setTimeout(() => reject(new Error('plugin failure')), msOf(options)))
@@ -196,7 +175,7 @@ const TIME_MS = 150
 
 t.test('property: generated fan-outs through /map get exactly one answer each, and /health keeps answering', async (t) => {
   const up = await stalledUpstream(t)
-  const log = capture()
+  const log = capturedLog()
   const request = createRequest({ allowHeaders: [], denyPrivateNetworks: true, allowHosts: ['127.0.0.1'] })
   const boom = (): never => {
     throw new Error('transformer threw')

@@ -8,14 +8,13 @@
 // Startup attacks (a FIFO as MAPPINGS, a module whose top-level await never settles, …) are
 // covered by test/startup-hangs.test.ts and are not repeated here.
 import type { AddressInfo } from 'node:net'
-import { Writable } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
-import pino from 'pino'
 import t, { type Test } from 'tap'
 import { stockExtensions } from '../extensions/stock.js'
 import { buildServer, type BuildConfig } from '../server.js'
 import { ECHO, GENERATED_ID, upstream, type Upstream } from './http-support.js'
 import { open, parseResponse, rawExchange, within } from './transport-support.js'
+import { capturedLog } from './log-support.js'
 
 /** One answer as read off the wire: its status, X-Request-Id header and body text. */
 interface Answer {
@@ -94,30 +93,9 @@ function chain(levels: number): unknown {
   return value
 }
 
-/** Log lines written to memory by a pino logger at `level`. */
-function capture(level: string): { logger: pino.Logger; text(): string; lines(): Array<Record<string, any>> } {
-  const chunks: string[] = []
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      chunks.push(chunk.toString())
-      done()
-    },
-  })
-  const text = (): string => chunks.join('')
-  return {
-    logger: pino({ level }, sink),
-    text,
-    lines: () =>
-      text()
-        .split('\n')
-        .filter((line) => line !== '')
-        .map((line) => JSON.parse(line) as Record<string, any>),
-  }
-}
-
-const stdoutLog = capture('debug')
-const traceLog = capture('trace')
-const xmlLog = capture('error')
+const stdoutLog = capturedLog('debug')
+const traceLog = capturedLog('trace')
+const xmlLog = capturedLog('error')
 
 /** The upstreams some servers fetch from; set when those servers are built. */
 const upstreams: { canary?: Upstream; xml?: Upstream } = {}

@@ -1,42 +1,22 @@
 // Logging (http.md §7): one line per completed request with requestId, method, path (no query),
 // status and durationMs; `error` with the real error for 5xx, `warn` "slow request" above the
 // threshold, `info` otherwise; the bearer token never appears in the log output, at any level.
-import { Writable } from 'node:stream'
 import t from 'tap'
-import pino from 'pino'
 import type { FastifyInstance } from 'fastify'
 import { buildServer, type BuildConfig } from '../server.js'
 import { ECHO, SECRET, bearer, call } from './http-support.js'
+import { capturedLog, type CapturedLog } from './log-support.js'
 
-interface Captured {
+interface Captured extends CapturedLog {
   readonly app: FastifyInstance
-  /** Every line written so far, parsed. */
-  lines(): Array<Record<string, any>>
-  /** The raw output, as a log shipper would see it. */
-  text(): string
 }
 
 /** A server whose pino logger writes into memory. */
 async function capturing(t: { teardown(fn: () => unknown): void }, build: BuildConfig, level = 'info'): Promise<Captured> {
-  const chunks: string[] = []
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      chunks.push(chunk.toString())
-      done()
-    },
-  })
-  const app = await buildServer({ mappings: [ECHO], ...build, logger: pino({ level }, stream) })
+  const log = capturedLog(level)
+  const app = await buildServer({ mappings: [ECHO], ...build, logger: log.logger })
   t.teardown(() => app.close())
-  const text = (): string => chunks.join('')
-  return {
-    app,
-    text,
-    lines: () =>
-      text()
-        .split('\n')
-        .filter((line) => line !== '')
-        .map((line) => JSON.parse(line)),
-  }
+  return { ...log, app }
 }
 
 const requestLines = (lines: Array<Record<string, any>>) => lines.filter((line) => 'status' in line)

@@ -5,10 +5,9 @@
 // stock surface refuses private destinations, so it is built as a deployment with
 // REQUEST_ALLOW_HOSTS=127.0.0.1 gets it (the refusal itself: request-hardening.test.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { Writable } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
-import pino from 'pino'
 import t from 'tap'
+import { capturedLog } from './log-support.js'
 import type { MappingDocument } from '../engine/index.js'
 import { stockExtensions } from '../extensions/stock.js'
 import { buildServer, configFromEnvironment } from '../server.js'
@@ -35,25 +34,6 @@ function articleSite(req: IncomingMessage, res: ServerResponse): void {
 /** A mapping that fetches `origin + pathname` with the `request` plugin and keeps the JSON body. */
 const fetching = (id: string, origin: string, pathname: string): MappingDocument =>
   ({ $id: id, mapping: { '/article': { request: { origin, pathname, pointer: '/json' } } } }) as MappingDocument
-
-/** Log lines captured in memory (nothing printed). */
-function capturedLog(): { logger: pino.Logger; lines: () => Array<Record<string, unknown>> } {
-  let text = ''
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      text += chunk.toString()
-      done()
-    },
-  })
-  return {
-    logger: pino({ level: 'info' }, sink),
-    lines: () =>
-      text
-        .split('\n')
-        .filter((line) => line !== '')
-        .map((line) => JSON.parse(line) as Record<string, unknown>),
-  }
-}
 
 async function serve(t: { teardown(fn: () => unknown): void }, config: Parameters<typeof buildServer>[0]): Promise<FastifyInstance> {
   const stock = stockExtensions({ REQUEST_ALLOW_HOSTS: '127.0.0.1' })

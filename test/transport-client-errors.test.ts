@@ -2,32 +2,13 @@
 // server: headers over maxHeaderSize → 431 HeadersTooLarge, a malformed request → 400 BadRequest,
 // each with the error body, a fresh X-Request-Id and `Connection: close`; the log line holds the
 // error code only, so the raw request (a bearer token in it) never reaches the log, even at trace.
-import { Writable } from 'node:stream'
-import pino from 'pino'
 import t from 'tap'
+import { capturedLog } from './log-support.js'
 import { GENERATED_ID, JSON_TYPE, SECRET, token } from './http-support.js'
 import { listening, rawExchange } from './transport-support.js'
 
-/** A logger at `level` writing into memory. */
-function capture(level: string): { logger: pino.Logger; text: () => string } {
-  const chunks: string[] = []
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      chunks.push(chunk.toString())
-      done()
-    },
-  })
-  return { logger: pino({ level }, stream), text: () => chunks.join('') }
-}
-
-const lines = (text: string): Array<Record<string, unknown>> =>
-  text
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => JSON.parse(line) as Record<string, unknown>)
-
 t.test('headers over the limit: 431 with the error body; the bearer token never reaches the log, at trace', async (t) => {
-  const { logger, text } = capture('trace')
+  const { logger, text, lines } = capturedLog('trace')
   const { port } = await listening(t, { options: { auth: { secret: SECRET } }, logger })
   const jwt = token({ sub: 'alice' })
   const padding = 'p'.repeat(20000)
@@ -47,7 +28,7 @@ t.test('headers over the limit: 431 with the error body; the bearer token never 
   t.notOk(/bearer/i.test(output), 'no Authorization value at all')
   t.notOk(output.includes('ppppp') || /x-padding/i.test(output), 'no other header either')
   t.notOk(output.includes('rawPacket'), 'not the raw packet, even as bytes')
-  const logged = lines(output).filter((line) => line.msg === 'client error')
+  const logged = lines().filter((line) => line.msg === 'client error')
   t.equal(logged.length, 1, 'one line')
   t.strictSame(
     { ...logged[0], time: undefined, pid: undefined, hostname: undefined },
@@ -66,7 +47,7 @@ t.test('maxHeaderSize is configurable: over it 431 naming the limit, under it se
 })
 
 t.test('a malformed request: 400 BadRequest with the error body and the configured id prefix', async (t) => {
-  const { logger, text } = capture('trace')
+  const { logger, text, lines } = capturedLog('trace')
   const { port } = await listening(t, { options: { requestIdPrefix: 'edge-' }, logger })
   const malformed = [
     ['an invalid method', 'G@T /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'],
@@ -81,5 +62,5 @@ t.test('a malformed request: 400 BadRequest with the error body and the configur
     t.strictSame(JSON.parse(response.body), { code: 'BadRequest', message: 'Malformed HTTP request', requestId: response.headers['x-request-id'] }, what)
   }
   t.notOk(text().includes('leaked-if-logged'), 'the raw request is never logged')
-  t.equal(lines(text()).filter((line) => line.msg === 'client error').length, malformed.length, 'one line each')
+  t.equal(lines().filter((line) => line.msg === 'client error').length, malformed.length, 'one line each')
 })
