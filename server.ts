@@ -174,15 +174,24 @@ function reloadSource(path: string, warn: (message: string) => void, timeoutMs: 
   return { source: () => fromSetting('MAPPINGS', () => loadOffThread({ path, timeoutMs, maxBytes }, warn)), watchable: true }
 }
 
-/** SIGHUP, and changes under MAPPINGS when `reload.watch` is on, reload the mappings; returns the stop. */
-function reloadTriggers(path: string, watchable: boolean, reloader: Reloader, reload: ServiceConfig['reload']): () => void {
-  const watching = reload.watch && watchable ? watchMappings(path, () => { void trigger() }, reload.debounce) : undefined
+/**
+ * SIGHUP, and changes under MAPPINGS when `reload.watch` is on, reload the mappings; resolves,
+ * once every directory is watched, with the stop.
+ */
+async function reloadTriggers(
+  path: string,
+  watchable: boolean,
+  reloader: Reloader,
+  reload: ServiceConfig['reload'],
+  warn: (message: string) => void
+): Promise<() => void> {
+  const watching = reload.watch && watchable ? watchMappings(path, () => { void trigger() }, reload.debounce, warn) : undefined
   // Watching first, reading second: a change made while the set loads is seen, and reloads again.
   const trigger = async (): Promise<void> => {
     await watching?.rearm()
     await reloader.reload()
   }
-  void watching?.rearm()
+  await watching?.rearm()
   const onHangup = (): void => { void trigger() }
   process.on('SIGHUP', onHangup)
   return () => {
@@ -223,14 +232,19 @@ export async function startFromEnvironment(env: NodeJS.ProcessEnv = process.env)
   // Before the server is built: the service decides whether to trace as it is registered.
   const telemetry = await startTelemetry(env)
   let app: FastifyInstance
+  let stopReloading = (): void => {}
   try {
     app = await buildServer({ ...build, reloader })
+    // Watched before it listens (the reloader is attached once the app is ready): a service that
+    // answers sees every change made from then on.
+    await app.ready()
+    stopReloading = await reloadTriggers(mappingsPath, watchable, reloader, config.reload, warn)
     await app.listen({ port, host: config.host })
   } catch (error) {
+    stopReloading()
     await telemetry?.shutdown()
     throw error
   }
-  const stopReloading = reloadTriggers(mappingsPath, watchable, reloader, config.reload)
   // SIGHUP reloads (above); it does not stop the service.
   closeWithGrace({ delay: 10000, skip: ['SIGHUP'] }, async ({ signal, err }) => {
     stopReloading()

@@ -12,9 +12,17 @@ export interface MappingsWatch {
   close(): void
 }
 
-/** Calls `onChange` once changes under `path` have been quiet for `debounceMs`. */
-export function watchMappings(path: string, onChange: () => void, debounceMs: number): MappingsWatch {
+/** Errors that mean the directory went away between the listing and the watch. */
+const GONE = new Set(['ENOENT', 'ENOTDIR'])
+
+/**
+ * Calls `onChange` once changes under `path` have been quiet for `debounceMs`. A directory that
+ * cannot be watched for another reason (the system's limit of watches reached, no permission) is
+ * reported once through `warn`: changes there then need SIGHUP.
+ */
+export function watchMappings(path: string, onChange: () => void, debounceMs: number, warn: (message: string) => void): MappingsWatch {
   const watchers = new Map<string, FSWatcher>()
+  const reported = new Set<string>()
   let timer: NodeJS.Timeout | undefined
   let closed = false
   const changed = (): void => {
@@ -47,8 +55,12 @@ export function watchMappings(path: string, onChange: () => void, debounceMs: nu
             changed()
           })
           watchers.set(directory, watcher)
-        } catch {
+        } catch (error) {
           // Removed between the listing and the watch: its removal was seen in its parent.
+          const code = (error as NodeJS.ErrnoException).code ?? ''
+          if (GONE.has(code) || reported.has(directory)) continue
+          reported.add(directory)
+          warn(`reload.watch cannot watch ${directory} (${(error as Error).message}): changes there are reloaded by SIGHUP only`)
         }
       }
     },
