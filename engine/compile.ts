@@ -2,7 +2,7 @@
 // here, keywords are resolved to their stage operations here, and extension names are bound here.
 // Host errors a document carries (a bad pointer, an invalid pattern) are deferred to the moment
 // evaluation reaches them, exactly where the language raises them.
-import { Context } from './context.js'
+import { Context, type CompileContext, type DocumentCompiler, type Pairing, type Pairings, type PairingSlot, type Place, type Plan, type PlanKind, type ResolvedExtensions, type RunCompiler, type Slot, type Step } from './context.js'
 import { MESSAGES, errorObject } from './diagnostics.js'
 import { documentForm } from './document.js'
 import { putVariant, tracedPairing, tracedPipeline, tracedRead } from './explain/instrument.js'
@@ -10,7 +10,6 @@ import { PATH_OBSERVING_KEYWORDS, POINTER_KEYWORDS, provenanceOf } from './keywo
 import { compilePipeline } from './keywords/pipeline.js'
 import { compilePlugins } from './keywords/plugins.js'
 import type { Locate } from './keywords/record.js'
-import type { CompileContext, DocumentCompiler, Pairing, PairingSlot, Pairings, Place, Plan, PlanKind, ResolvedExtensions, RunCompiler, Slot, Step } from './plan.js'
 import {
   compileReader,
   compileWriter,

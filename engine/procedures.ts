@@ -2,9 +2,8 @@
 // right sides, NEST and READ. They run synchronously until something returns a promise, and only
 // then continue asynchronously, so a document that reaches no plugin never allocates one.
 import { BudgetExceeded } from './budget.js'
-import { Context } from './context.js'
+import { Context, type Maybe, type Pairing, type Pairings, type Plan, type Slot } from './context.js'
 import { fanOut } from './fan-out.js'
-import type { Maybe, Pairing, Pairings, Plan, Slot } from './plan.js'
 import { escapeToken, type Writer } from './pointer.js'
 
 /** MAP (§7.1) of a plan in its parent context: SHIFT, then the level. */

@@ -1,18 +1,9 @@
 // The registry (language.md §5): named mappings by `$id`, `$extend` flattened at registration, and
 // the views an evaluation resolves `$ref` and name strings against. Ids live in Maps, so no id
 // (`__proto__`, `constructor`) can ever reach a prototype.
-import type { DocumentCompiler, Plan } from './plan.js'
+import type { DocumentCompiler, Plan, RegistryView } from './context.js'
 import type { MappingDocument } from './types.js'
 import { isObject, truthy } from './values.js'
-
-/** What an evaluation resolves names against. */
-export interface RegistryView {
-  lookup(id: string): Plan | undefined
-  /** True when some id starts with `/`, so a pointer string could name a mapping (§2.4 rule 1). */
-  readonly shadowsPointers: boolean
-  /** The visible documents keyed by `$id` (read-only). */
-  view(): Readonly<Record<string, Readonly<MappingDocument>>>
-}
 
 export interface RegisteredMapping {
   readonly document: Readonly<MappingDocument>

@@ -1,26 +1,8 @@
 // Public types of the engine: what a library user imports alongside `Mapper`.
 import type { Limits } from './budget.js'
-import type { KeywordOperands } from './keywords/index.js'
+import type { Descriptor, MappingDocument, PairingMap } from './descriptor.js'
 
-/** A JSON value as the engine reads and writes it. */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue }
-
-/** A descriptor: a pointer, relative reference or name string; a keyword object; or a variant list. */
-export type Descriptor = string | DescriptorObject | Descriptor[]
-
-/** The pairings of a mapping: target pointer → descriptor, in written order. */
-export interface PairingMap {
-  [targetPointer: string]: Descriptor
-}
-
-/**
- * A keyword object: each keyword's operand type comes from its record (keywords/index.ts). Keys
- * outside the catalogue are inert unless they name a registered plugin.
- */
-export type DescriptorObject = KeywordOperands & { [pluginOrOther: string]: unknown }
-
-/** A descriptor object with pairings: the usual registered or explicit mapping document. */
-export type MappingDocument = DescriptorObject
+export type { Descriptor, DescriptorObject, Example, JsonValue, KeywordName, KeywordOperands, MappingDocument, PairingMap, PairingValue } from './descriptor.js'
 
 /** Several named mappings travelling together; the last member is the entry. */
 export interface CompoundDocument {

@@ -9,27 +9,18 @@ import {
   type CompiledMapping,
   type ExampleResult,
   type Extensions,
-  type Limits,
   type Prepared,
   type RunOptions,
   type ValidationReport,
 } from '../engine/index.js'
 import type { MappingEntry } from '../config/mappings.js'
 import type { IsolationConfig } from '../config/resolve.js'
+import type { EngineSettings } from './evaluation.js'
 import { IsolationPool, type ExtensionsSpec } from './isolation.js'
 
 /** A registered mapping failed validation or one of its examples at startup; the message says which and why. */
 export class RegistrationError extends Error {
   override readonly name = 'RegistrationError'
-}
-
-/** What the engine service needs to know of the configuration. */
-export interface EngineSettings {
-  readonly limits: { readonly registered: Readonly<Required<Limits>>; readonly explicit: Readonly<Required<Limits>> }
-  /** Whether explicit documents may use `stdout`. */
-  readonly explicitStdout: boolean
-  /** Total document bytes the explicit-document cache may hold. */
-  readonly cacheBytes: number
 }
 
 /** Let the event loop run what waits (requests, timers) before the next slice of a reload. */

@@ -1,9 +1,25 @@
 // One POST /map evaluation as data, the same on the event loop and in a worker thread
 // (runtime/isolation.ts): which plan runs on which budgets, and the envelope printed as the
 // response's text. The route decides where it runs; this decides what runs.
-import { countExamples, exampleDiagnostics, type Envelope, type Explained, type Limits, type Prepared, type RunOptions, type ValidationReport } from '../engine/index.js'
+import { countExamples, exampleDiagnostics, type CompiledMapping, type Envelope, type ExampleResult, type Explained, type Limits, type Prepared, type RunOptions, type ValidationReport } from '../engine/index.js'
 import { InvalidMappingDocument, OutputNotSerializable, unknownMapping } from '../errors.js'
-import type { EngineService } from './engine.js'
+
+/** The budgets and switches an engine evaluates with (the same in every worker thread). */
+export interface EngineSettings {
+  readonly limits: { readonly registered: Readonly<Required<Limits>>; readonly explicit: Readonly<Required<Limits>> }
+  /** Whether explicit documents may use `stdout`. */
+  readonly explicitStdout: boolean
+  /** Total document bytes the explicit-document cache may hold. */
+  readonly cacheBytes: number
+}
+
+/** What an evaluation asks of the engine serving it (runtime/engine.ts EngineService). */
+export interface Evaluating {
+  readonly settings: EngineSettings
+  registered(id: string): CompiledMapping | undefined
+  explicit(document: object): Prepared
+  explicitExamples(document: object, extra: Readonly<Record<string, unknown>>, stdout: RunOptions['stdout']): Promise<ExampleResult[]>
+}
 
 /** What a caller asked POST /map to evaluate. */
 export interface MapRequest {
@@ -42,7 +58,7 @@ export function printEnvelope(envelope: Envelope): string {
  * until the plan itself awaits.
  */
 export async function evaluateRequest(
-  engine: EngineService,
+  engine: Evaluating,
   request: MapRequest,
   extra: Record<string, unknown>,
   stdout: RunOptions['stdout'],
@@ -75,7 +91,7 @@ export type Report = ValidationReport & { expansion?: number }
  * evaluate it, its examples run on one shared budget; each failing one is an `EXAMPLE-1` error.
  */
 export async function validateDocument(
-  engine: EngineService,
+  engine: Evaluating,
   document: object,
   mayEvaluate: boolean,
   extra: Readonly<Record<string, unknown>>,

@@ -9,8 +9,7 @@ import type { MappingEntry } from '../config/mappings.js'
 import type { IsolationConfig } from '../config/resolve.js'
 import { Unavailable } from '../errors.js'
 import type { StockSettings } from '../extensions/stock.js'
-import type { EngineSettings } from './engine.js'
-import type { MapOutcome, MapRequest, Report } from './evaluation.js'
+import type { EngineSettings, MapOutcome, MapRequest, Report } from './evaluation.js'
 
 /** How a worker builds its extension surface: the stock one (from the environment it read), or a module's default export. */
 export type ExtensionsSpec = { readonly module: string } | { readonly stock: StockSettings }

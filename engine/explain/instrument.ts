@@ -1,13 +1,11 @@
 // Explain mode's plans: the same closures as a normal plan, each wrapped to record into the run's
 // trace (explain/trace.ts). The compiler builds these only when it compiles in explain mode, into
 // caches of its own, so a normal plan carries no trace code and checks no flag.
-import type { Context } from '../context.js'
 import type { CompiledPipeline } from '../keywords/pipeline.js'
 import type { CompiledLocate } from '../keywords/record.js'
-import type { Place, Plan, Slot, Step } from '../plan.js'
+import type { Context, Place, Plan, RegistryView, Slot, Step } from '../context.js'
 import { resolvePath } from '../pointer.js'
 import { firstDefined, readEach, type Put } from '../procedures.js'
-import type { RegistryView } from '../registry.js'
 import type { MappingDocument } from '../types.js'
 import { isThenable } from '../values.js'
 import {

@@ -39,7 +39,8 @@ import asKeyword from './finalize/as.js'
 import defaultKeyword from './finalize/default.js'
 import regexpI from './finalize/regexp-i.js'
 import stdout from './diagnostic/stdout.js'
-import type { KeywordRecord, OperandOf, Stage } from './record.js'
+import type { KeywordName } from '../descriptor.js'
+import type { KeywordRecord, Stage } from './record.js'
 
 /** Every keyword, in pipeline order within each stage (the order validators report in, too). */
 export const KEYWORDS = [
@@ -81,10 +82,10 @@ export const KEYWORDS = [
   stdout,
 ] as const
 
-type AnyKeyword = (typeof KEYWORDS)[number]
-
-/** A keyword object's keys and operand types, derived from the records. */
-export type KeywordOperands = { [R in AnyKeyword as R['name']]?: OperandOf<R> }
+/** A name descriptor.ts gives an operand type but no record implements (checked as the project compiles). */
+type Unimplemented = Exclude<KeywordName, (typeof KEYWORDS)[number]['name']>
+const everyKeywordHasARecord: [Unimplemented] extends [never] ? true : Unimplemented = true
+void everyKeywordHasARecord
 
 const BY_NAME: ReadonlyMap<string, KeywordRecord> = new Map(KEYWORDS.map((k) => [k.name, k as KeywordRecord]))
 

@@ -3,7 +3,7 @@
 // descriptor, shape, validate (all validators as one step, each reporting at most one error), and
 // finalize. A stage's order is the order of the records in keywords/index.ts.
 import type { Provenance } from '../diagnostics.js'
-import type { CompileContext, Step } from '../plan.js'
+import type { CompileContext, Step } from '../context.js'
 import { stage } from './index.js'
 import { pluginNames } from './plugins.js'
 import type { Check, CompiledLocate, KeywordRecord } from './record.js'
@@ -64,7 +64,7 @@ export function compilePipeline(descriptor: Record<string, unknown>, cx: Compile
     labels.push(null)
   }
   const validators = stage('validate')
-    .map((record) => ({ name: record.name, check: compile<Check>(record) }))
+    .map((record): { name: string; check: Check | null } => ({ name: record.name, check: compile<Check>(record) }))
     .filter((validator): validator is { name: string; check: Check } => validator.check !== null)
   const checks = validators.map((validator) => validator.check)
   if (checks.length > 0) {

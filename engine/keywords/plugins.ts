@@ -1,6 +1,6 @@
 // Stage 3, plugins (language.md §8.5): every descriptor key that names a registered plugin fires in
 // written order, each fed the previous result; its options' `pointer` narrows what it returns.
-import type { CompileContext, Step } from '../plan.js'
+import type { CompileContext, Step } from '../context.js'
 import { isThenable, truthy } from '../values.js'
 
 /** The keys of a descriptor that name registered plugins, in written order. */

@@ -4,9 +4,9 @@
 // the value pipeline. Each keyword is one module under its
 // stage's folder; keywords/index.ts lists them in pipeline order, and everything else — the
 // compiler, validation, the descriptor type, the catalogue — is derived from that list.
-import type { Context } from '../context.js'
+import type { CompileContext, Context, Maybe, Step } from '../context.js'
+import type { KeywordName } from '../descriptor.js'
 import type { Provenance } from '../diagnostics.js'
-import type { CompileContext, Maybe, Step } from '../plan.js'
 
 export type Stage =
   | 'registry'
@@ -81,7 +81,7 @@ export interface SchemaFragment {
   readonly [keyword: string]: unknown
 }
 
-export interface KeywordRecord<N extends string = string, S extends Stage = Stage, O = unknown> {
+export interface KeywordRecord<N extends KeywordName = KeywordName, S extends Stage = Stage> {
   readonly name: N
   readonly stage: S
   readonly tier: Tier
@@ -103,18 +103,13 @@ export interface KeywordRecord<N extends string = string, S extends Stage = Stag
   readonly settlesLater?: boolean
   /** Shape stage: it needs a settled value (an initializer's promise is settled before it). */
   readonly needsSettled?: boolean
-  /** The operand's type, for the descriptor type (never present at run time). */
-  readonly operandType?: O
 }
 
-/** The operand type a record declares. */
-export type OperandOf<R> = R extends KeywordRecord<string, Stage, infer O> ? O : never
-
 /**
- * Declare a keyword: `keyword<OperandType, 'name', 'stage'>({ … })`. The type arguments are given,
- * never inferred, so the descriptor type built from the records cannot depend on itself.
+ * Declare a keyword: `keyword<'name', 'stage'>({ … })`. Its operand's type is the one
+ * descriptor.ts gives that name.
  */
-export function keyword<O, N extends string, S extends Stage>(record: KeywordRecord<N, S, O>): KeywordRecord<N, S, O> {
+export function keyword<N extends KeywordName, S extends Stage>(record: KeywordRecord<N, S>): KeywordRecord<N, S> {
   return Object.freeze(record)
 }
 

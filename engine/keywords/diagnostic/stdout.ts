@@ -2,7 +2,7 @@
 // MAP receives the descriptor. A host may route it (RunOptions.stdout) or refuse it (KW-stdout-1).
 import { issue, keyword, ok, POINTER_SCHEMA } from '../record.js'
 
-export default keyword<boolean | string, 'stdout', 'diagnostic'>({
+export default keyword<'stdout', 'diagnostic'>({
   name: 'stdout',
   stage: 'diagnostic',
   tier: 'experimental',

@@ -1,10 +1,8 @@
 // `switch` (dispatch, language.md §8.4): reads a branch key from the scope it names and evaluates the
 // matching case (own keys only; a falsy case falls back to `default`).
-import type { Context } from '../../context.js'
+import type { Context, Slot, Step } from '../../context.js'
 import { noteBranch } from '../../explain/trace.js'
-import type { Slot, Step } from '../../plan.js'
 import { read } from '../../procedures.js'
-import type { Descriptor } from '../../types.js'
 import { isObject, toKey, truthy } from '../../values.js'
 import { issue, keyword, ok, POINTER_SCHEMA, READ_DESCRIPTOR_SCHEMA } from '../record.js'
 
@@ -20,7 +18,7 @@ const READ_FROM: Readonly<Record<Scope, (value: unknown, context: Context) => un
   output: (_value, context) => context.run.output,
 }
 
-export default keyword<{ source?: string; input?: string; output?: string; cases: Record<string, Descriptor> }, 'switch', 'dispatch'>({
+export default keyword<'switch', 'dispatch'>({
   name: 'switch',
   stage: 'dispatch',
   tier: 'core',

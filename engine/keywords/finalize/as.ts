@@ -32,7 +32,7 @@ const COERCIONS: Record<string, (value: unknown, context: Context) => unknown> =
   json: (value, context) => context.run.stringify(value),
 }
 
-export default keyword<'string' | 'number' | 'boolean' | 'json', 'as', 'finalize'>({
+export default keyword<'as', 'finalize'>({
   name: 'as',
   stage: 'finalize',
   tier: 'core',

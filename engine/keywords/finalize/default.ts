@@ -2,7 +2,7 @@
 import { supplier } from '../../values.js'
 import { keyword } from '../record.js'
 
-export default keyword<unknown, 'default', 'finalize'>({
+export default keyword<'default', 'finalize'>({
   name: 'default',
   stage: 'finalize',
   tier: 'core',

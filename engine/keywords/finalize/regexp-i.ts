@@ -3,7 +3,7 @@
 import { toText } from '../../values.js'
 import { booleanOperand, keyword } from '../record.js'
 
-export default keyword<boolean, 'regexp_i', 'finalize'>({
+export default keyword<'regexp_i', 'finalize'>({
   name: 'regexp_i',
   stage: 'finalize',
   tier: 'experimental',

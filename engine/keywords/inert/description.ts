@@ -1,7 +1,7 @@
 // `description`: prose for people; evaluation never reads it.
 import { keyword } from '../record.js'
 
-export default keyword<string, 'description', 'inert'>({
+export default keyword<'description', 'inert'>({
   name: 'description',
   stage: 'inert',
   tier: 'core',

@@ -28,7 +28,7 @@ function exampleIssues(example: unknown, i: number): OperandIssue[] {
   return found
 }
 
-export default keyword<Array<{ input: unknown; output: Record<string, unknown>; valid?: boolean; errors?: unknown[]; description?: string }>, 'examples', 'inert'>({
+export default keyword<'examples', 'inert'>({
   name: 'examples',
   stage: 'inert',
   tier: 'extended',

@@ -1,9 +1,8 @@
 // `all` (locate, language.md §8.3): the values of every element, undefined ones left out.
 import { keyword, READ_DESCRIPTOR_SCHEMA } from '../record.js'
 import { combinator, listContents, listOperand } from './scope.js'
-import type { Descriptor } from '../../types.js'
 
-export default keyword<Descriptor[], 'all', 'locate'>({
+export default keyword<'all', 'locate'>({
   name: 'all',
   stage: 'locate',
   tier: 'core',

@@ -2,9 +2,8 @@
 import { firstDefined } from '../../procedures.js'
 import { keyword, READ_DESCRIPTOR_SCHEMA } from '../record.js'
 import { combinator, listContents, listOperand } from './scope.js'
-import type { Descriptor } from '../../types.js'
 
-export default keyword<Descriptor[], 'first', 'locate'>({
+export default keyword<'first', 'locate'>({
   name: 'first',
   stage: 'locate',
   tier: 'core',

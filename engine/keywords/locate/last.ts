@@ -1,9 +1,8 @@
 // `last` (locate, language.md §8.3): the last element whose value is defined.
 import { keyword, READ_DESCRIPTOR_SCHEMA } from '../record.js'
 import { combinator, listContents, listOperand } from './scope.js'
-import type { Descriptor } from '../../types.js'
 
-export default keyword<Descriptor[], 'last', 'locate'>({
+export default keyword<'last', 'locate'>({
   name: 'last',
   stage: 'locate',
   tier: 'core',

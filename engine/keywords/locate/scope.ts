@@ -1,5 +1,6 @@
 // What the locate keywords share: a pointer read from a scope, and a list of descriptors READ.
-import type { CompileContext } from '../../plan.js'
+import type { KeywordName } from '../../descriptor.js'
+import type { CompileContext } from '../../context.js'
 import { readEach } from '../../procedures.js'
 import type { Reader } from '../../pointer.js'
 import { truthy } from '../../values.js'
@@ -9,8 +10,8 @@ import { issue, keyword, ok, POINTER_SCHEMA, type CompiledLocate, type Locate, t
  * A keyword reading its JSON Pointer operand from one scope. `locateWith` turns the compiled reader
  * into the locate operation; each keyword writes its own, so every read site stays monomorphic.
  */
-export function pointerKeyword<N extends string>(name: N, description: string, locateWith: (read: Reader) => Locate) {
-  return keyword<string, N, 'locate'>({
+export function pointerKeyword<N extends KeywordName>(name: N, description: string, locateWith: (read: Reader) => Locate) {
+  return keyword<N, 'locate'>({
     name,
     stage: 'locate',
     tier: 'core',

@@ -4,7 +4,7 @@ import { issue, keyword, ok } from '../record.js'
 
 const isId = (id: unknown): boolean => typeof id === 'string' && id !== ''
 
-export default keyword<string | string[], '$extend', 'registry'>({
+export default keyword<'$extend', 'registry'>({
   name: '$extend',
   stage: 'registry',
   tier: 'core',

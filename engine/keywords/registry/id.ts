@@ -3,7 +3,7 @@ import { issue, keyword, ok } from '../record.js'
 
 const FORBIDDEN_IDS = ['__proto__', 'constructor', 'prototype']
 
-export default keyword<string, '$id', 'registry'>({
+export default keyword<'$id', 'registry'>({
   name: '$id',
   stage: 'registry',
   tier: 'core',

@@ -3,7 +3,7 @@
 // before any other keyword.
 import { issue, keyword, ok } from '../record.js'
 
-export default keyword<string, '$ref', 'registry'>({
+export default keyword<'$ref', 'registry'>({
   name: '$ref',
   stage: 'registry',
   tier: 'core',

@@ -5,7 +5,7 @@ import { booleanOperand, keyword } from '../record.js'
 /** What one member of a built array counts for in builtBytes: a reference. */
 export const REFERENCE_BYTES = 8
 
-export default keyword<boolean, 'concat', 'shape'>({
+export default keyword<'concat', 'shape'>({
   name: 'concat',
   stage: 'shape',
   tier: 'core',

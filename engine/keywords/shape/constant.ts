@@ -2,7 +2,7 @@
 import { supplier } from '../../values.js'
 import { keyword } from '../record.js'
 
-export default keyword<unknown, 'constant', 'shape'>({
+export default keyword<'constant', 'shape'>({
   name: 'constant',
   stage: 'shape',
   tier: 'core',

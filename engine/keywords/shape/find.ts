@@ -3,7 +3,7 @@
 import { isObject, truthy } from '../../values.js'
 import { issue, keyword, ok, POINTER_SCHEMA } from '../record.js'
 
-export default keyword<{ eq: Record<string, unknown>; pointer?: string }, 'find', 'shape'>({
+export default keyword<'find', 'shape'>({
   name: 'find',
   stage: 'shape',
   tier: 'core',

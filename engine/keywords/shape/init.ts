@@ -1,12 +1,12 @@
 // `init` (shape, language.md §8.6, EXT-2): a registered initializer replaces the value. It is called
 // as it is; a promise it wrongly returns passes `constant` and `random` untouched and is settled
 // before the first keyword that needs a settled value (two core cases pin this artifact).
-import type { Step } from '../../plan.js'
+import type { Step } from '../../context.js'
 import { issue, keyword, ok } from '../record.js'
 import { observed, truthy } from '../../values.js'
 import { unknownName } from './unknown-name.js'
 
-export default keyword<string, 'init', 'shape'>({
+export default keyword<'init', 'shape'>({
   name: 'init',
   stage: 'shape',
   tier: 'core',

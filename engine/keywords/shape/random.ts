@@ -7,7 +7,7 @@ import { issue, keyword, ok } from '../record.js'
 /** The largest `random` selection a document may ask for (each member is a value of the output). */
 export const MAX_RANDOM = 10_000
 
-export default keyword<number, 'random', 'shape'>({
+export default keyword<'random', 'shape'>({
   name: 'random',
   stage: 'shape',
   tier: 'experimental',

@@ -11,7 +11,7 @@ import { issue, keyword, ok } from '../record.js'
  */
 const PLACEHOLDER = /\{\{([^}]+)\}\}/
 
-export default keyword<string, 'template', 'shape'>({
+export default keyword<'template', 'shape'>({
   name: 'template',
   stage: 'shape',
   tier: 'core',

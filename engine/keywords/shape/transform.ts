@@ -1,13 +1,13 @@
 // `transform` (shape, language.md §8.6, EXT-6): registered transformers in order, each given the
 // previous result and, for a step object, a copy of its options.
-import type { Step } from '../../plan.js'
+import type { Step } from '../../context.js'
 import { isObject, observed, truthy } from '../../values.js'
 import { issue, keyword, ok } from '../record.js'
 import { unknownName } from './unknown-name.js'
 
 const SHAPE_MESSAGE = 'transform must be a transformer name or a list of names and one-key step objects'
 
-export default keyword<string | Array<string | Record<string, unknown>>, 'transform', 'shape'>({
+export default keyword<'transform', 'shape'>({
   name: 'transform',
   stage: 'shape',
   tier: 'core',

@@ -1,7 +1,7 @@
 // `unique` (shape, experimental): `random` picks distinct members (read by `random` itself).
 import { booleanOperand, keyword } from '../record.js'
 
-export default keyword<boolean, 'unique', 'shape'>({
+export default keyword<'unique', 'shape'>({
   name: 'unique',
   stage: 'shape',
   tier: 'experimental',

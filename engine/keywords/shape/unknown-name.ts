@@ -1,7 +1,7 @@
 // With `unknownNames: 'error'`, an `init` or `transform` name no extension answers appends an error
 // object where the call would have happened (GET-5 diagnostic mode); by default it is skipped.
 import { errorObject, type Provenance } from '../../diagnostics.js'
-import type { CompileContext, Step } from '../../plan.js'
+import type { CompileContext, Step } from '../../context.js'
 
 export function unknownName(cx: CompileContext, provenance: Provenance, keyword: 'init' | 'transform', name: string): Step | null {
   if (cx.options.unknownNames !== 'error') return null

@@ -1,10 +1,9 @@
 // `each` (structure, language.md §7.2): like `mapping`, applied to every element of an array value.
 import { keyword, PAIRING_VALUE_SCHEMA, TRUTHY_SCHEMA } from '../record.js'
 import { pairingsOperand } from './pairings.js'
-import type { PairingMap } from '../../types.js'
 import { truthy } from '../../values.js'
 
-export default keyword<PairingMap | string | { $ref: string }, 'each', 'structure'>({
+export default keyword<'each', 'structure'>({
   name: 'each',
   stage: 'structure',
   tier: 'core',

@@ -1,9 +1,8 @@
 // `mapping` (structure, language.md §7.2): the value is mapped through these pairings into a fresh target.
 import { keyword, PAIRING_VALUE_SCHEMA } from '../record.js'
 import { pairingsOperand } from './pairings.js'
-import type { PairingMap } from '../../types.js'
 
-export default keyword<PairingMap | string | { $ref: string }, 'mapping', 'structure'>({
+export default keyword<'mapping', 'structure'>({
   name: 'mapping',
   stage: 'structure',
   tier: 'core',

@@ -2,7 +2,7 @@
 import { keyword, validatorOperand } from '../record.js'
 import { fail } from './fail.js'
 
-export default keyword<unknown[], 'enum', 'validate'>({
+export default keyword<'enum', 'validate'>({
   name: 'enum',
   stage: 'validate',
   tier: 'core',

@@ -1,4 +1,5 @@
 // What the validators share: an error object in the language's key order, and the bound checks.
+import type { KeywordName } from '../../descriptor.js'
 import type { Context } from '../../context.js'
 import { errorObject, type Provenance } from '../../diagnostics.js'
 import { keyword, validatorOperand } from '../record.js'
@@ -23,13 +24,13 @@ export function numericCheck(
 }
 
 /** A length bound on strings (`minLength`, `maxLength`), whole: operand grammar and check. */
-export function lengthKeyword<N extends string>(
+export function lengthKeyword<N extends KeywordName>(
   name: N,
   description: string,
   passes: (length: number, operand: number) => boolean,
   message: (operand: number) => string
 ) {
-  return keyword<number, N, 'validate'>({
+  return keyword<N, 'validate'>({
     name,
     stage: 'validate',
     tier: 'core',

@@ -2,7 +2,7 @@
 import { isNumber, keyword, validatorOperand } from '../record.js'
 import { numericCheck } from './fail.js'
 
-export default keyword<number, 'maximum', 'validate'>({
+export default keyword<'maximum', 'validate'>({
   name: 'maximum',
   stage: 'validate',
   tier: 'core',

@@ -2,7 +2,7 @@
 import { isNumber, keyword, validatorOperand } from '../record.js'
 import { numericCheck } from './fail.js'
 
-export default keyword<number, 'minimum', 'validate'>({
+export default keyword<'minimum', 'validate'>({
   name: 'minimum',
   stage: 'validate',
   tier: 'core',

@@ -16,7 +16,7 @@ function isMultipleOf(value: number, divisor: number): boolean {
   return remainder === 0
 }
 
-export default keyword<number, 'multipleOf', 'validate'>({
+export default keyword<'multipleOf', 'validate'>({
   name: 'multipleOf',
   stage: 'validate',
   tier: 'core',

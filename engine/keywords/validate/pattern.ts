@@ -5,7 +5,7 @@ import { screenPattern } from '../../validation/pattern-screen.js'
 import { issue, keyword, ok } from '../record.js'
 import { fail } from './fail.js'
 
-export default keyword<string, 'pattern', 'validate'>({
+export default keyword<'pattern', 'validate'>({
   name: 'pattern',
   stage: 'validate',
   tier: 'core',

@@ -3,7 +3,7 @@ import { truthy } from '../../values.js'
 import { keyword, validatorOperand } from '../record.js'
 import { fail } from './fail.js'
 
-export default keyword<boolean, 'required', 'validate'>({
+export default keyword<'required', 'validate'>({
   name: 'required',
   stage: 'validate',
   tier: 'core',

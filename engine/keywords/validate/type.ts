@@ -14,7 +14,7 @@ const TESTS: Record<string, [test: (value: unknown) => boolean, message: string]
 }
 const TYPES = Object.keys(TESTS).sort()
 
-export default keyword<string, 'type', 'validate'>({
+export default keyword<'type', 'validate'>({
   name: 'type',
   stage: 'validate',
   tier: 'core',
