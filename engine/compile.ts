@@ -2,7 +2,8 @@
 // here, keywords are resolved to their stage operations here, and extension names are bound here.
 // Host errors a document carries (a bad pointer, an invalid pattern) are deferred to the moment
 // evaluation reaches them, exactly where the language raises them.
-import { Context, type CompileContext, type DocumentCompiler, type Pairing, type Pairings, type PairingSlot, type Place, type Plan, type PlanKind, type ResolvedExtensions, type RunCompiler, type Slot, type Step } from './context.js'
+import { generateLevel } from './codegen.js'
+import { Context, type CompileContext, type Inline, type DocumentCompiler, type Pairing, type Pairings, type PairingSlot, type Place, type Plan, type PlanKind, type ResolvedExtensions, type RunCompiler, type Slot, type Step } from './context.js'
 import { MESSAGES, errorObject } from './diagnostics.js'
 import { documentForm } from './document.js'
 import { putVariant, tracedPairing, tracedPipeline, tracedRead } from './explain/instrument.js'
@@ -26,6 +27,8 @@ import { isObject, isThenable, truthy } from './values.js'
 
 export interface CompilerOptions {
   readonly unknownNames: 'skip' | 'error'
+  /** Levels compiled to generated JavaScript (engine/codegen.ts); false keeps the closure plan everywhere. */
+  readonly codegen?: boolean
 }
 
 /** A pairing's share of the printed output beside a string's text: key, quotes, colon, comma, a short scalar. */
@@ -268,7 +271,10 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
         keyBytes += left.length + PAIRING_BYTES
         reach = Math.max(reach, slashes(left) + 1)
       }
-      pairings = Object.freeze({ list, weight, keyBytes, reach })
+      const built: { -readonly [K in keyof Pairings]: Pairings[K] } = { list, level: undefined, weight, keyBytes, reach }
+      // Explain mode keeps the instrumented closures: they record what a generated level skips.
+      if (this.options.codegen !== false && !this.tracing) built.level = generateLevel(built)
+      pairings = Object.freeze(built)
       this.pairingMaps.set(value, pairings)
     }
     const fixed = pairings
@@ -390,7 +396,7 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
       }
     }
     const put = putter(left, write, ownKey)
-    const pairing = (run: Pairing['run']): Pairing => ({ pointer: left, place, write, run })
+    const pairing = (run: Pairing['run'], inline?: Inline): Pairing => ({ pointer: left, place, write, run, inline })
 
     if (this.tracing) {
       // Explain mode takes the general path only: the fast paths below skip the steps it records.
@@ -411,17 +417,20 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
     // whenever it could behave differently.
     if (typeof right === 'string' && right.startsWith('/') && !hasDotDotSegment(right)) {
       const readSource = this.reader(right)
-      return pairing((context) => {
-        if (context.run.registry.shadowsPointers) return general(context)
-        put(context, readSource(context.source), false)
-        return undefined
-      })
+      return pairing(
+        (context) => {
+          if (context.run.registry.shadowsPointers) return general(context)
+          put(context, readSource(context.source), false)
+          return undefined
+        },
+        { read: parsePointer(right), ownKey, put }
+      )
     }
     if (isObject(right) && !truthy(right.$ref)) {
       const plan = this.plan(right)
       if (!plan.structural && !plan.hasSwitch && !(plan.observesPaths && (plan.sourcePath !== undefined || plan.targetPath !== undefined))) {
         const get = plan.get
-        return pairing((context) => putValue(get(context), context, put))
+        return pairing((context) => putValue(get(context), context, put), { get, ownKey, put })
       }
       return pairing((context) => putPlan(plan, context, put))
     }

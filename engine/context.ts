@@ -36,6 +36,11 @@ export type PairingSlot = (context: Context, hops?: number) => Pairings
 /** The pairings of one mapping level, compiled. */
 export interface Pairings {
   readonly list: readonly Pairing[]
+  /**
+   * The level's pairings as one generated function (engine/codegen.ts), when the compiler made one:
+   * undefined when it ran to the end, null when an error stopped it, else the promise of the rest.
+   */
+  readonly level: Level | undefined
   /** The work steps one run of the level counts for (budgets). */
   readonly weight: number
   /** The printed bytes its pairings' keys and short values take at most (budgets). */
@@ -57,7 +62,27 @@ export interface Pairing {
   readonly place: Place | undefined
   readonly write: Writer
   readonly run: (pairingContext: Context) => Promise<void> | undefined
+  /** What a generated level may do in place of `run` (engine/codegen.ts); undefined: call `run`. */
+  readonly inline?: Inline
 }
+
+/** Write a pairing's value; `fresh`: a container the engine built for it (its contents were counted). */
+export type Put = (context: Context, value: unknown, fresh: boolean) => void
+
+/**
+ * A pairing's run as parts a generated level can inline: read the source at `read` (reference
+ * tokens; empty: the whole source) unless the registry shadows pointers, or evaluate `get`; then
+ * store at `ownKey` (one plain token) or through `put`.
+ */
+export interface Inline {
+  readonly read?: readonly string[]
+  readonly get?: (context: Context) => unknown
+  readonly ownKey: string | undefined
+  readonly put: Put
+}
+
+/** A generated level: runs a level's pairings against `pairingContext` (see Pairings.level). */
+export type Level = (context: Context, pairingContext: Context, stdout: unknown) => Promise<object | null> | null | undefined
 
 /** How a plan came about: a keyword object, one of the string forms, or a variant list. */
 export type PlanKind = 'object' | 'pointer' | 'relative' | 'invalid' | 'variant'

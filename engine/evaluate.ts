@@ -12,7 +12,7 @@ import { isObject } from './values.js'
 
 function rootContext(env: Environment): { root: Context; compiler: Compiler } {
   const stdout = env.stdout ?? ((text: string) => console.log(text))
-  const compiler = new Compiler(resolveExtensions(env), { unknownNames: env.unknownNames ?? 'skip', stdout })
+  const compiler = new Compiler(resolveExtensions(env), { unknownNames: env.unknownNames ?? 'skip', stdout, codegen: env.codegen })
   const registry = env.mappings === undefined ? EMPTY_REGISTRY : new DocumentRegistry(admitDocument(env.mappings), compiler)
   const output = {}
   const limits = resolveLimits(env.limits)

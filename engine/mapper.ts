@@ -262,7 +262,7 @@ export class Mapper {
     this.limits = resolveLimits(options.limits)
     this.prepared = new ContentCache(options.cache?.entries ?? PREPARED_ENTRIES, options.cache?.bytes ?? PREPARED_BYTES)
     this.stdout = options.stdout ?? defaultStdout
-    this.compiler = new Compiler(this.extensions, { unknownNames: options.unknownNames ?? 'skip', stdout: this.stdout })
+    this.compiler = new Compiler(this.extensions, { unknownNames: options.unknownNames ?? 'skip', stdout: this.stdout, codegen: options.codegen })
     this.registry = new MappingRegistry(this.compiler)
     const initial = documents.mappings
     if (initial !== undefined) {

@@ -53,6 +53,11 @@ const INHERITED = new Set<string>([
   ...Object.getOwnPropertyNames(Function.prototype),
 ])
 
+/** True when a plain property access could find `token` on a prototype (reads take readToken's own-property path). */
+export function isInherited(token: string): boolean {
+  return INHERITED.has(token)
+}
+
 /** Read one token from a value: own properties of objects, canonical indices of arrays, else undefined. */
 export function readToken(current: unknown, token: string): unknown {
   if (current === null || typeof current !== 'object') return undefined

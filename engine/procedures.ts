@@ -2,7 +2,7 @@
 // right sides, NEST and READ. They run synchronously until something returns a promise, and only
 // then continue asynchronously, so a document that reaches no plugin never allocates one.
 import { BudgetExceeded } from './budget.js'
-import { Context, type Maybe, type Pairing, type Pairings, type Plan, type Slot } from './context.js'
+import { Context, type Maybe, type Pairing, type Pairings, type Plan, type Put, type Slot } from './context.js'
 import { fanOut } from './fan-out.js'
 import { escapeToken, type Writer } from './pointer.js'
 
@@ -20,10 +20,10 @@ export function runLevel(plan: Plan, pairings: Pairings | null, context: Context
 }
 
 /** A level without pairings (a name that resolves to none, a descriptor with neither mapping nor each). */
-export const EMPTY_PAIRINGS: Pairings = Object.freeze({ list: Object.freeze([]), weight: 0, keyBytes: 0, reach: 0 })
+export const EMPTY_PAIRINGS: Pairings = Object.freeze({ list: Object.freeze([]), level: undefined, weight: 0, keyBytes: 0, reach: 0 })
 
 /** A budget error passing through a pairing is placed there, unless an inner pairing placed it first. */
-function placed(error: unknown, pairing: Pairing): unknown {
+export function placed(error: unknown, pairing: Pairing): unknown {
   if (error instanceof BudgetExceeded && error.pointer === undefined) {
     const place = pairing.place
     error.locate(place === undefined ? '' : `${place.pointer}/${escapeToken(pairing.pointer)}`, place?.mapping)
@@ -39,6 +39,13 @@ export function runPairings(pairings: Pairings | null, context: Context, scope: 
     const list = pairings.list
     run.enterLevel(pairings)
     const pairingContext = scope === undefined || scope === context.source ? context : context.withSource(scope)
+    const level = pairings.level
+    if (level !== undefined) {
+      const stopped = level(context, pairingContext, stdout)
+      if (stopped !== undefined) return stopped
+      if (stdout) printStdout(stdout, context)
+      return context.target
+    }
     const errors = run.errors
     let i = 0
     try {
@@ -55,7 +62,8 @@ export function runPairings(pairings: Pairings | null, context: Context, scope: 
   return context.target
 }
 
-async function finishAsync(
+/** The rest of a level once pairing `index` returned a promise: each later pairing in turn. */
+export async function finishAsync(
   pairings: Pairings,
   context: Context,
   pairingContext: Context,
@@ -149,8 +157,7 @@ export function firstDefined(values: readonly unknown[]): unknown {
 // SET for one pairing (§7.1 steps 4–5): the right side's value written at the left pointer. The
 // compiler picks which of these a pairing runs; they are its whole run-time behaviour.
 
-/** Write a pairing's value; `fresh`: a container the engine built for it (its contents were counted). */
-export type Put = (context: Context, value: unknown, fresh: boolean) => void
+export type { Put } from './context.js'
 
 /**
  * The write of one pairing: straight into the level's target object for one plain token, else

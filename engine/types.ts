@@ -98,6 +98,12 @@ export interface EngineOptions {
   unknownNames?: 'skip' | 'error'
   /** Where the `stdout` keyword prints; defaults to `console.log`. */
   stdout?: (text: string) => void
+  /**
+   * `true` (default): each level's pairings are compiled to one generated JavaScript function
+   * (document text enters it only as escaped string literals). `false`: the closure plan only,
+   * for a process that must not generate code (it is also used when the process forbids it).
+   */
+  codegen?: boolean
   /** Per-evaluation budgets of this instance (each evaluation may narrow or widen them again). */
   limits?: Limits
   /** Bounds of the prepared-document cache (`Mapper.prepare`): 256 documents, 1 MiB of their text. */

@@ -132,8 +132,20 @@ export function assertOp(op: string, operand: unknown, value: unknown): string |
   }
 }
 
-/** Run one case; returns the list of failures (empty when it passes). */
+/** The engine's two ways of running a level: generated JavaScript (the default) and the closure plan. */
+export const PATHS = { generated: true, closures: false } as const
+
+/** Run one case on both paths; the failures of each are prefixed with the path's name. */
 export async function runCase(c: ConformanceFile['cases'][number]): Promise<string[]> {
+  const failures: string[] = []
+  for (const [path, codegen] of Object.entries(PATHS)) {
+    for (const failure of await runCaseOn(c, codegen)) failures.push(`${path}: ${failure}`)
+  }
+  return failures
+}
+
+/** Run one case with code generation on or off; returns the list of failures (empty when it passes). */
+export async function runCaseOn(c: ConformanceFile['cases'][number], codegen: boolean): Promise<string[]> {
   const printed: string[] = []
   const stdout = (text: string): void => {
     printed.push(text)
@@ -145,7 +157,7 @@ export async function runCase(c: ConformanceFile['cases'][number]): Promise<stri
   try {
     switch (c.level) {
       case 'mapper': {
-        const mapper = new Mapper({ mappings: c.mappings }, fixtureExtensions, { stdout })
+        const mapper = new Mapper({ mappings: c.mappings }, fixtureExtensions, { stdout, codegen })
         const envelope = await mapper.map(c.id ?? c.descriptor, c.input)
         actual = envelope
         actualErrors = envelope.errors
@@ -153,10 +165,10 @@ export async function runCase(c: ConformanceFile['cases'][number]): Promise<stri
         break
       }
       case 'map':
-        actual = await evaluateMapping(c.descriptor as never, { ...fixtureExtensions, input: c.input, errors, mappings: c.mappings, stdout })
+        actual = await evaluateMapping(c.descriptor as never, { ...fixtureExtensions, input: c.input, errors, mappings: c.mappings, stdout, codegen })
         break
       case 'get':
-        actual = await evaluate(c.descriptor as never, { ...fixtureExtensions, input: c.input, errors, mappings: c.mappings, stdout })
+        actual = await evaluate(c.descriptor as never, { ...fixtureExtensions, input: c.input, errors, mappings: c.mappings, stdout, codegen })
         break
       case 'extend':
         actual = extend(c.descriptor as never, { mappings: c.mappings })

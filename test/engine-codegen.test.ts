@@ -1,0 +1,131 @@
+// Generated levels (engine/codegen.ts): the same envelopes as the closure plan, whatever text a
+// document carries, and document text never runs as code.
+import fc from 'fast-check'
+import t from 'tap'
+import { literal, MAX_GENERATED } from '../engine/codegen.js'
+import { Mapper } from '../engine/index.js'
+import { escapeToken } from '../engine/pointer.js'
+
+const SENTINEL = '__codegenRan'
+const sentinelCode = `globalThis.${SENTINEL} = 1`
+
+/** Text built to break out of a string literal, a template or a comment if it were pasted into source. */
+const HOSTILE = [
+  `"]; ${sentinelCode}; ["`,
+  `'); ${sentinelCode}; ('`,
+  `\${${sentinelCode}}`,
+  `\`; ${sentinelCode}; \``,
+  `*/ ${sentinelCode} /*`,
+  `\n${sentinelCode}\n//`,
+  '\u2028',
+  '\u2029',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'length',
+  '\\',
+  '"',
+  "'",
+  '${}',
+  '}',
+  '~0~1/',
+  '',
+  '0',
+  '-',
+]
+
+const hostile = fc.oneof(fc.constantFrom(...HOSTILE), fc.string({ maxLength: 6 }), fc.string({ unit: 'binary', maxLength: 4 }))
+const pointerTo = (tokens: string[]): string => tokens.map((token) => `/${escapeToken(token)}`).join('')
+const pointer = fc.array(hostile, { minLength: 1, maxLength: 3 }).map(pointerTo)
+const value = fc.oneof(hostile, fc.jsonValue({ maxDepth: 2 }))
+
+const rightSide = fc.oneof(
+  pointer,
+  fc.record({ source: pointer, default: value }),
+  fc.record({ constant: value }),
+  fc.record({ source: pointer, as: fc.constantFrom('string', 'json') }),
+  fc.record({ source: pointer, each: fc.dictionary(pointer, pointer, { maxKeys: 3 }) }),
+  fc.array(pointer, { minLength: 1, maxLength: 3 })
+)
+
+const documentOf = fc.dictionary(pointer, rightSide, { minKeys: 1, maxKeys: 8 }).map((mapping) => ({ mapping }))
+const inputOf = fc.dictionary(hostile, fc.oneof(value, fc.dictionary(hostile, value, { maxKeys: 3 }), fc.array(fc.dictionary(hostile, value, { maxKeys: 3 }), { maxLength: 3 })), { maxKeys: 6 })
+
+async function envelope(codegen: boolean, document: object, input: unknown): Promise<string> {
+  try {
+    const mapper = new Mapper({}, {}, { codegen, stdout: () => {} })
+    return JSON.stringify(await mapper.map(document as never, input))
+  } catch (error) {
+    return `threw ${(error as Error).name}: ${(error as Error).message}`
+  }
+}
+
+t.test('a string literal is the only way document text enters generated source, and it round-trips', async (t) => {
+  fc.assert(
+    fc.property(fc.oneof(hostile, fc.string({ unit: 'binary' })), (text) => {
+      const source = literal(text)
+      t.notOk(/[\u2028\u2029]/.test(source), 'line and paragraph separators are escaped')
+      // eslint-disable-next-line no-new-func -- the property under test
+      return new Function(`return ${source}`)() === text && JSON.parse(source) === text
+    }),
+    { numRuns: 500 }
+  )
+})
+
+t.test('generated levels give the closure plan\'s envelope on hostile keys and values, and run nothing', async (t) => {
+  delete (globalThis as Record<string, unknown>)[SENTINEL]
+  await fc.assert(
+    fc.asyncProperty(documentOf, inputOf, async (document, input) => {
+      const generated = await envelope(true, document, input)
+      const closures = await envelope(false, document, input)
+      if (generated !== closures) throw new Error(`generated ${generated}\nclosures ${closures}`)
+      return (globalThis as Record<string, unknown>)[SENTINEL] === undefined
+    }),
+    { numRuns: 400 }
+  )
+  t.equal((globalThis as Record<string, unknown>)[SENTINEL], undefined, 'no document text ran')
+  t.equal(({} as Record<string, unknown>).polluted, undefined, 'Object.prototype is untouched')
+})
+
+t.test('the hostile keys, every one in one document, read and write as data', async (t) => {
+  const mapping: Record<string, string> = {}
+  const input: Record<string, unknown> = {}
+  HOSTILE.forEach((key, i) => {
+    mapping[`/out${i}/${escapeToken(key)}`] = `/${escapeToken(key)}`
+    mapping[`/${escapeToken(key)}`] = `/${escapeToken(key)}`
+    input[key] = `value ${i}`
+  })
+  const generated = await envelope(true, { mapping }, input)
+  t.equal(generated, await envelope(false, { mapping }, input))
+  t.match(JSON.parse(generated), { valid: true, out0: { [HOSTILE[0]!]: 'value 0' } })
+  t.equal((globalThis as Record<string, unknown>)[SENTINEL], undefined)
+})
+
+t.test(`a level past ${MAX_GENERATED} pairings keeps the closure plan and gives the same envelope`, async (t) => {
+  const mapping: Record<string, string> = {}
+  const input: Record<string, number> = {}
+  for (let i = 0; i <= MAX_GENERATED; i++) {
+    mapping[`/f${i}`] = `/f${i}`
+    input[`f${i}`] = i
+  }
+  const generated = await envelope(true, { mapping }, input)
+  t.equal(generated, await envelope(false, { mapping }, input))
+  t.equal(JSON.parse(generated)[`f${MAX_GENERATED}`], MAX_GENERATED)
+})
+
+t.test('plugins: a generated level continues asynchronously from the pairing that returned a promise', async (t) => {
+  const calls: string[] = []
+  const plugins = {
+    later: async (_options: unknown, value: unknown) => {
+      await new Promise((resolve) => setTimeout(resolve, 1))
+      calls.push(String(value))
+      return `${String(value)}!`
+    },
+  }
+  const document = { mapping: { '/a': '/a', '/b': { source: '/b', later: {} }, '/c': '/c', '/d': { source: '/d', later: {} } } }
+  const run = async (codegen: boolean): Promise<unknown> => new Mapper({}, { plugins }, { codegen }).map(document, { a: 1, b: 'x', c: 3, d: 'y' })
+  t.strictSame(await run(true), { a: 1, b: 'x!', c: 3, d: 'y!', valid: true, errors: [] })
+  t.strictSame(await run(false), await run(true))
+  t.strictSame(calls, ['x', 'y', 'x', 'y', 'x', 'y'], 'each pairing ran once per run, in order')
+})
