@@ -129,3 +129,23 @@ t.test('plugins: a generated level continues asynchronously from the pairing tha
   t.strictSame(await run(false), await run(true))
   t.strictSame(calls, ['x', 'y', 'x', 'y', 'x', 'y'], 'each pairing ran once per run, in order')
 })
+
+t.test('a process that forbids code generation gets the closure plan and the same envelope', async (t) => {
+  // A real Node process started with --disallow-code-generation-from-strings (what a locked-down
+  // host runs): compiling must not throw, and the envelope is the generated path's.
+  const script = [
+    "import { Mapper } from './engine/index.ts'",
+    "const mapper = new Mapper({}, {}, { stdout: () => {} })",
+    "const envelope = await mapper.map({ mapping: { '/t': '/title', '/n': { source: '/a/b', as: 'string' } } }, { title: 'x', a: { b: 2 } })",
+    'process.stdout.write(JSON.stringify(envelope))',
+  ].join('\n')
+  const loader = new URL('./loader/register.mjs', import.meta.url).href
+  const { execFile } = await import('node:child_process')
+  const out = await new Promise<string>((resolve, reject) => {
+    execFile(process.execPath, ['--disallow-code-generation-from-strings', '--import', loader, '--input-type=module', '-e', script], { cwd: new URL('..', import.meta.url), timeout: 60000 }, (error, stdout, stderr) =>
+      error === null ? resolve(stdout) : reject(new Error(`${error.message}\n${stderr}`))
+    )
+  })
+  t.strictSame(JSON.parse(out), { t: 'x', n: '2', valid: true, errors: [] })
+  t.equal(out, JSON.stringify(await new Mapper({}, {}, { stdout: () => {} }).map({ mapping: { '/t': '/title', '/n': { source: '/a/b', as: 'string' } } }, { title: 'x', a: { b: 2 } })))
+})
