@@ -6,7 +6,8 @@
 // Every label has a bounded set of values: `route` is a route's pattern (unknown paths share one
 // value), `mapping` a registered id or one value for every explicit document, `rule` a validation
 // rule id, `code` an error code of the catalogue, `budget` a budget name, `status` an HTTP status.
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
+import { collectDefaultMetrics, Registry } from 'prom-client'
+import { FastCounter as Counter, FastHistogram as Histogram } from './series.js'
 import type { ValidationReport } from '../engine/index.js'
 
 /** The `route` label of a request no route matched. */
@@ -128,8 +129,8 @@ export class ServiceMetrics {
 
   constructor() {
     // Series a dashboard divides by exist from the start, at zero.
-    for (const result of ['hit', 'miss']) this.cache.inc({ result }, 0)
-    for (const result of ['ok', 'failed']) this.reloads.inc({ result }, 0)
+    for (const result of ['hit', 'miss']) this.cache.series(result)
+    for (const result of ['ok', 'failed']) this.reloads.series(result)
   }
 
   /** The exposition: this instance's series, then the process's. */
@@ -138,43 +139,43 @@ export class ServiceMetrics {
   }
 
   answered(method: string, route: string | undefined, status: number, seconds: number): void {
-    const labels = { method, route: route ?? UNMATCHED_ROUTE, status: String(status) }
-    this.requests.inc(labels)
-    this.requestDuration.observe(labels, seconds)
+    const path = route ?? UNMATCHED_ROUTE
+    this.requests.series(method, path, status).value++
+    this.requestDuration.observe(this.requestDuration.series(method, path, status), seconds)
   }
 
   evaluated(mapping: string, result: EvaluationResult, seconds: number, errors: number): void {
-    this.evaluations.inc({ mapping, result })
-    this.evaluationDuration.observe({ mapping }, seconds)
-    if (errors > 0) this.envelopeErrors.inc({ mapping }, errors)
+    this.evaluations.series(mapping, result).value++
+    this.evaluationDuration.observe(this.evaluationDuration.series(mapping), seconds)
+    if (errors > 0) this.envelopeErrors.series(mapping).value += errors
   }
 
   failed(mapping: string, code: string, budget: string | undefined): void {
-    this.failures.inc({ mapping, code })
-    if (budget !== undefined) this.budgetTrips.inc({ mapping, budget })
+    this.failures.series(mapping, code).value++
+    if (budget !== undefined) this.budgetTrips.series(mapping, budget).value++
   }
 
   refused(report: ValidationReport): void {
-    for (const error of report.errors) this.refusals.inc({ rule: error.rule })
+    for (const error of report.errors) this.refusals.series(error.rule).value++
   }
 
   printed(mapping: string, bytes: number): void {
-    this.outputBytes.observe({ mapping }, bytes)
+    this.outputBytes.observe(this.outputBytes.series(mapping), bytes)
   }
 
   pluginCalled(mapping: string, plugin: string): void {
-    this.pluginCalls.inc({ mapping, plugin })
+    this.pluginCalls.series(mapping, plugin).value++
   }
 
   upstreamAnswered(mapping: string, status: number | undefined): void {
-    this.upstream.inc({ mapping, status: status === undefined ? 'error' : String(status) })
+    this.upstream.series(mapping, status ?? 'error').value++
   }
 
   looked(hit: boolean): void {
-    this.cache.inc({ result: hit ? 'hit' : 'miss' })
+    this.cache.series(hit ? 'hit' : 'miss').value++
   }
 
   reloaded(ok: boolean): void {
-    this.reloads.inc({ result: ok ? 'ok' : 'failed' })
+    this.reloads.series(ok ? 'ok' : 'failed').value++
   }
 }
