@@ -68,7 +68,8 @@ const inline = await buildServer({
 await inline.listen({ port: 0, host: '127.0.0.1' })
 const inlinePort = (inline.server.address() as { port: number }).port
 // The echo: Fastify's JSON body parsing and serialization, and the same one line per request.
-const bare = Fastify({ loggerInstance: benchLogger(), logController: new LogController({ disableRequestLogging: true }) })
+// Like the service (server.ts), no child logger per request: the line carries the request id itself.
+const bare = Fastify({ loggerInstance: benchLogger(), logController: new LogController({ disableRequestLogging: true }), childLoggerFactory: (logger) => logger })
 bare.post('/echo', async (request) => request.body)
 bare.addHook('onResponse', (request, reply, done) => {
   done()

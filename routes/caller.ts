@@ -30,6 +30,10 @@ export function callerOf(request: FastifyRequest, reply: FastifyReply): Caller {
     identity: request.identity,
     signal: clientSignal(reply),
     stdout: (text) => request.log.debug({ requestId: request.requestId, stdout: text }, 'mapping stdout'),
-    wantsStdout: request.log.level === 'debug' || request.log.level === 'trace',
+    // Asked only by an isolated evaluation (pino's level getter is not free).
+    get wantsStdout() {
+      const level = request.log.level
+      return level === 'debug' || level === 'trace'
+    },
   }
 }

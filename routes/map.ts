@@ -9,6 +9,7 @@ import type { Envelope } from '../engine/index.js'
 import { Forbidden, MESSAGES, ValidationError } from '../errors.js'
 import { requireClaims } from '../plugins/auth.js'
 import { requireBody } from '../plugins/body.js'
+import type { MapOutcome } from '../runtime/evaluation.js'
 import type { Evaluator } from '../runtime/evaluator.js'
 import { callerOf } from './caller.js'
 import { errorResponses } from '../schemas/error.js'
@@ -32,7 +33,8 @@ export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app
         response: { 200: EnvelopeSchema, ...errorResponses(400, 401, 403, 404, 413, 422, 500) },
       },
     },
-    async (request, reply) => {
+    // Not async: an evaluation that needs no await is answered in the same turn, without a promise.
+    (request, reply) => {
       const { mapping, input } = request.body
       const explain = request.body.explain === true
       if (explain) {
@@ -45,10 +47,14 @@ export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app
         requireClaims(request.identity, map.explicit.claims, 'explicit mappings')
       }
       // Read once: the evaluation keeps this engine to the end of the request, though a reload may swap it.
-      const outcome = await evaluator.map(app.engine, { mapping, input, explain }, callerOf(request, reply))
-      if (!outcome.valid && map.invalidStatus !== undefined && !explain) throw new ValidationError(map.invalidStatus, [...outcome.errors])
-      // A string payload is sent as it is (the response schema serializes objects only).
-      return reply.type(JSON_TYPE).send(outcome.text as unknown as Envelope)
+      const outcome = evaluator.map(app.engine, { mapping, input, explain }, callerOf(request, reply))
+      const answer = (settled: MapOutcome): void => {
+        if (!settled.valid && map.invalidStatus !== undefined && !explain) throw new ValidationError(map.invalidStatus, [...settled.errors])
+        // A string payload is sent as it is (the response schema serializes objects only).
+        reply.type(JSON_TYPE).send(settled.text as unknown as Envelope)
+      }
+      if (outcome instanceof Promise) return outcome.then(answer)
+      answer(outcome)
     }
   )
 }

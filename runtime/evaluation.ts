@@ -54,16 +54,16 @@ export function printEnvelope(envelope: Envelope): string {
 /**
  * Evaluate a request on `engine`: a registered id on the engine's own budgets, an explicit
  * document (validated first, 422 with its report when invalid) on the explicit ones.
- * `prepared` sees the explicit document's cache lookup. Synchronous work stays synchronous
- * until the plan itself awaits.
+ * `prepared` sees the explicit document's cache lookup. Synchronous work stays synchronous: the
+ * outcome is a promise only when the plan itself awaited (or for an explain trace).
  */
-export async function evaluateRequest(
+export function evaluateRequest(
   engine: Evaluating,
   request: MapRequest,
   extra: Record<string, unknown>,
   stdout: RunOptions['stdout'],
   prepared?: (prepared: Prepared) => void
-): Promise<MapOutcome> {
+): MapOutcome | Promise<MapOutcome> {
   let plan
   // Registered mappings run on the engine's own budgets (set from limits.*); explicit ones on limits.explicit.*.
   let limits: Limits | undefined
@@ -79,7 +79,12 @@ export async function evaluateRequest(
   }
   const options = { limits, stdout }
   // An explain answer is the evaluation as data: the trace matters most when the envelope is invalid.
-  const envelope = request.explain ? explained(await plan.explain(request.input, extra, options)) : await plan.run(request.input, extra, options)
+  if (request.explain) return Promise.resolve(plan.explain(request.input, extra, options)).then((traced) => outcomeOf(explained(traced)))
+  const envelope = plan.run(request.input, extra, options)
+  return envelope instanceof Promise ? envelope.then(outcomeOf) : outcomeOf(envelope)
+}
+
+function outcomeOf(envelope: Envelope): MapOutcome {
   return { text: printEnvelope(envelope), valid: envelope.valid, errors: envelope.errors }
 }
 

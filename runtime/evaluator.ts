@@ -45,8 +45,9 @@ export class Evaluator {
   /**
    * POST /map on `engine` (read once by the route: a reload may swap the served set meanwhile). A
    * registered id that is not served is 404, an invalid explicit document 422 with its report.
+   * Inline, an evaluation that needs no await is answered synchronously; a refusal may be thrown.
    */
-  map(engine: EngineService, request: MapRequest, caller: Caller): Promise<MapOutcome> {
+  map(engine: EngineService, request: MapRequest, caller: Caller): MapOutcome | Promise<MapOutcome> {
     const registered = typeof request.mapping === 'string'
     const label = registered ? (request.mapping as string) : EXPLICIT
     const pool = this.#pool(engine, registered, request.explain)
