@@ -21,6 +21,25 @@ export interface Caller {
   readonly wantsStdout: boolean
 }
 
+/**
+ * The `extra` of an inline evaluation: the caller's identity and its abort signal, made on first
+ * use. A class rather than a literal with a getter, which would give V8 a new hidden class per
+ * request (see routes/caller.ts). An observer adds `evaluation` to it.
+ */
+class CallerExtra {
+  [field: string]: unknown
+  readonly #caller: Caller
+
+  constructor(caller: Caller) {
+    this.#caller = caller
+    this.identity = caller.identity
+  }
+
+  get signal(): AbortSignal {
+    return this.#caller.signal()
+  }
+}
+
 export class Evaluator {
   constructor(
     private readonly isolation: ServiceConfig['isolation'],
@@ -52,12 +71,7 @@ export class Evaluator {
     const label = registered ? (request.mapping as string) : EXPLICIT
     const pool = this.#pool(engine, registered, request.explain)
     if (pool === undefined) {
-      const extra = {
-        identity: caller.identity,
-        get signal(): AbortSignal {
-          return caller.signal()
-        },
-      }
+      const extra = new CallerExtra(caller)
       return this.observer.run(label, extra, () => evaluateRequest(engine, request, extra, caller.stdout, (prepared) => this.observer.prepared(prepared)))
     }
     if (registered && engine.registered(label) === undefined) throw unknownMapping(label)
