@@ -190,7 +190,7 @@ export function firstCheckpoint(limits: Readonly<Required<Limits>>): number {
 /** The shared state of one invocation, and the meter of its budgets. */
 export class Run implements WriteOwnership {
   readonly extraKeys: readonly string[]
-  private foreign: WeakSet<object> | null = null
+  private foreign: Set<object> | null = null
   private steps = 0
   private values = 0
   private bytes = 0
@@ -505,7 +505,7 @@ export class Run implements WriteOwnership {
 
   /** A value written into the output that came from outside the engine (input, document, extension). */
   markForeign(value: object): void {
-    ;(this.foreign ??= new WeakSet()).add(value)
+    ;(this.foreign ??= new Set()).add(value)
   }
 
   isForeign(container: object): boolean {
