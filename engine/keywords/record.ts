@@ -64,12 +64,34 @@ export interface Visit {
   initializer(name: string, at: string): void
   /** A transformer name (KW-transform-1 at the instance level). */
   transformer(name: string, at: string): void
+  /** A registered mapping a descriptor stands for (REG-1 at the instance level). */
+  reference(id: unknown, at: string): void
   /** The `$extend` ancestry of a descriptor (REG-3 at the instance level). */
   ancestry(descriptor: Record<string, unknown>, at: string): void
   /** Report a finding. */
   report(rule: string, message: string, at: string, descriptor: unknown): void
   /** `at` extended by reference tokens. */
   at(pointer: string, ...tokens: string[]): string
+}
+
+/**
+ * The documents a keyword's operand holds, as every driver that walks a document sees them: the
+ * compiler (where pairing maps stand, a plan's pairings and weight), the static expansion bound
+ * (validation/expansion.ts), the stdout check, validation's reference checks. A keyword's `children`
+ * calls one method per document it holds, `at` continuing the keyword's pointer; what a visit
+ * means is the driver's. Validation's finer look inside an operand is `Visit`, through `contents`.
+ */
+export interface Children {
+  /** A descriptor read every time the keyword runs (a combinator's elements). */
+  descriptor(value: unknown, at: readonly string[]): void
+  /** One of several descriptors of which a run reads at most one (a switch's cases). */
+  alternative(value: unknown, at: readonly string[]): void
+  /** The pairing value the descriptor maps through: pairings, a descriptor giving them, or a mapping reference. */
+  pairings(value: unknown, at: readonly string[]): void
+  /** Mapping ids whose pairings the descriptor inherits (an `$extend` operand, as written). */
+  ancestry(value: unknown, at: readonly string[]): void
+  /** The registered mapping the whole descriptor stands for (with `standsAlone`). */
+  reference(id: unknown, at: readonly string[]): void
 }
 
 /**
@@ -95,6 +117,17 @@ export interface KeywordRecord<N extends KeywordName = KeywordName, S extends St
   readonly objectSchema?: Readonly<Record<string, unknown>>
   /** The operand grammar: the issues an operand value has (none when it is well-formed). */
   readonly operand?: (value: unknown) => OperandIssue[]
+  /**
+   * A truthy operand stands for the whole descriptor: the keys beside it are never read, so
+   * validation, the expansion bound and a dereferencing position take this keyword alone (`$ref`).
+   */
+  readonly standsAlone?: boolean
+  /**
+   * The documents its operand holds (nested descriptors, the pairing value, ancestors, a reference),
+   * as the compiler, the expansion bound and the stdout check walk them. Called whenever the operand
+   * is present (not undefined), well-formed or not: it visits only what evaluation would reach.
+   */
+  readonly children?: (value: unknown, descriptor: Record<string, unknown>, visit: Children) => void
   /** What validation visits inside the operand (nested descriptors, pointers, names). */
   readonly contents?: (value: unknown, at: string, visit: Visit, descriptor: Record<string, unknown>, top: boolean) => void
   /** Its part of the pipeline for a descriptor, or null when it does nothing there. */

@@ -2,7 +2,7 @@
 // document level checks well-formedness only; the instance level adds reachability against an
 // engine's registries. Synchronous, never throwing, never evaluating, never changing anything.
 import { documentForm, MAX_DOCUMENT_DEPTH } from '../document.js'
-import { isKeyword, keywordRecord } from '../keywords/index.js'
+import { isKeyword, keywordRecord, pairingValueOf, standingAlone } from '../keywords/index.js'
 import type { Visit } from '../keywords/record.js'
 import { escapeToken, hasDotDotSegment, parsePointer } from '../pointer.js'
 import { flattenBatch } from '../registry.js'
@@ -193,17 +193,20 @@ class Traversal {
       seen.add(next)
       const found = this.reach.mapping(next)
       if (!isObject(found)) return
-      const inner = truthy(found.mapping) ? found.mapping : found.each
-      next = isObject(inner) && truthy(inner.$ref) ? inner.$ref : inner
+      const inner = pairingValueOf(found)
+      const whole = isObject(inner) ? standingAlone(inner) : undefined
+      next = whole === undefined ? inner : (inner as Record<string, unknown>)[whole.name]
     }
     if (typeof next === 'string') this.out.add('REG-1', `${id} never reaches pairings: its mapping references loop through ${next}`, pointer, id)
   }
 
   private descriptorObject(descriptor: Record<string, unknown>, pointer: string, top: boolean): void {
-    if (truthy(descriptor.$ref)) {
-      // `$ref` stands for the whole descriptor; the keys beside it are never read.
-      this.keywordOperand('$ref', descriptor.$ref, at(pointer, '$ref'))
-      this.reference(descriptor.$ref, at(pointer, '$ref'))
+    const whole = standingAlone(descriptor)
+    if (whole !== undefined) {
+      // It stands for the whole descriptor (`$ref`); the keys beside it are never read.
+      const here = at(pointer, whole.name)
+      this.keywordOperand(whole.name, descriptor[whole.name], here)
+      this.keywordContents(whole.name, descriptor[whole.name], here, descriptor, top)
       return
     }
     for (const [key, value] of Object.entries(descriptor)) {
@@ -233,6 +236,7 @@ class Traversal {
     transformer: (name, pointer) => {
       if (this.reach !== null && !this.reach.transformer(name)) this.out.add('KW-transform-1', `${name} matches no registered transformer`, pointer, name)
     },
+    reference: (id, pointer) => this.reference(id, pointer),
     ancestry: (descriptor, pointer) => this.ancestry(descriptor, pointer),
     report: (rule, message, pointer, descriptor) => this.out.add(rule, message, pointer, descriptor),
     at,
@@ -242,9 +246,11 @@ class Traversal {
   private pairingValue(value: unknown, here: string, top: boolean): void {
     if (typeof value === 'string') return this.mappingReference(value, here)
     if (!isObject(value)) return
-    if (truthy(value.$ref)) {
-      this.keywordOperand('$ref', value.$ref, at(here, '$ref'))
-      return this.mappingReference(value.$ref, at(here, '$ref'))
+    const whole = standingAlone(value)
+    if (whole !== undefined) {
+      // The mapping it names gives the pairings (its own must not lead back to it).
+      this.keywordOperand(whole.name, value[whole.name], at(here, whole.name))
+      return this.mappingReference(value[whole.name], at(here, whole.name))
     }
     if (truthy(value.mapping)) return this.descriptorObject(value, here, false)
     return this.pairings(value, here, top)

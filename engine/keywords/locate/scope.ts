@@ -4,7 +4,7 @@ import type { CompileContext } from '../../context.js'
 import { readEach } from '../../procedures.js'
 import type { Reader } from '../../pointer.js'
 import { truthy } from '../../values.js'
-import { issue, keyword, ok, POINTER_SCHEMA, type CompiledLocate, type Locate, type OperandIssue, type Visit } from '../record.js'
+import { issue, keyword, ok, POINTER_SCHEMA, type Children, type CompiledLocate, type Locate, type OperandIssue, type Visit } from '../record.js'
 
 /**
  * A keyword reading its JSON Pointer operand from one scope. `locateWith` turns the compiled reader
@@ -32,6 +32,11 @@ export const listOperand = (name: string) => (value: unknown): OperandIssue[] =>
 
 export const listContents = (value: unknown, at: string, visit: Visit): void => {
   if (Array.isArray(value)) value.forEach((element, i) => visit.descriptor(element, visit.at(at, String(i))))
+}
+
+/** A combinator's elements: every one is READ whenever it runs. */
+export const listChildren = (value: unknown, _descriptor: Record<string, unknown>, visit: Children): void => {
+  if (Array.isArray(value)) value.forEach((element, i) => visit.descriptor(element, [String(i)]))
 }
 
 /** A combinator: every element READ, then `choose` picks from the values. */

@@ -1,5 +1,6 @@
 // `$extend` (registry, language.md §5.3): ancestors whose pairings this mapping inherits, resolved when
 // it is registered.
+import { truthy } from '../../values.js'
 import { issue, keyword, ok } from '../record.js'
 
 const isId = (id: unknown): boolean => typeof id === 'string' && id !== ''
@@ -17,4 +18,7 @@ export default keyword<'$extend', 'registry'>({
       ? ok
       : issue('REG-5', '$extend must be a mapping id or a non-empty list of mapping ids'),
   contents: (_value, at, visit, descriptor) => visit.ancestry(descriptor, at),
+  children(value, _descriptor, visit) {
+    if (truthy(value)) visit.ancestry(value, [])
+  },
 })
