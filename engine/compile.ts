@@ -7,8 +7,8 @@ import { Context, type CompileContext, type Inline, type DocumentCompiler, type 
 import { MESSAGES, errorObject } from './diagnostics.js'
 import { documentForm } from './document.js'
 import { putVariant, tracedPairing, tracedPipeline, tracedRead } from './explain/instrument.js'
-import { pairingValueOf, PATH_OBSERVING_KEYWORDS, POINTER_KEYWORDS, provenanceOf, standingAlone, visitChildren, visiting } from './keywords/index.js'
-import { compilePipeline } from './keywords/pipeline.js'
+import { pairingValueOf, PATH_OBSERVING_KEYWORDS, POINTER_KEYWORDS, provenanceOf, stage, standingAlone, visitChildren, visiting } from './keywords/index.js'
+import { compileDiagnostics, compilePipeline } from './keywords/pipeline.js'
 import { compilePlugins } from './keywords/plugins.js'
 import type { Locate } from './keywords/record.js'
 import { walkDocument } from './keywords/walk.js'
@@ -301,10 +301,10 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
       get,
       weight: 0,
       structural: false,
-      hasSwitch: false,
+      dispatches: false,
       sourcePath: undefined,
       targetPath: undefined,
-      stdout: undefined,
+      print: undefined,
       observesPaths: observes,
       pairings: null,
       asPairingMap: thrower(new TypeError('mapping must be an object of pairings or a mapping reference')),
@@ -372,10 +372,10 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
       get,
       weight: weightOf(descriptor, stages),
       structural,
-      hasSwitch: truthy(descriptor.switch),
+      dispatches: stage('dispatch').some((record) => truthy(descriptor[record.name])),
       sourcePath: truthy(descriptor.source) && typeof descriptor.source === 'string' ? descriptor.source : undefined,
       targetPath: truthy(descriptor.target) && typeof descriptor.target === 'string' ? descriptor.target : undefined,
-      stdout: descriptor.stdout,
+      print: compileDiagnostics(descriptor, this, provenance),
       observesPaths: observesPaths(descriptor, pluginSteps.length > 0),
       pairings: structural ? this.pairingSlot(pairingValue) : null,
       asPairingMap: (context: Context, hops: number) => (ownPairings ??= this.pairingSlot(descriptor))(context, hops),
@@ -431,7 +431,7 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
     }
     if (isObject(right) && standingAlone(right) === undefined) {
       const plan = this.plan(right)
-      if (!plan.structural && !plan.hasSwitch && !(plan.observesPaths && (plan.sourcePath !== undefined || plan.targetPath !== undefined))) {
+      if (!plan.structural && !plan.dispatches && !(plan.observesPaths && (plan.sourcePath !== undefined || plan.targetPath !== undefined))) {
         const get = plan.get
         return pairing((context) => putValue(get(context), context, put), { get, ownKey, put })
       }

@@ -3,7 +3,7 @@
 // descriptor, shape, validate (all validators as one step, each reporting at most one error), and
 // finalize. A stage's order is the order of the records in keywords/index.ts.
 import type { Provenance } from '../diagnostics.js'
-import type { CompileContext, Step } from '../context.js'
+import type { CompileContext, Print, Step } from '../context.js'
 import { stage } from './index.js'
 import { pluginNames } from './plugins.js'
 import type { Check, CompiledLocate, KeywordRecord } from './record.js'
@@ -79,4 +79,17 @@ export function compilePipeline(descriptor: Record<string, unknown>, cx: Compile
   }
   for (const record of stage('finalize')) add(record, compile<Step>(record))
   return { locate, located, steps, labels }
+}
+
+/** A descriptor's diagnostics (stage `diagnostic`), run when MAP receives it; undefined when it has none. */
+export function compileDiagnostics(descriptor: Record<string, unknown>, cx: CompileContext, provenance: Provenance): Print | undefined {
+  const prints: Print[] = []
+  for (const record of stage('diagnostic')) {
+    const print = record.compile?.(descriptor, cx, provenance) as Print | null | undefined
+    if (print !== null && print !== undefined) prints.push(print)
+  }
+  if (prints.length <= 1) return prints[0]
+  return (context) => {
+    for (const print of prints) print(context)
+  }
 }

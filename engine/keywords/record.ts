@@ -4,7 +4,7 @@
 // the value pipeline. Each keyword is one module under its
 // stage's folder; keywords/index.ts lists them in pipeline order, and everything else — the
 // compiler, validation, the descriptor type, the catalogue — is derived from that list.
-import type { CompileContext, Context, Maybe, Step } from '../context.js'
+import type { CompileContext, Context, Maybe, Print, Step } from '../context.js'
 import type { KeywordName } from '../descriptor.js'
 import type { Provenance } from '../diagnostics.js'
 
@@ -48,6 +48,7 @@ export interface Compiled {
   shape: Step
   validate: Check
   finalize: Step
+  diagnostic: Print
 }
 
 export type CompiledFor<S extends Stage> = S extends keyof Compiled ? Compiled[S] : never
