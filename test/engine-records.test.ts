@@ -97,3 +97,22 @@ t.test('validation follows a $ref pairing value and a registered mapping\'s own 
     'only $ref is read beside it'
   )
 })
+
+t.test('explain asks the locate keyword where its read stands in the input', async (t) => {
+  const mapper = new Mapper()
+  const { explain } = await mapper.explain(
+    { mapping: { '/a': { source: '/x', mapping: { '/b': { input: '/top' }, '/c': { source: '/y' }, '/d': { output: '/z' } } } } },
+    { x: { y: 1 }, top: 2 }
+  )
+  const outer = explain.pairings[0]!
+  t.same(outer.reads, ['/x'], 'source: where the source stands, continued')
+  t.same(
+    (outer.pairings ?? []).map((pairing) => [pairing.target, pairing.reads]),
+    [
+      ['/b', ['/top']],
+      ['/c', ['/x/y']],
+      ['/d', []],
+    ],
+    'input: from the root; source: from the shifted source; output: reads no input'
+  )
+})

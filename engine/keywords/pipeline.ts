@@ -21,6 +21,8 @@ export interface CompiledPipeline {
   readonly locate: CompiledLocate
   /** The locate keyword that won, when one is present. */
   readonly located: string | undefined
+  /** Explain mode: where in the input the winning keyword's read stands (its record's `readsAt`). */
+  readonly readsAt: KeywordRecord['readsAt']
   readonly steps: readonly Step[]
   /** One label per step (read only when compiling in explain mode). */
   readonly labels: readonly StepLabel[]
@@ -30,11 +32,13 @@ export function compilePipeline(descriptor: Record<string, unknown>, cx: Compile
   const compile = <T>(record: KeywordRecord): T | null => (record.compile?.(descriptor, cx, provenance) ?? null) as T | null
   let locate = PASS_THROUGH
   let located: string | undefined
+  let readsAt: KeywordRecord['readsAt']
   for (const record of stage('locate')) {
     const found = compile<CompiledLocate>(record)
     if (found !== null) {
       locate = found
       located = record.name
+      readsAt = record.readsAt
       break
     }
   }
@@ -78,7 +82,7 @@ export function compilePipeline(descriptor: Record<string, unknown>, cx: Compile
     labels.push({ stage: 'validate', keyword: validators.map((validator) => validator.name).join(', ') })
   }
   for (const record of stage('finalize')) add(record, compile<Step>(record))
-  return { locate, located, steps, labels }
+  return { locate, located, readsAt, steps, labels }
 }
 
 /** A descriptor's diagnostics (stage `diagnostic`), run when MAP receives it; undefined when it has none. */

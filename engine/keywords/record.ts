@@ -129,6 +129,11 @@ export interface KeywordRecord<N extends KeywordName = KeywordName, S extends St
    * is present (not undefined), well-formed or not: it visits only what evaluation would reach.
    */
   readonly children?: (value: unknown, descriptor: Record<string, unknown>, visit: Children) => void
+  /**
+   * Explain mode, locate stage: where in the input its read stands, for a string operand, given
+   * where the context's source stands; absent when the read is not from the input.
+   */
+  readonly readsAt?: (operand: string, sourceAt: string) => string
   /** What validation visits inside the operand (nested descriptors, pointers, names). */
   readonly contents?: (value: unknown, at: string, visit: Visit, descriptor: Record<string, unknown>, top: boolean) => void
   /** Its part of the pipeline for a descriptor, or null when it does nothing there. */
