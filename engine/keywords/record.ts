@@ -67,8 +67,8 @@ export interface Visit {
   transformer(name: string, at: string): void
   /** A registered mapping a descriptor stands for (REG-1 at the instance level). */
   reference(id: unknown, at: string): void
-  /** The `$extend` ancestry of a descriptor (REG-3 at the instance level). */
-  ancestry(descriptor: Record<string, unknown>, at: string): void
+  /** The instance level's lookup of a mapping id (its document, or undefined); null at the document level. */
+  mappings(): ((id: string) => unknown) | null
   /** Report a finding. */
   report(rule: string, message: string, at: string, descriptor: unknown): void
   /** `at` extended by reference tokens. */

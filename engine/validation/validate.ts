@@ -5,7 +5,6 @@ import { documentForm, MAX_DOCUMENT_DEPTH } from '../document.js'
 import { isKeyword, keywordRecord, pairingValueOf, standingAlone } from '../keywords/index.js'
 import type { Visit } from '../keywords/record.js'
 import { escapeToken, hasDotDotSegment, parsePointer } from '../pointer.js'
-import { flattenBatch } from '../registry.js'
 import { isObject, truthy } from '../values.js'
 
 export interface Diagnostic {
@@ -237,7 +236,10 @@ class Traversal {
       if (this.reach !== null && !this.reach.transformer(name)) this.out.add('KW-transform-1', `${name} matches no registered transformer`, pointer, name)
     },
     reference: (id, pointer) => this.reference(id, pointer),
-    ancestry: (descriptor, pointer) => this.ancestry(descriptor, pointer),
+    mappings: () => {
+      const reach = this.reach
+      return reach === null ? null : (id) => reach.mapping(id)
+    },
     report: (rule, message, pointer, descriptor) => this.out.add(rule, message, pointer, descriptor),
     at,
   }
@@ -254,26 +256,6 @@ class Traversal {
     }
     if (truthy(value.mapping)) return this.descriptorObject(value, here, false)
     return this.pairings(value, here, top)
-  }
-
-  /** Instance level: every ancestor must exist, and the ancestry must flatten (REG-3). */
-  private ancestry(descriptor: Record<string, unknown>, here: string): void {
-    if (this.reach === null) return
-    const ids = typeof descriptor.$extend === 'string' ? [descriptor.$extend] : descriptor.$extend
-    if (!Array.isArray(ids)) return
-    let unknown = false
-    ids.forEach((id, i) => {
-      if (typeof id !== 'string' || this.reach!.mapping(id) !== undefined) return
-      unknown = true
-      this.out.add('REG-3', `${id} matches no registered mapping`, typeof descriptor.$extend === 'string' ? here : at(here, String(i)), id)
-    })
-    if (unknown) return
-    try {
-      const self = typeof descriptor.$id === 'string' && descriptor.$id !== '' ? descriptor.$id : '(submitted document)'
-      flattenBatch([{ ...descriptor, $id: self }], (id) => (id === self ? undefined : this.reach!.mapping(id)))
-    } catch (error) {
-      this.out.add('REG-3', (error as Error).message, here, descriptor.$extend)
-    }
   }
 
   /** A key that is no keyword: a plugin (whose `pointer` must parse), or inert (KW-2). */
