@@ -7,7 +7,7 @@ import { Context, type CompileContext, type Inline, type DocumentCompiler, type 
 import { MESSAGES, errorObject } from './diagnostics.js'
 import { documentForm } from './document.js'
 import { putVariant, tracedPairing, tracedPipeline, tracedRead } from './explain/instrument.js'
-import { pairingValueOf, PATH_OBSERVING_KEYWORDS, POINTER_KEYWORDS, provenanceOf, stage, standingAlone, visitChildren, visiting } from './keywords/index.js'
+import { pairingValueOf, PATH_OBSERVING_KEYWORDS, POINTER_KEYWORDS, provenanceOf, shiftsOf, stage, standingAlone, visitChildren, visiting } from './keywords/index.js'
 import { compileDiagnostics, compilePipeline } from './keywords/pipeline.js'
 import { compilePlugins } from './keywords/plugins.js'
 import type { Locate } from './keywords/record.js'
@@ -365,6 +365,7 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
       get = pipeline(locate.locate, locate.sync, steps)
       stages = steps.length
     }
+    const shifts = shiftsOf(descriptor)
     let ownPairings: PairingSlot | undefined
     return Object.freeze({
       kind: 'object' as const,
@@ -373,8 +374,8 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
       weight: weightOf(descriptor, stages),
       structural,
       dispatches: stage('dispatch').some((record) => truthy(descriptor[record.name])),
-      sourcePath: truthy(descriptor.source) && typeof descriptor.source === 'string' ? descriptor.source : undefined,
-      targetPath: truthy(descriptor.target) && typeof descriptor.target === 'string' ? descriptor.target : undefined,
+      sourcePath: shifts.source,
+      targetPath: shifts.target,
       print: compileDiagnostics(descriptor, this, provenance),
       observesPaths: observesPaths(descriptor, pluginSteps.length > 0),
       pairings: structural ? this.pairingSlot(pairingValue) : null,

@@ -102,7 +102,7 @@ export interface Plan {
   readonly structural: boolean
   /** A dispatch keyword (`switch`) is present: its value is dispatched (§7.2) like a structural one's. */
   readonly dispatches: boolean
-  /** Truthy `source` / `target` pointers, which extend the context's paths. */
+  /** The truthy pointers of its shifting keywords (`source`, `target`), which extend the context's paths. */
   readonly sourcePath: string | undefined
   readonly targetPath: string | undefined
   /** Its diagnostic keywords (`stdout`), run when MAP receives this descriptor directly. */

@@ -116,6 +116,18 @@ export const POINTER_KEYWORDS: readonly string[] = KEYWORDS.filter((k) => (k as 
 /** Keywords whose evaluation can observe the context's paths. */
 export const PATH_OBSERVING_KEYWORDS: readonly string[] = KEYWORDS.filter((k) => (k as KeywordRecord).observesPaths === true).map((k) => k.name)
 
+const SHIFTING: readonly KeywordRecord[] = (KEYWORDS as readonly KeywordRecord[]).filter((k) => k.shifts !== undefined)
+
+/** The paths a descriptor's keywords extend (SHIFT): the truthy string operands of those that shift one. */
+export function shiftsOf(descriptor: Record<string, unknown>): { source: string | undefined; target: string | undefined } {
+  const paths: { source: string | undefined; target: string | undefined } = { source: undefined, target: undefined }
+  for (const record of SHIFTING) {
+    const operand = descriptor[record.name]
+    if (truthy(operand) && typeof operand === 'string') paths[record.shifts!] ??= operand
+  }
+  return paths
+}
+
 /** The provenance of a descriptor: the first of its pointer keywords that is defined. */
 export function provenanceOf(descriptor: unknown): Provenance {
   if (descriptor === null || typeof descriptor !== 'object' || Array.isArray(descriptor)) return null

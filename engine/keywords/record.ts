@@ -130,6 +130,11 @@ export interface KeywordRecord<N extends KeywordName = KeywordName, S extends St
    */
   readonly children?: (value: unknown, descriptor: Record<string, unknown>, visit: Children) => void
   /**
+   * Locate stage: a truthy string operand extends this path of the context (SHIFT, language.md
+   * §7.1), where a nested level's and a relative reference's paths continue from.
+   */
+  readonly shifts?: 'source' | 'target'
+  /**
    * Explain mode, locate stage: where in the input its read stands, for a string operand, given
    * where the context's source stands; absent when the read is not from the input.
    */

@@ -4,20 +4,25 @@ import type { CompileContext } from '../../context.js'
 import { readEach } from '../../procedures.js'
 import type { Reader } from '../../pointer.js'
 import { truthy } from '../../values.js'
-import { issue, keyword, ok, POINTER_SCHEMA, type Children, type CompiledLocate, type Locate, type OperandIssue, type Visit } from '../record.js'
+import { issue, keyword, ok, POINTER_SCHEMA, type Children, type CompiledLocate, type KeywordRecord, type Locate, type OperandIssue, type Visit } from '../record.js'
 
 /**
  * A keyword reading its JSON Pointer operand from one scope. `locateWith` turns the compiled reader
  * into the locate operation; each keyword writes its own, so every read site stays monomorphic.
  */
-export function pointerKeyword<N extends KeywordName>(name: N, description: string, locateWith: (read: Reader) => Locate, readsAt?: (operand: string, sourceAt: string) => string) {
+export function pointerKeyword<N extends KeywordName>(
+  name: N,
+  description: string,
+  locateWith: (read: Reader) => Locate,
+  more: Pick<KeywordRecord, 'readsAt' | 'shifts'> = {}
+) {
   return keyword<N, 'locate'>({
     name,
     stage: 'locate',
     tier: 'core',
     schema: { ...POINTER_SCHEMA, description },
     pointer: true,
-    ...(readsAt === undefined ? {} : { readsAt }),
+    ...more,
     operand: (value) => (typeof value === 'string' ? ok : issue('KW-locate-1', `${name} must be a JSON Pointer string`)),
     contents: (value, at, visit) => visit.pointer(value, at),
     compile(descriptor, cx) {

@@ -6,6 +6,9 @@ export default pointerKeyword(
   'source',
   'Read from the current source at this JSON Pointer.',
   (read) => (context) => read(context.source),
-  // Explain mode: the read stands where the source does, continued by the operand.
-  (operand, sourceAt) => resolvePath(sourceAt, operand)
+  {
+    shifts: 'source',
+    // Explain mode: the read stands where the source does, continued by the operand.
+    readsAt: (operand, sourceAt) => resolvePath(sourceAt, operand),
+  }
 )
