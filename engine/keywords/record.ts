@@ -1,9 +1,11 @@
 // A keyword of the language is one record (like a vocabulary entry of a JSON Schema validator):
 // its name, stage and tier, the grammar of its operand, the JSON Schema fragment editors check the
-// operand with, what validation visits inside the operand, and how it compiles into its stage of
-// the value pipeline. Each keyword is one module under its
-// stage's folder; keywords/index.ts lists them in pipeline order, and everything else — the
-// compiler, validation, the descriptor type, the catalogue — is derived from that list.
+// operand with, what validation visits inside the operand, which documents the operand holds
+// (`children`, the one visitor interface every walking driver uses), and how it compiles into its
+// stage of the value pipeline. As in Ajv, the driver decides when a keyword runs and the keyword
+// decides what it does. Each keyword is one module under its stage's folder; keywords/index.ts
+// lists them in pipeline order, and everything else — the compiler, validation, the expansion
+// bound, explain, the descriptor type, the catalogue — is derived from that list.
 import type { CompileContext, Context, Maybe, Print, Step } from '../context.js'
 import type { KeywordName } from '../descriptor.js'
 import type { Provenance } from '../diagnostics.js'
