@@ -11,7 +11,7 @@
 // string literal (with U+2028 and U+2029 escaped as well); everything else a level needs (plans,
 // writers, the pairings themselves) is passed in as the elements of a constants array, and every
 // identifier in the source is the generator's own.
-import type { Context, Level, Pairing, Pairings } from './context.js'
+import type { Context, Level, Pairing, Pairings, Print } from './context.js'
 import { isInherited, readToken } from './pointer.js'
 import { finishAsync, placed } from './procedures.js'
 
@@ -63,7 +63,7 @@ function storeCode(index: number, ownKey: string | undefined): string {
 /** The source of one pairing's step. */
 function pairingCode(pairing: Pairing, index: number): string {
   const inline = pairing.inline
-  const rest = `return rt.finishAsync(rt.pairings, context, pc, ${index}, p, stdout);\n`
+  const rest = `return rt.finishAsync(rt.pairings, context, pc, ${index}, p, print);\n`
   let code = `i = ${index};\n`
   if (inline === undefined) {
     code += `p = list[${index}].run(pc);\nif (p !== undefined) ${rest}`
@@ -80,14 +80,14 @@ function pairingCode(pairing: Pairing, index: number): string {
   return code + 'if (errors.length > 0) return null;\n'
 }
 
-/** The body of a level's function: (rt) => (context, pc, stdout) => undefined | null | Promise. */
+/** The body of a level's function: (rt) => (context, pc, print) => undefined | null | Promise. */
 export function levelSource(list: readonly Pairing[]): string {
   let body = ''
   for (let index = 0; index < list.length; index++) body += pairingCode(list[index]!, index)
   return (
     '\'use strict\';\n' +
     'const list = rt.list;\n' +
-    'return function level(context, pc, stdout) {\n' +
+    'return function level(context, pc, print) {\n' +
     'const run = context.run;\n' +
     'const errors = run.errors;\n' +
     'const shadows = run.registry.shadowsPointers;\n' +
@@ -126,6 +126,6 @@ export function generateLevel(pairings: Pairings): Level | undefined {
   if (list.length > MAX_GENERATED || !list.some((pairing) => pairing.inline !== undefined) || !canGenerate()) return undefined
   const runtime: Runtime = { list, pairings, readToken, finishAsync, placed }
   // eslint-disable-next-line no-new-func -- the source is built from literal() and the generator's own text only
-  const make = new Function('rt', levelSource(list)) as (rt: Runtime) => (context: Context, pc: Context, stdout: unknown) => ReturnType<Level>
+  const make = new Function('rt', levelSource(list)) as (rt: Runtime) => (context: Context, pc: Context, print: Print | undefined) => ReturnType<Level>
   return make(runtime)
 }

@@ -7,14 +7,14 @@ import { Context, type CompileContext, type Inline, type DocumentCompiler, type 
 import { MESSAGES, errorObject } from './diagnostics.js'
 import { documentForm } from './document.js'
 import { putVariant, tracedPairing, tracedPipeline, tracedRead } from './explain/instrument.js'
-import { PATH_OBSERVING_KEYWORDS, POINTER_KEYWORDS, provenanceOf } from './keywords/index.js'
-import { compilePipeline } from './keywords/pipeline.js'
+import { pairingValueOf, PATH_OBSERVING_KEYWORDS, POINTER_KEYWORDS, provenanceOf, shiftsOf, stage, standingAlone, visitChildren, visiting } from './keywords/index.js'
+import { compileDiagnostics, compilePipeline } from './keywords/pipeline.js'
 import { compilePlugins } from './keywords/plugins.js'
 import type { Locate } from './keywords/record.js'
+import { walkDocument } from './keywords/walk.js'
 import {
   compileReader,
   compileWriter,
-  escapeToken,
   hasDotDotSegment,
   parsePointer,
   resolvePath,
@@ -34,15 +34,20 @@ export interface CompilerOptions {
 /** A pairing's share of the printed output beside a string's text: key, quotes, colon, comma, a short scalar. */
 const PAIRING_BYTES = 10
 
-const COMBINATORS = ['first', 'last', 'all'] as const
-
-/** The work steps one run of a descriptor's pipeline counts for: its stages and combinator reads. */
+/**
+ * The work steps one run of a descriptor's pipeline counts for: its stages, and the descriptors its
+ * keywords read every time they run (a combinator's elements; a switch's one case counts as a level).
+ */
 function weightOf(descriptor: Record<string, unknown>, stages: number): number {
   let weight = stages
-  for (const keyword of COMBINATORS) {
-    const operand = descriptor[keyword]
-    if (Array.isArray(operand)) weight += operand.length
-  }
+  visitChildren(
+    descriptor,
+    visiting({
+      descriptor() {
+        weight++
+      },
+    })
+  )
   return weight
 }
 
@@ -158,18 +163,13 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
    */
   locate(document: object, mapping: string | undefined, base = ''): void {
     if (this.places.has(document)) return
-    const work: Array<[object, string, boolean]> = [[document, base, true]]
-    while (work.length > 0) {
-      const [value, pointer, pairingMap] = work.pop()!
-      // Only what can be a level's pairing map is placed: the root and `mapping` / `each` values.
-      if (pairingMap && !Array.isArray(value) && !this.places.has(value)) this.places.set(value, { mapping, pointer })
-      for (const key of Object.keys(value)) {
-        const member: unknown = (value as Record<string, unknown>)[key]
-        if (member !== null && typeof member === 'object') {
-          work.push([member, `${pointer}/${escapeToken(key)}`, key === 'mapping' || key === 'each'])
-        }
-      }
-    }
+    // Only what can be a level's pairing map is placed: the root and the pairing values its keywords hold.
+    if (!Array.isArray(document)) this.places.set(document, { mapping, pointer: base })
+    walkDocument(document, base, {
+      pairingMap: (value, pointer) => {
+        if (!this.places.has(value)) this.places.set(value, { mapping, pointer })
+      },
+    })
   }
 
   /** A compiled reader for a keyword pointer; an unparseable pointer throws when it is read. */
@@ -211,14 +211,16 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
       const fallback = this.plan(descriptor)
       return (context) => context.run.registry.lookup(descriptor) ?? fallback
     }
-    if (isObject(descriptor) && truthy(descriptor.$ref)) {
-      const id = descriptor.$ref
+    const whole = isObject(descriptor) ? standingAlone(descriptor) : undefined
+    if (whole !== undefined) {
+      // The registered mapping its keyword names stands for the whole descriptor.
+      const id = (descriptor as Record<string, unknown>)[whole.name]
       const provenance = provenanceOf(descriptor)
       const empty = this.emptyPlan
       return (context) => {
         const found = typeof id === 'string' ? context.run.registry.lookup(id) : undefined
         if (found !== undefined) return found
-        context.run.errors.push(errorObject(provenance, [['$ref', id]], MESSAGES.unknownReference))
+        context.run.errors.push(errorObject(provenance, [[whole.name, id]], MESSAGES.unknownReference))
         return empty
       }
     }
@@ -229,8 +231,8 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
   /**
    * The dereferenced pairing map of a `mapping` / `each` value (§4.2 step 8). A name or `$ref`
    * resolves when evaluation reaches it; a descriptor (keywords at its top, as a registered one
-   * has) supplies only its own pairings — those of `mapping`, else of `each`, else none — and any
-   * other object is the pairing map itself.
+   * has) supplies only its own pairings — the pairing value its keywords give (`mapping`, else
+   * `each`), else none — and any other object is the pairing map itself.
    */
   pairingSlot(value: unknown): PairingSlot {
     if (typeof value === 'string') {
@@ -240,18 +242,19 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
         return found.asPairingMap(context, referenceHop(value, hops))
       }
     }
-    if (isObject(value) && truthy(value.$ref)) {
-      const id = value.$ref
+    const whole = isObject(value) ? standingAlone(value) : undefined
+    if (whole !== undefined) {
+      const id = (value as Record<string, unknown>)[whole.name]
       const provenance = provenanceOf(value)
       return (context, hops = 0) => {
         const found = typeof id === 'string' ? context.run.registry.lookup(id) : undefined
         if (found !== undefined) return found.asPairingMap(context, referenceHop(String(id), hops))
-        context.run.errors.push(errorObject(provenance, [['$ref', id]], MESSAGES.unknownReference))
+        context.run.errors.push(errorObject(provenance, [[whole.name, id]], MESSAGES.unknownReference))
         return EMPTY_PAIRINGS
       }
     }
     if (isObject(value) && documentForm(value) !== 'pairings') {
-      const inner = truthy(value.mapping) ? value.mapping : truthy(value.each) ? value.each : undefined
+      const inner = pairingValueOf(value)
       if (inner === undefined) return () => EMPTY_PAIRINGS
       return this.pairingSlot(inner)
     }
@@ -267,7 +270,7 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
       let reach = 0
       for (const left of Object.keys(value)) {
         const right = value[left]
-        weight += 1 + (isObject(right) && !truthy(right.$ref) ? this.plan(right).weight : 0)
+        weight += 1 + (isObject(right) && standingAlone(right) === undefined ? this.plan(right).weight : 0)
         keyBytes += left.length + PAIRING_BYTES
         reach = Math.max(reach, slashes(left) + 1)
       }
@@ -298,10 +301,10 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
       get,
       weight: 0,
       structural: false,
-      hasSwitch: false,
+      dispatches: false,
       sourcePath: undefined,
       targetPath: undefined,
-      stdout: undefined,
+      print: undefined,
       observesPaths: observes,
       pairings: null,
       asPairingMap: thrower(new TypeError('mapping must be an object of pairings or a mapping reference')),
@@ -340,7 +343,8 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
 
   private objectPlan(descriptor: Record<string, unknown>): Plan {
     const provenance = provenanceOf(descriptor)
-    const structural = truthy(descriptor.mapping) || truthy(descriptor.each)
+    const pairingValue = pairingValueOf(descriptor)
+    const structural = pairingValue !== undefined
     const pluginSteps = compilePlugins(descriptor, this)
     let get: (context: Context) => unknown
     let stages = 0
@@ -361,7 +365,7 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
       get = pipeline(locate.locate, locate.sync, steps)
       stages = steps.length
     }
-    const pairingValue = truthy(descriptor.mapping) ? descriptor.mapping : descriptor.each
+    const shifts = shiftsOf(descriptor)
     let ownPairings: PairingSlot | undefined
     return Object.freeze({
       kind: 'object' as const,
@@ -369,10 +373,10 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
       get,
       weight: weightOf(descriptor, stages),
       structural,
-      hasSwitch: truthy(descriptor.switch),
-      sourcePath: truthy(descriptor.source) && typeof descriptor.source === 'string' ? descriptor.source : undefined,
-      targetPath: truthy(descriptor.target) && typeof descriptor.target === 'string' ? descriptor.target : undefined,
-      stdout: descriptor.stdout,
+      dispatches: stage('dispatch').some((record) => truthy(descriptor[record.name])),
+      sourcePath: shifts.source,
+      targetPath: shifts.target,
+      print: compileDiagnostics(descriptor, this, provenance),
       observesPaths: observesPaths(descriptor, pluginSteps.length > 0),
       pairings: structural ? this.pairingSlot(pairingValue) : null,
       asPairingMap: (context: Context, hops: number) => (ownPairings ??= this.pairingSlot(descriptor))(context, hops),
@@ -426,9 +430,9 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
         { read: parsePointer(right), ownKey, put }
       )
     }
-    if (isObject(right) && !truthy(right.$ref)) {
+    if (isObject(right) && standingAlone(right) === undefined) {
       const plan = this.plan(right)
-      if (!plan.structural && !plan.hasSwitch && !(plan.observesPaths && (plan.sourcePath !== undefined || plan.targetPath !== undefined))) {
+      if (!plan.structural && !plan.dispatches && !(plan.observesPaths && (plan.sourcePath !== undefined || plan.targetPath !== undefined))) {
         const get = plan.get
         return pairing((context) => putValue(get(context), context, put), { get, ownKey, put })
       }

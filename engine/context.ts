@@ -27,6 +27,9 @@ export interface Step {
   readonly awaits: boolean
 }
 
+/** A diagnostic keyword's work: what it shows of a level once MAP has filled the level's target. */
+export type Print = (context: Context) => void
+
 /** A descriptor position that dereferences (`$ref`, name strings) when evaluation reaches it. */
 export type Slot = (context: Context) => Plan
 
@@ -82,7 +85,7 @@ export interface Inline {
 }
 
 /** A generated level: runs a level's pairings against `pairingContext` (see Pairings.level). */
-export type Level = (context: Context, pairingContext: Context, stdout: unknown) => Promise<object | null> | null | undefined
+export type Level = (context: Context, pairingContext: Context, print: Print | undefined) => Promise<object | null> | null | undefined
 
 /** How a plan came about: a keyword object, one of the string forms, or a variant list. */
 export type PlanKind = 'object' | 'pointer' | 'relative' | 'invalid' | 'variant'
@@ -95,17 +98,18 @@ export interface Plan {
   readonly get: (context: Context) => unknown
   /** The work steps one GET counts for in its level's weight: pipeline stages and combinator reads. */
   readonly weight: number
-  /** Truthy `mapping` or `each`: the descriptor maps instead of returning a read value. */
+  /** A structure keyword gives it a pairing value (`mapping`, `each`): the descriptor maps instead of returning a read value. */
   readonly structural: boolean
-  readonly hasSwitch: boolean
-  /** Truthy `source` / `target` pointers, which extend the context's paths. */
+  /** A dispatch keyword (`switch`) is present: its value is dispatched (§7.2) like a structural one's. */
+  readonly dispatches: boolean
+  /** The truthy pointers of its shifting keywords (`source`, `target`), which extend the context's paths. */
   readonly sourcePath: string | undefined
   readonly targetPath: string | undefined
-  /** The `stdout` operand, printed when MAP receives this descriptor directly. */
-  readonly stdout: unknown
+  /** Its diagnostic keywords (`stdout`), run when MAP receives this descriptor directly. */
+  readonly print: Print | undefined
   /** True when its evaluation can observe the context's paths (so it needs its own context). */
   readonly observesPaths: boolean
-  /** The dereferenced pairing map of `mapping` / `each` (null when not structural). */
+  /** The dereferenced pairing map of its pairing value (null when not structural). */
   readonly pairings: PairingSlot | null
   /** Its pairings when it is named as the value of another descriptor's `mapping` / `each`. */
   asPairingMap(context: Context, hops: number): Pairings

@@ -2,7 +2,7 @@
 // right sides, NEST and READ. They run synchronously until something returns a promise, and only
 // then continue asynchronously, so a document that reaches no plugin never allocates one.
 import { BudgetExceeded } from './budget.js'
-import { Context, type Maybe, type Pairing, type Pairings, type Plan, type Put, type Slot } from './context.js'
+import { Context, type Maybe, type Pairing, type Pairings, type Plan, type Print, type Put, type Slot } from './context.js'
 import { fanOut } from './fan-out.js'
 import { escapeToken, type Writer } from './pointer.js'
 
@@ -15,8 +15,8 @@ export function mapPlan(plan: Plan, parent: Context): Maybe<object | null> {
 /** Steps 3–6 of MAP in an already shifted context: the level's own GET gives the pairings' scope. */
 export function runLevel(plan: Plan, pairings: Pairings | null, context: Context): Maybe<object | null> {
   const scope = plan.get(context)
-  if (scope instanceof Promise) return scope.then((settled) => runPairings(pairings, context, settled, plan.stdout))
-  return runPairings(pairings, context, scope, plan.stdout)
+  if (scope instanceof Promise) return scope.then((settled) => runPairings(pairings, context, settled, plan.print))
+  return runPairings(pairings, context, scope, plan.print)
 }
 
 /** A level without pairings (a name that resolves to none, a descriptor with neither mapping nor each). */
@@ -31,8 +31,11 @@ export function placed(error: unknown, pairing: Pairing): unknown {
   return error
 }
 
-/** Run a level's pairings in order against `scope`; null as soon as the shared error list is non-empty. */
-export function runPairings(pairings: Pairings | null, context: Context, scope: unknown, stdout: unknown): Maybe<object | null> {
+/**
+ * Run a level's pairings in order against `scope`; null as soon as the shared error list is
+ * non-empty. `print`: the level's diagnostics, run once its target is complete.
+ */
+export function runPairings(pairings: Pairings | null, context: Context, scope: unknown, print: Print | undefined): Maybe<object | null> {
   const run = context.run
   if (pairings === null) run.enterLevel(EMPTY_PAIRINGS)
   else {
@@ -41,9 +44,9 @@ export function runPairings(pairings: Pairings | null, context: Context, scope: 
     const pairingContext = scope === undefined || scope === context.source ? context : context.withSource(scope)
     const level = pairings.level
     if (level !== undefined) {
-      const stopped = level(context, pairingContext, stdout)
+      const stopped = level(context, pairingContext, print)
       if (stopped !== undefined) return stopped
-      if (stdout) printStdout(stdout, context)
+      if (print !== undefined) print(context)
       return context.target
     }
     const errors = run.errors
@@ -51,14 +54,14 @@ export function runPairings(pairings: Pairings | null, context: Context, scope: 
     try {
       for (; i < list.length; i++) {
         const pending = list[i]!.run(pairingContext)
-        if (pending !== undefined) return finishAsync(pairings, context, pairingContext, i, pending, stdout)
+        if (pending !== undefined) return finishAsync(pairings, context, pairingContext, i, pending, print)
         if (errors.length > 0) return null
       }
     } catch (error) {
       throw placed(error, list[i]!)
     }
   }
-  if (stdout) printStdout(stdout, context)
+  if (print !== undefined) print(context)
   return context.target
 }
 
@@ -69,7 +72,7 @@ export async function finishAsync(
   pairingContext: Context,
   index: number,
   pending: Promise<void>,
-  stdout: unknown
+  print: Print | undefined
 ): Promise<object | null> {
   const list = pairings.list
   const run = context.run
@@ -90,21 +93,8 @@ export async function finishAsync(
     }
     if (errors.length > 0) return null
   }
-  if (stdout) printStdout(stdout, context)
+  if (print !== undefined) print(context)
   return context.target
-}
-
-/** The `stdout` keyword (§14): print the level's target, or the part of it a pointer names. */
-function printStdout(stdout: unknown, context: Context): void {
-  const target = context.target
-  const run = context.run
-  // Printed through the run: nesting bounded before JSON.stringify recurses, the text counted as built.
-  if (typeof stdout === 'string') {
-    const value = run.compiler.reader(stdout)(target)
-    run.stdout(value === undefined ? 'undefined' : (run.stringify(value, 2) as string))
-  } else {
-    run.stdout(run.stringify(target) as string)
-  }
 }
 
 /**
@@ -207,9 +197,9 @@ export function putFirstDefined(slots: readonly Slot[], context: Context, put: P
   return undefined
 }
 
-/** A right side's plan evaluated in the pairing's context and put: mapped when structural or switching. */
+/** A right side's plan evaluated in the pairing's context and put: mapped when structural or dispatching. */
 export function putPlan(plan: Plan, context: Context, put: Put): Promise<void> | undefined {
-  if (plan.structural || plan.hasSwitch) {
+  if (plan.structural || plan.dispatches) {
     const shifted = new Context(context.run, context.source, context.target, context, -1, plan.sourcePath, plan.targetPath)
     const pairings = plan.pairings === null ? null : plan.pairings(shifted)
     const value = plan.get(shifted)

@@ -34,14 +34,10 @@ function sourceLocation(context: Context): string {
 export function tracedPipeline(descriptor: Record<string, unknown>, pipeline: CompiledPipeline): { locate: CompiledLocate; steps: Step[] } {
   const located = pipeline.located
   const operand = located === undefined ? undefined : descriptor[located]
+  // The locate keyword says where its read stands in the input (none: it reads no input).
+  const readsAt = pipeline.readsAt
   const readAt: ((context: Context) => string) | undefined =
-    typeof operand !== 'string'
-      ? undefined
-      : located === 'source'
-        ? (context) => resolvePath(sourceLocation(context), operand)
-        : located === 'input'
-          ? () => resolvePath(operand)
-          : undefined
+    typeof operand !== 'string' || readsAt === undefined ? undefined : (context) => readsAt(operand, sourceLocation(context))
   const inner = pipeline.locate.locate
   const locate: CompiledLocate = {
     sync: pipeline.locate.sync,

@@ -40,7 +40,8 @@ import defaultKeyword from './finalize/default.js'
 import regexpI from './finalize/regexp-i.js'
 import stdout from './diagnostic/stdout.js'
 import type { KeywordName } from '../descriptor.js'
-import type { KeywordRecord, Stage } from './record.js'
+import { truthy } from '../values.js'
+import type { Children, KeywordRecord, Stage } from './record.js'
 
 /** Every keyword, in pipeline order within each stage (the order validators report in, too). */
 export const KEYWORDS = [
@@ -115,6 +116,18 @@ export const POINTER_KEYWORDS: readonly string[] = KEYWORDS.filter((k) => (k as 
 /** Keywords whose evaluation can observe the context's paths. */
 export const PATH_OBSERVING_KEYWORDS: readonly string[] = KEYWORDS.filter((k) => (k as KeywordRecord).observesPaths === true).map((k) => k.name)
 
+const SHIFTING: readonly KeywordRecord[] = (KEYWORDS as readonly KeywordRecord[]).filter((k) => k.shifts !== undefined)
+
+/** The paths a descriptor's keywords extend (SHIFT): the truthy string operands of those that shift one. */
+export function shiftsOf(descriptor: Record<string, unknown>): { source: string | undefined; target: string | undefined } {
+  const paths: { source: string | undefined; target: string | undefined } = { source: undefined, target: undefined }
+  for (const record of SHIFTING) {
+    const operand = descriptor[record.name]
+    if (truthy(operand) && typeof operand === 'string') paths[record.shifts!] ??= operand
+  }
+  return paths
+}
+
 /** The provenance of a descriptor: the first of its pointer keywords that is defined. */
 export function provenanceOf(descriptor: unknown): Provenance {
   if (descriptor === null || typeof descriptor !== 'object' || Array.isArray(descriptor)) return null
@@ -126,4 +139,68 @@ export function provenanceOf(descriptor: unknown): Provenance {
   return null
 }
 
-export type { KeywordRecord, OperandIssue, Stage, Tier } from './record.js'
+/** Keywords whose operand holds documents (record.ts `Children`), in catalogue order. */
+const WITH_CHILDREN: readonly KeywordRecord[] = (KEYWORDS as readonly KeywordRecord[]).filter((k) => k.children !== undefined)
+
+/** Keywords whose truthy operand stands for the whole descriptor. */
+const STANDING_ALONE: readonly KeywordRecord[] = (KEYWORDS as readonly KeywordRecord[]).filter((k) => k.standsAlone === true)
+
+/** The keyword that stands for the whole of `descriptor` (its operand truthy), if one does. */
+export function standingAlone(descriptor: Record<string, unknown>): KeywordRecord | undefined {
+  for (const record of STANDING_ALONE) if (truthy(descriptor[record.name])) return record
+  return undefined
+}
+
+/** `visit` as one keyword's `children` call it: its `at` continued from the keyword object's pointer. */
+function under(name: string, visit: Children): Children {
+  return {
+    descriptor: (value, at) => visit.descriptor(value, [name, ...at]),
+    alternative: (value, at) => visit.alternative(value, [name, ...at]),
+    pairings: (value, at) => visit.pairings(value, [name, ...at]),
+    ancestry: (value, at) => visit.ancestry(value, [name, ...at]),
+    reference: (id, at) => visit.reference(id, [name, ...at]),
+  }
+}
+
+/**
+ * Visit the documents a keyword object holds, keyword by keyword in catalogue order, each `at`
+ * continuing the object's pointer. With `alone`, a keyword that stands for the whole descriptor is
+ * visited by itself, as evaluation reads it.
+ */
+export function visitChildren(descriptor: Record<string, unknown>, visit: Children, alone = false): void {
+  const whole = alone ? standingAlone(descriptor) : undefined
+  if (whole !== undefined) {
+    whole.children?.(descriptor[whole.name], descriptor, under(whole.name, visit))
+    return
+  }
+  for (const record of WITH_CHILDREN) {
+    const operand = descriptor[record.name]
+    if (operand !== undefined) record.children!(operand, descriptor, under(record.name, visit))
+  }
+}
+
+const IGNORE = (): void => {}
+
+/** A `Children` that ignores everything but what it is given. */
+export function visiting(some: Partial<Children>): Children {
+  return { descriptor: IGNORE, alternative: IGNORE, pairings: IGNORE, ancestry: IGNORE, reference: IGNORE, ...some }
+}
+
+/**
+ * The pairing value a keyword object maps through, or undefined when it maps through none: its
+ * structure keywords decide which (`mapping`, else `each`).
+ */
+export function pairingValueOf(descriptor: Record<string, unknown>): unknown {
+  let found: unknown
+  visitChildren(
+    descriptor,
+    visiting({
+      pairings(value) {
+        found ??= value
+      },
+    })
+  )
+  return found
+}
+
+export type { Children, KeywordRecord, OperandIssue, Stage, Tier } from './record.js'

@@ -3,7 +3,7 @@
 // descriptor, shape, validate (all validators as one step, each reporting at most one error), and
 // finalize. A stage's order is the order of the records in keywords/index.ts.
 import type { Provenance } from '../diagnostics.js'
-import type { CompileContext, Step } from '../context.js'
+import type { CompileContext, Print, Step } from '../context.js'
 import { stage } from './index.js'
 import { pluginNames } from './plugins.js'
 import type { Check, CompiledLocate, KeywordRecord } from './record.js'
@@ -21,6 +21,8 @@ export interface CompiledPipeline {
   readonly locate: CompiledLocate
   /** The locate keyword that won, when one is present. */
   readonly located: string | undefined
+  /** Explain mode: where in the input the winning keyword's read stands (its record's `readsAt`). */
+  readonly readsAt: KeywordRecord['readsAt']
   readonly steps: readonly Step[]
   /** One label per step (read only when compiling in explain mode). */
   readonly labels: readonly StepLabel[]
@@ -30,11 +32,13 @@ export function compilePipeline(descriptor: Record<string, unknown>, cx: Compile
   const compile = <T>(record: KeywordRecord): T | null => (record.compile?.(descriptor, cx, provenance) ?? null) as T | null
   let locate = PASS_THROUGH
   let located: string | undefined
+  let readsAt: KeywordRecord['readsAt']
   for (const record of stage('locate')) {
     const found = compile<CompiledLocate>(record)
     if (found !== null) {
       locate = found
       located = record.name
+      readsAt = record.readsAt
       break
     }
   }
@@ -78,5 +82,18 @@ export function compilePipeline(descriptor: Record<string, unknown>, cx: Compile
     labels.push({ stage: 'validate', keyword: validators.map((validator) => validator.name).join(', ') })
   }
   for (const record of stage('finalize')) add(record, compile<Step>(record))
-  return { locate, located, steps, labels }
+  return { locate, located, readsAt, steps, labels }
+}
+
+/** A descriptor's diagnostics (stage `diagnostic`), run when MAP receives it; undefined when it has none. */
+export function compileDiagnostics(descriptor: Record<string, unknown>, cx: CompileContext, provenance: Provenance): Print | undefined {
+  const prints: Print[] = []
+  for (const record of stage('diagnostic')) {
+    const print = record.compile?.(descriptor, cx, provenance) as Print | null | undefined
+    if (print !== null && print !== undefined) prints.push(print)
+  }
+  if (prints.length <= 1) return prints[0]
+  return (context) => {
+    for (const print of prints) print(context)
+  }
 }

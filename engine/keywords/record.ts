@@ -1,10 +1,12 @@
 // A keyword of the language is one record (like a vocabulary entry of a JSON Schema validator):
 // its name, stage and tier, the grammar of its operand, the JSON Schema fragment editors check the
-// operand with, what validation visits inside the operand, and how it compiles into its stage of
-// the value pipeline. Each keyword is one module under its
-// stage's folder; keywords/index.ts lists them in pipeline order, and everything else — the
-// compiler, validation, the descriptor type, the catalogue — is derived from that list.
-import type { CompileContext, Context, Maybe, Step } from '../context.js'
+// operand with, what validation visits inside the operand, which documents the operand holds
+// (`children`, the one visitor interface every walking driver uses), and how it compiles into its
+// stage of the value pipeline. As in Ajv, the driver decides when a keyword runs and the keyword
+// decides what it does. Each keyword is one module under its stage's folder; keywords/index.ts
+// lists them in pipeline order, and everything else — the compiler, validation, the expansion
+// bound, explain, the descriptor type, the catalogue — is derived from that list.
+import type { CompileContext, Context, Maybe, Print, Step } from '../context.js'
 import type { KeywordName } from '../descriptor.js'
 import type { Provenance } from '../diagnostics.js'
 
@@ -48,6 +50,7 @@ export interface Compiled {
   shape: Step
   validate: Check
   finalize: Step
+  diagnostic: Print
 }
 
 export type CompiledFor<S extends Stage> = S extends keyof Compiled ? Compiled[S] : never
@@ -64,12 +67,34 @@ export interface Visit {
   initializer(name: string, at: string): void
   /** A transformer name (KW-transform-1 at the instance level). */
   transformer(name: string, at: string): void
-  /** The `$extend` ancestry of a descriptor (REG-3 at the instance level). */
-  ancestry(descriptor: Record<string, unknown>, at: string): void
+  /** A registered mapping a descriptor stands for (REG-1 at the instance level). */
+  reference(id: unknown, at: string): void
+  /** The instance level's lookup of a mapping id (its document, or undefined); null at the document level. */
+  mappings(): ((id: string) => unknown) | null
   /** Report a finding. */
   report(rule: string, message: string, at: string, descriptor: unknown): void
   /** `at` extended by reference tokens. */
   at(pointer: string, ...tokens: string[]): string
+}
+
+/**
+ * The documents a keyword's operand holds, as every driver that walks a document sees them: the
+ * compiler (where pairing maps stand, a plan's pairings and weight), the static expansion bound
+ * (validation/expansion.ts), the stdout check, validation's reference checks. A keyword's `children`
+ * calls one method per document it holds, `at` continuing the keyword's pointer; what a visit
+ * means is the driver's. Validation's finer look inside an operand is `Visit`, through `contents`.
+ */
+export interface Children {
+  /** A descriptor read every time the keyword runs (a combinator's elements). */
+  descriptor(value: unknown, at: readonly string[]): void
+  /** One of several descriptors of which a run reads at most one (a switch's cases). */
+  alternative(value: unknown, at: readonly string[]): void
+  /** The pairing value the descriptor maps through: pairings, a descriptor giving them, or a mapping reference. */
+  pairings(value: unknown, at: readonly string[]): void
+  /** Mapping ids whose pairings the descriptor inherits (an `$extend` operand, as written). */
+  ancestry(value: unknown, at: readonly string[]): void
+  /** The registered mapping the whole descriptor stands for (with `standsAlone`). */
+  reference(id: unknown, at: readonly string[]): void
 }
 
 /**
@@ -95,6 +120,27 @@ export interface KeywordRecord<N extends KeywordName = KeywordName, S extends St
   readonly objectSchema?: Readonly<Record<string, unknown>>
   /** The operand grammar: the issues an operand value has (none when it is well-formed). */
   readonly operand?: (value: unknown) => OperandIssue[]
+  /**
+   * A truthy operand stands for the whole descriptor: the keys beside it are never read, so
+   * validation, the expansion bound and a dereferencing position take this keyword alone (`$ref`).
+   */
+  readonly standsAlone?: boolean
+  /**
+   * The documents its operand holds (nested descriptors, the pairing value, ancestors, a reference),
+   * as the compiler, the expansion bound and the stdout check walk them. Called whenever the operand
+   * is present (not undefined), well-formed or not: it visits only what evaluation would reach.
+   */
+  readonly children?: (value: unknown, descriptor: Record<string, unknown>, visit: Children) => void
+  /**
+   * Locate stage: a truthy string operand extends this path of the context (SHIFT, language.md
+   * §7.1), where a nested level's and a relative reference's paths continue from.
+   */
+  readonly shifts?: 'source' | 'target'
+  /**
+   * Explain mode, locate stage: where in the input its read stands, for a string operand, given
+   * where the context's source stands; absent when the read is not from the input.
+   */
+  readonly readsAt?: (operand: string, sourceAt: string) => string
   /** What validation visits inside the operand (nested descriptors, pointers, names). */
   readonly contents?: (value: unknown, at: string, visit: Visit, descriptor: Record<string, unknown>, top: boolean) => void
   /** Its part of the pipeline for a descriptor, or null when it does nothing there. */

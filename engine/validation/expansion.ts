@@ -5,9 +5,15 @@
 // twice, twenty levels deep, expands to two million levels on any input at all; this bound shows
 // it before a single step runs. References that recurse depend on the input, so a document that
 // reaches a reference cycle has no static bound.
+// Which documents a descriptor holds, and how they count, its keywords say (record.ts `Children`):
+// every descriptor they read counts, of alternatives only the largest, and a pairing value or
+// ancestry makes the descriptor a level of its own.
 import { MAX_EVALUATION_DEPTH } from '../budget.js'
 import { documentForm } from '../document.js'
 import { escapeToken } from '../pointer.js'
+import { stage, visitChildren } from '../keywords/index.js'
+import type { Children } from '../keywords/record.js'
+import { walkDocument } from '../keywords/walk.js'
 import { isObject, truthy } from '../values.js'
 
 /** Past this the count stops growing: it is already beyond every budget. */
@@ -41,25 +47,50 @@ export function staticExpansion(document: unknown, lookup: (id: string) => unkno
     return levels
   }
 
-  /** The levels a `mapping` / `each` value enters below its own level. */
+  /**
+   * The levels a keyword object enters through the documents its keywords hold. As a pairing value
+   * (`asPairings`) it gives only pairings: its pairing value and ancestry, nothing it reads, no level
+   * of its own; a keyword standing for the whole descriptor names what it stands for.
+   */
+  const through = (value: Record<string, unknown>, asPairings: boolean): number => {
+    let levels = 0
+    let largest = 0
+    let level = false
+    const visit: Children = {
+      descriptor(child) {
+        if (!asPairings) levels = add(levels, descriptor(child))
+      },
+      alternative(child) {
+        if (!asPairings) largest = Math.max(largest, descriptor(child))
+      },
+      pairings(child) {
+        level = true
+        levels = add(levels, pairingsOf(child))
+      },
+      ancestry(ids) {
+        level = true
+        levels = add(levels, inherited(ids))
+      },
+      reference(id) {
+        levels = add(levels, typeof id === 'string' ? named(id, asPairings) : 0)
+      },
+    }
+    visitChildren(value, visit, true)
+    return add(add(levels, largest), level && !asPairings ? 1 : 0)
+  }
+
+  /** The levels a pairing value enters below its own level. */
   const pairingsOf = (value: unknown): number => {
     if (typeof value === 'string') return named(value, true)
     if (!isObject(value)) return 0
-    if (truthy(value.$ref)) return typeof value.$ref === 'string' ? named(value.$ref, true) : 0
-    if (documentForm(value) !== 'pairings') {
-      const inner = truthy(value.mapping) ? value.mapping : truthy(value.each) ? value.each : undefined
-      let levels = inherited(value)
-      if (inner !== undefined) levels = add(levels, pairingsOf(inner))
-      return levels
-    }
+    if (documentForm(value) !== 'pairings') return through(value, true)
     let levels = 0
     for (const right of Object.values(value)) levels = add(levels, descriptor(right))
     return levels
   }
 
   /** `$extend` ancestors contribute their pairings (an upper bound: overridden ones count too). */
-  const inherited = (value: Record<string, unknown>): number => {
-    const extend = value.$extend
+  const inherited = (extend: unknown): number => {
     const ids = typeof extend === 'string' ? [extend] : Array.isArray(extend) ? extend : []
     let levels = 0
     for (const id of ids) if (typeof id === 'string') levels = add(levels, named(id, true))
@@ -74,19 +105,7 @@ export function staticExpansion(document: unknown, lookup: (id: string) => unkno
       for (const element of value) levels = add(levels, descriptor(element))
       return levels
     }
-    if (!isObject(value)) return 0
-    if (truthy(value.$ref)) return typeof value.$ref === 'string' ? named(value.$ref, false) : 0
-    let levels = 0
-    for (const keyword of ['first', 'last', 'all'] as const) {
-      if (Array.isArray(value[keyword])) levels = add(levels, descriptor(value[keyword]))
-    }
-    const cases = isObject(value.switch) && isObject(value.switch.cases) ? Object.values(value.switch.cases) : []
-    levels = add(levels, cases.reduce<number>((most, branch) => Math.max(most, descriptor(branch)), 0))
-    const structural = truthy(value.mapping) ? value.mapping : truthy(value.each) ? value.each : undefined
-    if (structural !== undefined || truthy(value.$extend)) {
-      levels = add(levels, add(1, add(inherited(value), structural === undefined ? 0 : pairingsOf(structural))))
-    }
-    return levels
+    return isObject(value) ? through(value, false) : 0
   }
 
   try {
@@ -103,20 +122,18 @@ export function staticExpansion(document: unknown, lookup: (id: string) => unkno
   }
 }
 
-/** Keywords whose operands are data, not descriptors: a `stdout` key inside them is inert. */
-const DATA_OPERANDS = new Set(['constant', 'default', 'enum', 'examples', 'find', 'transform'])
-
-/** The pointer of the first truthy `stdout` keyword of a document, or undefined. */
+/**
+ * The pointer of the first truthy diagnostic keyword (`stdout`) of a document's keyword objects, or
+ * undefined. Operands that are data hold no keyword objects, so a `stdout` key inside them is inert.
+ */
 export function stdoutAt(document: object): string | undefined {
-  const work: Array<[object, string]> = [[document, '']]
-  while (work.length > 0) {
-    const [value, pointer] = work.pop()!
-    if (!Array.isArray(value) && Object.hasOwn(value, 'stdout') && (value as Record<string, unknown>).stdout) return `${pointer}/stdout`
-    for (const key of Object.keys(value)) {
-      const member: unknown = (value as Record<string, unknown>)[key]
-      if (member === null || typeof member !== 'object' || (!Array.isArray(value) && DATA_OPERANDS.has(key))) continue
-      work.push([member, `${pointer}/${escapeToken(key)}`])
-    }
-  }
-  return undefined
+  let found: string | undefined
+  walkDocument(document, '', {
+    keywordObject(value, pointer) {
+      const printing = stage('diagnostic').find((record) => Object.hasOwn(value, record.name) && truthy(value[record.name]))
+      if (printing !== undefined) found = `${pointer}/${escapeToken(printing.name)}`
+      return found !== undefined
+    },
+  })
+  return found
 }

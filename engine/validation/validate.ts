@@ -2,10 +2,9 @@
 // document level checks well-formedness only; the instance level adds reachability against an
 // engine's registries. Synchronous, never throwing, never evaluating, never changing anything.
 import { documentForm, MAX_DOCUMENT_DEPTH } from '../document.js'
-import { isKeyword, keywordRecord } from '../keywords/index.js'
+import { isKeyword, keywordRecord, pairingValueOf, standingAlone } from '../keywords/index.js'
 import type { Visit } from '../keywords/record.js'
 import { escapeToken, hasDotDotSegment, parsePointer } from '../pointer.js'
-import { flattenBatch } from '../registry.js'
 import { isObject, truthy } from '../values.js'
 
 export interface Diagnostic {
@@ -193,17 +192,20 @@ class Traversal {
       seen.add(next)
       const found = this.reach.mapping(next)
       if (!isObject(found)) return
-      const inner = truthy(found.mapping) ? found.mapping : found.each
-      next = isObject(inner) && truthy(inner.$ref) ? inner.$ref : inner
+      const inner = pairingValueOf(found)
+      const whole = isObject(inner) ? standingAlone(inner) : undefined
+      next = whole === undefined ? inner : (inner as Record<string, unknown>)[whole.name]
     }
     if (typeof next === 'string') this.out.add('REG-1', `${id} never reaches pairings: its mapping references loop through ${next}`, pointer, id)
   }
 
   private descriptorObject(descriptor: Record<string, unknown>, pointer: string, top: boolean): void {
-    if (truthy(descriptor.$ref)) {
-      // `$ref` stands for the whole descriptor; the keys beside it are never read.
-      this.keywordOperand('$ref', descriptor.$ref, at(pointer, '$ref'))
-      this.reference(descriptor.$ref, at(pointer, '$ref'))
+    const whole = standingAlone(descriptor)
+    if (whole !== undefined) {
+      // It stands for the whole descriptor (`$ref`); the keys beside it are never read.
+      const here = at(pointer, whole.name)
+      this.keywordOperand(whole.name, descriptor[whole.name], here)
+      this.keywordContents(whole.name, descriptor[whole.name], here, descriptor, top)
       return
     }
     for (const [key, value] of Object.entries(descriptor)) {
@@ -233,7 +235,11 @@ class Traversal {
     transformer: (name, pointer) => {
       if (this.reach !== null && !this.reach.transformer(name)) this.out.add('KW-transform-1', `${name} matches no registered transformer`, pointer, name)
     },
-    ancestry: (descriptor, pointer) => this.ancestry(descriptor, pointer),
+    reference: (id, pointer) => this.reference(id, pointer),
+    mappings: () => {
+      const reach = this.reach
+      return reach === null ? null : (id) => reach.mapping(id)
+    },
     report: (rule, message, pointer, descriptor) => this.out.add(rule, message, pointer, descriptor),
     at,
   }
@@ -242,32 +248,14 @@ class Traversal {
   private pairingValue(value: unknown, here: string, top: boolean): void {
     if (typeof value === 'string') return this.mappingReference(value, here)
     if (!isObject(value)) return
-    if (truthy(value.$ref)) {
-      this.keywordOperand('$ref', value.$ref, at(here, '$ref'))
-      return this.mappingReference(value.$ref, at(here, '$ref'))
+    const whole = standingAlone(value)
+    if (whole !== undefined) {
+      // The mapping it names gives the pairings (its own must not lead back to it).
+      this.keywordOperand(whole.name, value[whole.name], at(here, whole.name))
+      return this.mappingReference(value[whole.name], at(here, whole.name))
     }
     if (truthy(value.mapping)) return this.descriptorObject(value, here, false)
     return this.pairings(value, here, top)
-  }
-
-  /** Instance level: every ancestor must exist, and the ancestry must flatten (REG-3). */
-  private ancestry(descriptor: Record<string, unknown>, here: string): void {
-    if (this.reach === null) return
-    const ids = typeof descriptor.$extend === 'string' ? [descriptor.$extend] : descriptor.$extend
-    if (!Array.isArray(ids)) return
-    let unknown = false
-    ids.forEach((id, i) => {
-      if (typeof id !== 'string' || this.reach!.mapping(id) !== undefined) return
-      unknown = true
-      this.out.add('REG-3', `${id} matches no registered mapping`, typeof descriptor.$extend === 'string' ? here : at(here, String(i)), id)
-    })
-    if (unknown) return
-    try {
-      const self = typeof descriptor.$id === 'string' && descriptor.$id !== '' ? descriptor.$id : '(submitted document)'
-      flattenBatch([{ ...descriptor, $id: self }], (id) => (id === self ? undefined : this.reach!.mapping(id)))
-    } catch (error) {
-      this.out.add('REG-3', (error as Error).message, here, descriptor.$extend)
-    }
   }
 
   /** A key that is no keyword: a plugin (whose `pointer` must parse), or inert (KW-2). */

@@ -9,4 +9,21 @@ export default keyword<'stdout', 'diagnostic'>({
   schema: { description: 'Diagnostic (experimental): print the level\'s target (true) or the part of it a JSON Pointer names.', anyOf: [{ type: 'boolean' }, POINTER_SCHEMA] },
   operand: (value) => (typeof value === 'boolean' || typeof value === 'string' ? ok : issue('KW-pipeline-1', 'stdout must be true or a JSON Pointer string')),
   contents: (value, at, visit) => visit.pointer(value, at),
+  // Printed through the run: nesting bounded before JSON.stringify recurses, the text counted as built.
+  compile(descriptor, cx) {
+    const operand = descriptor.stdout
+    if (!operand) return null
+    if (typeof operand === 'string') {
+      const read = cx.reader(operand)
+      return (context) => {
+        const run = context.run
+        const value = read(context.target)
+        run.stdout(value === undefined ? 'undefined' : (run.stringify(value, 2) as string))
+      }
+    }
+    return (context) => {
+      const run = context.run
+      run.stdout(run.stringify(context.target) as string)
+    }
+  },
 })

@@ -53,6 +53,12 @@ export default keyword<'switch', 'dispatch'>({
       for (const [name, branch] of Object.entries(value.cases)) visit.descriptor(branch, visit.at(at, 'cases', name))
     }
   },
+  // A run takes one case at most.
+  children(value, _descriptor, visit) {
+    if (isObject(value) && isObject(value.cases)) {
+      for (const [name, branch] of Object.entries(value.cases)) visit.alternative(branch, ['cases', name])
+    }
+  },
   compile(descriptor, cx) {
     const operand = descriptor.switch
     if (!truthy(operand)) return null

@@ -1,6 +1,6 @@
 // `all` (locate, language.md §8.3): the values of every element, undefined ones left out.
 import { keyword, READ_DESCRIPTOR_SCHEMA } from '../record.js'
-import { combinator, listContents, listOperand } from './scope.js'
+import { combinator, listChildren, listContents, listOperand } from './scope.js'
 
 export default keyword<'all', 'locate'>({
   name: 'all',
@@ -10,5 +10,6 @@ export default keyword<'all', 'locate'>({
   observesPaths: true,
   operand: listOperand('all'),
   contents: listContents,
+  children: listChildren,
   compile: combinator('all', (values) => values.filter((value) => value !== undefined)),
 })

@@ -1,4 +1,11 @@
 // `input` (locate, language.md §8.3): read from the whole input of the invocation.
+import { resolvePath } from '../../pointer.js'
 import { pointerKeyword } from './scope.js'
 
-export default pointerKeyword('input', 'Read from the whole input of the invocation at this JSON Pointer.', (read) => (context) => read(context.run.input))
+export default pointerKeyword(
+  'input',
+  'Read from the whole input of the invocation at this JSON Pointer.',
+  (read) => (context) => read(context.run.input),
+  // Explain mode: the read stands at the operand, from the input's root.
+  { readsAt: (operand) => resolvePath(operand) }
+)

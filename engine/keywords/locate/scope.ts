@@ -4,19 +4,25 @@ import type { CompileContext } from '../../context.js'
 import { readEach } from '../../procedures.js'
 import type { Reader } from '../../pointer.js'
 import { truthy } from '../../values.js'
-import { issue, keyword, ok, POINTER_SCHEMA, type CompiledLocate, type Locate, type OperandIssue, type Visit } from '../record.js'
+import { issue, keyword, ok, POINTER_SCHEMA, type Children, type CompiledLocate, type KeywordRecord, type Locate, type OperandIssue, type Visit } from '../record.js'
 
 /**
  * A keyword reading its JSON Pointer operand from one scope. `locateWith` turns the compiled reader
  * into the locate operation; each keyword writes its own, so every read site stays monomorphic.
  */
-export function pointerKeyword<N extends KeywordName>(name: N, description: string, locateWith: (read: Reader) => Locate) {
+export function pointerKeyword<N extends KeywordName>(
+  name: N,
+  description: string,
+  locateWith: (read: Reader) => Locate,
+  more: Pick<KeywordRecord, 'readsAt' | 'shifts'> = {}
+) {
   return keyword<N, 'locate'>({
     name,
     stage: 'locate',
     tier: 'core',
     schema: { ...POINTER_SCHEMA, description },
     pointer: true,
+    ...more,
     operand: (value) => (typeof value === 'string' ? ok : issue('KW-locate-1', `${name} must be a JSON Pointer string`)),
     contents: (value, at, visit) => visit.pointer(value, at),
     compile(descriptor, cx) {
@@ -32,6 +38,11 @@ export const listOperand = (name: string) => (value: unknown): OperandIssue[] =>
 
 export const listContents = (value: unknown, at: string, visit: Visit): void => {
   if (Array.isArray(value)) value.forEach((element, i) => visit.descriptor(element, visit.at(at, String(i))))
+}
+
+/** A combinator's elements: every one is READ whenever it runs. */
+export const listChildren = (value: unknown, _descriptor: Record<string, unknown>, visit: Children): void => {
+  if (Array.isArray(value)) value.forEach((element, i) => visit.descriptor(element, [String(i)]))
 }
 
 /** A combinator: every element READ, then `choose` picks from the values. */

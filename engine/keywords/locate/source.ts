@@ -1,4 +1,14 @@
 // `source` (locate, language.md §8.3): read from the current source; its path extends the context's.
+import { resolvePath } from '../../pointer.js'
 import { pointerKeyword } from './scope.js'
 
-export default pointerKeyword('source', 'Read from the current source at this JSON Pointer.', (read) => (context) => read(context.source))
+export default pointerKeyword(
+  'source',
+  'Read from the current source at this JSON Pointer.',
+  (read) => (context) => read(context.source),
+  {
+    shifts: 'source',
+    // Explain mode: the read stands where the source does, continued by the operand.
+    readsAt: (operand, sourceAt) => resolvePath(sourceAt, operand),
+  }
+)

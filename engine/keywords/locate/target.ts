@@ -2,4 +2,6 @@
 import { pointerKeyword } from './scope.js'
 import { snapshot } from './snapshot.js'
 
-export default pointerKeyword('target', 'Read a snapshot of the current target at this JSON Pointer.', (read) => (context) => snapshot(read(context.target), context))
+export default pointerKeyword('target', 'Read a snapshot of the current target at this JSON Pointer.', (read) => (context) => snapshot(read(context.target), context), {
+  shifts: 'target',
+})

@@ -1,5 +1,7 @@
 // `$extend` (registry, language.md §5.3): ancestors whose pairings this mapping inherits, resolved when
 // it is registered.
+import { flattenBatch } from '../../registry.js'
+import { truthy } from '../../values.js'
 import { issue, keyword, ok } from '../record.js'
 
 const isId = (id: unknown): boolean => typeof id === 'string' && id !== ''
@@ -16,5 +18,27 @@ export default keyword<'$extend', 'registry'>({
     isId(value) || (Array.isArray(value) && value.length > 0 && value.every(isId))
       ? ok
       : issue('REG-5', '$extend must be a mapping id or a non-empty list of mapping ids'),
-  contents: (_value, at, visit, descriptor) => visit.ancestry(descriptor, at),
+  // Instance level (REG-3): every ancestor must exist, and the ancestry must flatten.
+  contents(value, at, visit, descriptor) {
+    const lookup = visit.mappings()
+    if (lookup === null) return
+    const ids = typeof value === 'string' ? [value] : value
+    if (!Array.isArray(ids)) return
+    let unknown = false
+    ids.forEach((id, i) => {
+      if (typeof id !== 'string' || lookup(id) !== undefined) return
+      unknown = true
+      visit.report('REG-3', `${id} matches no registered mapping`, typeof value === 'string' ? at : visit.at(at, String(i)), id)
+    })
+    if (unknown) return
+    try {
+      const self = typeof descriptor.$id === 'string' && descriptor.$id !== '' ? descriptor.$id : '(submitted document)'
+      flattenBatch([{ ...descriptor, $id: self }], (id) => (id === self ? undefined : lookup(id)))
+    } catch (error) {
+      visit.report('REG-3', (error as Error).message, at, value)
+    }
+  },
+  children(value, _descriptor, visit) {
+    if (truthy(value)) visit.ancestry(value, [])
+  },
 })

@@ -1,6 +1,7 @@
 // `$ref` (registry, language.md §5): the descriptor is the registered mapping it names. It stands for
-// the whole descriptor (the keys beside it are never read), so validation and the compiler treat it
-// before any other keyword.
+// the whole descriptor (the keys beside it are never read): `standsAlone` has validation, the
+// expansion bound and every dereferencing position of the compiler take it before any other keyword.
+import { truthy } from '../../values.js'
 import { issue, keyword, ok } from '../record.js'
 
 export default keyword<'$ref', 'registry'>({
@@ -8,5 +9,12 @@ export default keyword<'$ref', 'registry'>({
   stage: 'registry',
   tier: 'core',
   schema: { description: 'The registered mapping this descriptor stands for (a mapping id); the keys beside a $ref are never read.', type: 'string' },
+  standsAlone: true,
   operand: (value) => (typeof value === 'string' ? ok : issue('REG-5', '$ref must be a mapping id string')),
+  contents(value, at, visit) {
+    if (truthy(value)) visit.reference(value, at)
+  },
+  children(value, _descriptor, visit) {
+    if (truthy(value)) visit.reference(value, [])
+  },
 })

@@ -23,4 +23,8 @@ export default keyword<'each', 'structure'>({
     if (truthy(descriptor.mapping)) return
     visit.pairingValue(value, at, top)
   },
+  // The level's pairing value when no `mapping` gives one (applied to every element: evaluation's affair).
+  children(value, descriptor, visit) {
+    if (truthy(value) && !truthy(descriptor.mapping)) visit.pairings(value, [])
+  },
 })

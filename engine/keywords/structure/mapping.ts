@@ -1,6 +1,7 @@
 // `mapping` (structure, language.md §7.2): the value is mapped through these pairings into a fresh target.
 import { keyword, PAIRING_VALUE_SCHEMA } from '../record.js'
 import { pairingsOperand } from './pairings.js'
+import { truthy } from '../../values.js'
 
 export default keyword<'mapping', 'structure'>({
   name: 'mapping',
@@ -14,5 +15,9 @@ export default keyword<'mapping', 'structure'>({
   operand: pairingsOperand('mapping'),
   contents(value, at, visit, descriptor, top) {
     visit.pairingValue(value, at, top)
+  },
+  // A truthy operand is the level's pairing value.
+  children(value, _descriptor, visit) {
+    if (truthy(value)) visit.pairings(value, [])
   },
 })
