@@ -9,7 +9,9 @@
 // POST /map with a ~100 KB array input, and the explicit document again with isolation off.
 //
 // Flags: --duration <s> (default 10), --connections <n> (default 10), --warmup <s> (default 2: an
-// unmeasured run of each scenario first, so JIT warm-up does not land in the figures), --json.
+// unmeasured run of each scenario first, so JIT warm-up does not land in the figures), --rounds <n>
+// (default 1: the scenarios are measured round-robin n times and each figure is the median of its
+// rounds, so a slow moment of the machine does not land on one scenario alone), --json.
 // A quick smoke run: --duration 1 --connections 2 --warmup 0
 import { parseArgs } from 'node:util'
 import Fastify, { LogController } from 'fastify'
@@ -20,6 +22,7 @@ import { REDACTED_PATHS } from '../plugins/logging.js'
 import { buildServer } from '../server.js'
 import { bundledMappingsPath, loadMappings } from '../config/mappings.js'
 import { runLoad, type Measured } from './load-client.js'
+import { median } from './measure.js'
 import { arrayInput, citationInput, DOCUMENTS } from './workloads.js'
 
 const { values } = parseArgs({
@@ -27,14 +30,16 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '2' },
+    rounds: { type: 'string', default: '1' },
     json: { type: 'boolean', default: false },
   },
 })
 const duration = Number(values.duration)
 const connections = Number(values.connections)
 const warmup = Number(values.warmup)
-if (!(duration > 0) || !(warmup >= 0) || !Number.isInteger(connections) || connections < 1) {
-  process.stderr.write('usage: bench/http.ts [--duration <seconds>] [--connections <n>] [--warmup <seconds>] [--json]\n')
+const rounds = Number(values.rounds)
+if (!(duration > 0) || !(warmup >= 0) || !Number.isInteger(connections) || connections < 1 || !Number.isInteger(rounds) || rounds < 1) {
+  process.stderr.write('usage: bench/http.ts [--duration <seconds>] [--connections <n>] [--warmup <seconds>] [--rounds <n>] [--json]\n')
   process.exit(2)
 }
 
@@ -96,11 +101,17 @@ for (const [name, url, body] of scenarios) {
   if (response.status !== 200) throw new Error(`${name}: ${response.status} ${await response.text()}`)
 }
 
-const results: Record<string, Measured> = {}
-for (const [name, url, body] of scenarios) {
-  if (warmup > 0) await load(url, body, warmup)
-  results[name] = await load(url, body)
+for (const [, url, body] of scenarios) if (warmup > 0) await load(url, body, warmup)
+const measured: Record<string, Measured[]> = Object.fromEntries(scenarios.map(([name]) => [name, []]))
+for (let round = 0; round < rounds; round++) {
+  for (const [name, url, body] of scenarios) measured[name]!.push(await load(url, body))
 }
+/** Each figure of a scenario: the median of its rounds. */
+const medianOf = (runs: Measured[]): Measured => {
+  const pick = (field: keyof Measured): number => median(runs.map((run) => run[field]))
+  return { requests: pick('requests'), latencyP50: pick('latencyP50'), latencyP99: pick('latencyP99'), errors: pick('errors'), non2xx: pick('non2xx'), total: pick('total') }
+}
+const results: Record<string, Measured> = Object.fromEntries(Object.entries(measured).map(([name, runs]) => [name, medianOf(runs)]))
 await service.close()
 await inline.close()
 await bare.close()
@@ -123,7 +134,7 @@ const targets = {
 }
 
 if (values.json) {
-  process.stdout.write(`${JSON.stringify({ node: process.version, duration, connections, warmup, scenarios: results, ratios, targets })}\n`)
+  process.stdout.write(`${JSON.stringify({ node: process.version, duration, connections, warmup, rounds, scenarios: results, ratios, targets })}\n`)
 } else {
   const rows = Object.entries(results).map(([name, r]) =>
     [name.padEnd(40), Math.round(r.requests).toLocaleString('en').padStart(10), `${r.latencyP50} ms`.padStart(9), `${r.latencyP99} ms`.padStart(9), String(r.errors + r.non2xx).padStart(7)].join('  ')
@@ -131,7 +142,7 @@ if (values.json) {
   const mark = (ok: boolean): string => (ok ? '✓ met' : '✗ NOT met')
   process.stdout.write(
     [
-      `mapper-service HTTP benchmark — node ${process.version}; autocannon from a separate process, ${connections} connections, ${duration} s per scenario after ${warmup} s of warm-up, 127.0.0.1`,
+      `mapper-service HTTP benchmark — node ${process.version}; autocannon from a separate process, ${connections} connections, ${duration} s per scenario after ${warmup} s of warm-up, ${rounds === 1 ? 'one round' : `median of ${rounds} rounds, round-robin`}, 127.0.0.1`,
       '',
       `${'scenario'.padEnd(40)}  ${'req/s'.padStart(10)}  ${'p50'.padStart(9)}  ${'p99'.padStart(9)}  ${'errors'.padStart(7)}`,
       ...rows,

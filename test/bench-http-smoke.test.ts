@@ -8,17 +8,19 @@ import { packageInfo } from '../config/package.js'
 const run = promisify(execFile)
 
 t.test('bench:http runs one short round and reports every scenario', async (t) => {
-  const { stdout } = await run(process.execPath, ['--import', './test/loader/register.mjs', 'bench/http.ts', '--json', '--duration', '1', '--connections', '2', '--warmup', '0'], {
+  const { stdout } = await run(process.execPath, ['--import', './test/loader/register.mjs', 'bench/http.ts', '--json', '--duration', '1', '--connections', '2', '--warmup', '0', '--rounds', '2'], {
     cwd: packageInfo().root,
     timeout: 90000,
   })
   const report = JSON.parse(stdout) as {
     node: string
+    rounds: number
     scenarios: Record<string, { requests: number; latencyP50: number; latencyP99: number; errors: number; non2xx: number; total: number }>
     ratios: Record<string, number>
     targets: Record<string, { met: boolean }>
   }
   t.equal(report.node, process.version)
+  t.equal(report.rounds, 2)
   const names = Object.keys(report.scenarios)
   t.equal(names.length, 6)
   t.match(names, ['bare echo', /^bare echo, the array body/, '/map registered citation', '/map explicit citation', /^\/map array/, '/map explicit citation, isolation off'])
