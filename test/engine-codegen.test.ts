@@ -135,7 +135,7 @@ t.test('a process that forbids code generation gets the closure plan and the sam
   // host runs): compiling must not throw, and the envelope is the generated path's.
   const script = [
     "import { Mapper } from './engine/index.ts'",
-    "const mapper = new Mapper({}, {}, { stdout: () => {} })",
+    'const mapper = new Mapper({}, {}, { stdout: () => {} })',
     "const envelope = await mapper.map({ mapping: { '/t': '/title', '/n': { source: '/a/b', as: 'string' } } }, { title: 'x', a: { b: 2 } })",
     'process.stdout.write(JSON.stringify(envelope))',
   ].join('\n')
