@@ -1,13 +1,14 @@
 // Reading configuration files: JSON and YAML documents (with the parse error's line named) and
-// JavaScript or TypeScript modules (TypeScript through tsx, so `.ts` works without a build). Only
-// regular files are read (a FIFO or a device would block startup forever), and a module has a
-// bounded time to load.
+// JavaScript or TypeScript modules (TypeScript through tsx, an optional package, so `.ts` works
+// without a build). Only regular files are read (a FIFO or a device would block startup forever),
+// and a module has a bounded time to load.
 import { constants, type Stats } from 'node:fs'
 import { access, open, stat } from 'node:fs/promises'
 import { extname, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parse as parseYaml, YAMLParseError } from 'yaml'
 import { jsonSyntaxProblem } from './json-syntax.js'
+import { MissingPackageError, loadTsx } from './optional.js'
 
 /** A startup failure about a file or setting; the message is one line, fit for stderr. */
 export class SourceError extends Error {
@@ -128,7 +129,7 @@ async function within<T>(work: Promise<T>, ms: number, expired: () => Error): Pr
 
 let typescriptLoader: Promise<void> | undefined
 
-/** Import a module's default export; `.ts` modules are loaded through tsx. */
+/** Import a module's default export; `.ts` modules are loaded through tsx (an optional package). */
 export async function importDefault(path: string, { timeoutMs = DEFAULT_LOAD_TIMEOUT_MS }: ImportOptions = {}): Promise<unknown> {
   const absolute = resolve(path)
   let info: Stats
@@ -140,10 +141,16 @@ export async function importDefault(path: string, { timeoutMs = DEFAULT_LOAD_TIM
   }
   if (!info.isFile()) throw notRegular(path, info)
   if (['.ts', '.mts', '.cts'].includes(extensionOf(absolute))) {
-    typescriptLoader ??= import('tsx/esm/api').then(({ register }) => {
+    typescriptLoader ??= loadTsx(`${path}, a TypeScript module,`).then(({ register }) => {
       register()
     })
-    await typescriptLoader
+    try {
+      await typescriptLoader
+    } catch (error) {
+      typescriptLoader = undefined
+      if (error instanceof MissingPackageError) throw new SourceError(error.message)
+      throw error
+    }
   }
   let module: { default?: unknown }
   try {
