@@ -15,6 +15,9 @@ export class SourceError extends Error {
   override readonly name = 'SourceError'
 }
 
+/** A file that was read but does not parse as JSON or YAML (the CLI reports it and goes on); named a SourceError still. */
+export class DocumentSyntaxError extends SourceError {}
+
 export const DOCUMENT_EXTENSIONS = new Set(['.json', '.yaml', '.yml'])
 export const MODULE_EXTENSIONS = new Set(['.js', '.mjs', '.cjs', '.ts', '.mts', '.cts'])
 
@@ -32,7 +35,7 @@ function oneLine(message: string): string {
     .replace(/:$/, '')
 }
 
-/** Parse JSON or YAML text; throws SourceError naming the file and the line of the error. */
+/** Parse JSON or YAML text; throws DocumentSyntaxError naming the file and the line of the error. */
 export function parseDocumentText(text: string, path: string): unknown {
   // An editor's byte-order mark is not content.
   const content = text.startsWith('\uFEFF') ? text.slice(1) : text
@@ -41,8 +44,8 @@ export function parseDocumentText(text: string, path: string): unknown {
       return JSON.parse(content) as unknown
     } catch {
       const problem = jsonSyntaxProblem(content)
-      if (problem === undefined) throw new SourceError(`${path} does not parse as JSON`)
-      throw new SourceError(`${path} does not parse as JSON (line ${problem.line}, column ${problem.column}): ${problem.description}`)
+      if (problem === undefined) throw new DocumentSyntaxError(`${path} does not parse as JSON`)
+      throw new DocumentSyntaxError(`${path} does not parse as JSON (line ${problem.line}, column ${problem.column}): ${problem.description}`)
     }
   }
   try {
@@ -53,9 +56,9 @@ export function parseDocumentText(text: string, path: string): unknown {
       const where = position === undefined ? '' : ` (line ${position.line}, column ${position.col})`
       // The parser's own first line repeats the position; keep only what went wrong.
       const what = (error.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '')
-      throw new SourceError(`${path} does not parse as YAML${where}: ${what}`)
+      throw new DocumentSyntaxError(`${path} does not parse as YAML${where}: ${what}`)
     }
-    throw new SourceError(`${path} does not parse as YAML: ${oneLine((error as Error).message)}`)
+    throw new DocumentSyntaxError(`${path} does not parse as YAML: ${oneLine((error as Error).message)}`)
   }
 }
 
