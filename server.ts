@@ -7,13 +7,13 @@ import { resolve } from 'node:path'
 import closeWithGrace from 'close-with-grace'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import pino, { type Logger } from 'pino'
-import pretty from 'pino-pretty'
 import mapperService, { type MapperServiceOptions } from './app.js'
 import { loadExtensions } from './config/extensions.js'
 import { MODULE_EXTENSIONS, SourceError, extensionOf } from './config/files.js'
 import { bundledMappingsPath, loadMappings, type MappingsInput } from './config/mappings.js'
 import { readOptions } from './config/read-options.js'
 import { ConfigError, resolveConfig, type ServerConfig, type ServiceConfig } from './config/resolve.js'
+import { loadPinoPretty } from './config/optional.js'
 import { startTelemetry } from './config/telemetry.js'
 import { watchMappings } from './config/watch.js'
 import type { Extensions } from './engine/index.js'
@@ -41,12 +41,13 @@ export interface BuildConfig {
   reloader?: Reloader
 }
 
-function createLogger(config: ServiceConfig): Logger {
+async function createLogger(config: ServiceConfig): Promise<Logger> {
   const options = {
     level: config.logging.level,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
   }
-  if (config.logging.format === 'pretty') return pino(options, pretty({ colorize: false, sync: true }))
+  // pino-pretty is an optional package (config/optional.ts), loaded only for this format.
+  if (config.logging.format === 'pretty') return pino(options, (await loadPinoPretty()).default({ colorize: false, sync: true }))
   // Written asynchronously: a line joins a buffer on the event loop and the write happens on
   // libuv's thread pool, lines gathered while one is in flight going out in the next write. One
   // synchronous write per request cost as much as sending the response (a third of /map's
@@ -72,7 +73,7 @@ function trustedProxies(trust: ServerConfig['trustProxy']): boolean | string[] |
 export async function buildServer(build: BuildConfig = {}): Promise<FastifyInstance> {
   const config = resolveConfig(build.options)
   const ids = { prefix: config.requestIdPrefix, trust: config.trustRequestId }
-  const logger = (build.logger ?? createLogger(config)) as FastifyBaseLogger
+  const logger = (build.logger ?? (await createLogger(config))) as FastifyBaseLogger
   const limits = config.server
   const app = Fastify({
     loggerInstance: logger,

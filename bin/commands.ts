@@ -5,21 +5,21 @@
 import { readFile, stat } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
 import { loadExtensions } from '../config/extensions.js'
-import { DOCUMENT_EXTENSIONS, SourceError, extensionOf, parseDocumentText, readDocumentFile } from '../config/files.js'
-import { bundledMappingsPath, loadMappings, type MappingEntry } from '../config/mappings.js'
+import { DocumentSyntaxError, SourceError, extensionOf, parseDocumentText, readDocumentFile } from '../config/files.js'
+import { bundledMappingsPath, documentFilesUnder, holdsMappings, loadMappings, notMappings, type MappingEntry } from '../config/mappings.js'
 import {
   countExamples,
   describeDifference,
+  exampleDiagnostics,
   Mapper,
   mappingSchema,
   type Diagnostic,
   type ExampleResult,
   type Extensions,
+  type RunOptions,
   type ValidationReport,
 } from '../engine/index.js'
 import { stockExtensions } from '../extensions/stock.js'
-import { readdir } from 'node:fs/promises'
-import { join } from 'node:path'
 
 interface Io {
   readonly out: (text: string) => void
@@ -50,8 +50,11 @@ Run "mapper-service <command> --help" for a command's details.
 Validates each mapping document (.json, .yaml, .yml; directories recursively) at the instance
 level: well-formedness, the pattern safety screen, and reachability of every name against the
 extension surface (EXTENSIONS, else the stock one) and the mappings (MAPPINGS, else the bundled
-examples, plus every document given). Prints each report; exits 0 when all are valid, 1 when any
-is invalid, 2 on bad arguments or unreadable files.
+examples, plus every document given); then runs a valid document's examples, each failing one an
+EXAMPLE-1 error as in POST /validate. From a directory, only the files the server would register
+(with mapping, mappings, $id or $extend at the top; the others are named on stderr). Prints each
+report; a file that does not parse is reported and the others still run. Exits 0 when all are
+valid, 1 when any is invalid or does not parse, 2 on bad arguments or unreadable files.
 `,
   test: `Usage: mapper-service test <file|dir>...
 
@@ -59,9 +62,10 @@ Runs the examples of each mapping document (.json, .yaml, .yml; directories recu
 { input, output } under a document's examples (and under each compound member's) is evaluated as
 the mapping would be once registered, against the extension surface (EXTENSIONS, else the stock
 one) and the mappings (MAPPINGS, else the bundled examples, plus every document given), and the
-envelope is compared with the example. Prints one line per document as it is done and, for each
+envelope is compared with the example. From a directory, only the files the server would register
+(the others are named on stderr). Prints one line per document as it is done and, for each
 failing example, where the envelope differs. Exits 0 when every example passes, 1 when any fails
-or a document is invalid, 2 on bad arguments or unreadable files.
+or a document is invalid or does not parse, 2 on bad arguments or unreadable files.
 `,
   schema: `Usage: mapper-service schema
 
@@ -88,21 +92,20 @@ async function surface(env: NodeJS.ProcessEnv): Promise<{ extensions: Extensions
   return { extensions, mappings }
 }
 
-async function documentFiles(path: string): Promise<string[]> {
+/**
+ * The document files a path names: a file as it is, a directory's document files (the server's
+ * MAPPINGS scan: hidden entries and other files skipped, each named on stderr).
+ */
+async function documentFiles(path: string, io: Io): Promise<Array<{ file: string; scanned: boolean }>> {
   let info
   try {
     info = await stat(path)
   } catch {
     throw new UsageError(`${path}: no such file or directory`)
   }
-  if (!info.isDirectory()) return [path]
-  const found: string[] = []
-  for (const entry of (await readdir(path, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name))) {
-    const child = join(path, entry.name)
-    if (entry.isDirectory()) found.push(...(await documentFiles(child)))
-    else if (DOCUMENT_EXTENSIONS.has(extensionOf(child))) found.push(child)
-  }
-  return found
+  if (!info.isDirectory()) return [{ file: path, scanned: false }]
+  const files = await documentFilesUnder(path, (message) => io.err(`mapper-service: ${message}\n`))
+  return files.map((file) => ({ file, scanned: true }))
 }
 
 function describe(entry: Diagnostic, severity: 'error' | 'warning'): string {
@@ -110,28 +113,53 @@ function describe(entry: Diagnostic, severity: 'error' | 'warning'): string {
   return `  ${severity} ${entry.rule} at ${where}: ${entry.message}`
 }
 
-/** The documents under the paths given, parsed; unreadable or unparseable files are usage errors. */
-async function readDocuments(paths: readonly string[]): Promise<Array<[string, unknown]>> {
-  const files = (await Promise.all(paths.map(documentFiles))).flat()
-  if (files.length === 0) throw new UsageError('no mapping documents (.json, .yaml, .yml) found')
-  const documents: Array<[string, unknown]> = []
-  for (const file of files) {
+/** A file given or found: its document, or why it could not be read or parsed. */
+interface Parsed {
+  readonly file: string
+  readonly document: unknown
+}
+interface Unparsed {
+  readonly file: string
+  readonly problem: string
+}
+type Given = Parsed | Unparsed
+
+const parsed = (given: Given): given is Parsed => !('problem' in given)
+
+/**
+ * The documents under the paths given, parsed. A file that does not parse is kept with its error
+ * (reported in its turn, as an invalid document; the others still run); one that cannot be read
+ * is a usage error; one found in a directory that holds no mappings (an input fixture, say:
+ * `holdsMappings`, the server's rule) is skipped, named on stderr.
+ */
+async function readDocuments(paths: readonly string[], io: Io): Promise<Given[]> {
+  const files: Array<{ file: string; scanned: boolean }> = []
+  for (const path of paths) files.push(...(await documentFiles(path, io)))
+  const documents: Given[] = []
+  for (const { file, scanned } of files) {
+    let document: unknown
     try {
-      documents.push([file, await readDocumentFile(file)])
+      document = await readDocumentFile(file)
     } catch (error) {
-      throw new UsageError((error as Error).message)
+      // A file that cannot be read ends the run (exit 2); one that does not parse is reported.
+      if (!(error instanceof DocumentSyntaxError)) throw new UsageError((error as Error).message)
+      documents.push({ file, problem: error.message })
+      continue
     }
+    if (scanned && !holdsMappings(document)) io.err(`mapper-service: ${notMappings(file)}\n`)
+    else documents.push({ file, document })
   }
+  if (documents.length === 0) throw new UsageError('no mapping documents (.json, .yaml, .yml) found')
   return documents
 }
 
 /** An engine with the configured surface and mappings, and the documents given registered over them. */
-async function engineWith(documents: ReadonlyArray<[string, unknown]>, env: NodeJS.ProcessEnv): Promise<Mapper> {
+async function engineWith(documents: readonly Given[], env: NodeJS.ProcessEnv): Promise<Mapper> {
   const { extensions, mappings } = await surface(env)
   const mapper = new Mapper({}, extensions)
   mapper.register({ mappings: Object.fromEntries(mappings.map((m, i) => [String(i), m.document])) })
   // The documents given are visible to each other, as they would be once registered together.
-  const given = documents.flatMap(([, document]) => {
+  const given = documents.filter(parsed).flatMap(({ document }) => {
     if (document === null || typeof document !== 'object') return []
     const compound = (document as { mappings?: unknown }).mappings
     return compound !== null && typeof compound === 'object' ? Object.values(compound) : [document]
@@ -148,31 +176,57 @@ async function engineWith(documents: ReadonlyArray<[string, unknown]>, env: Node
  * What `validate` and `test` work on: the documents named (files, directories recursively) and an
  * engine that sees them beside MAPPINGS; undefined when only --help was asked for (and printed).
  */
-async function givenDocuments(command: 'validate' | 'test', args: string[], io: Io): Promise<{ documents: Array<[string, unknown]>; mapper: Mapper } | undefined> {
+async function givenDocuments(command: 'validate' | 'test', args: string[], io: Io): Promise<{ documents: Given[]; mapper: Mapper } | undefined> {
   const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } })
   if (values.help) {
     io.out(USAGE[command])
     return undefined
   }
   if (positionals.length === 0) throw new UsageError(`${command} needs at least one file or directory`)
-  const documents = await readDocuments(positionals)
+  const documents = await readDocuments(positionals, io)
   return { documents, mapper: await engineWith(documents, io.env) }
 }
 
 /** `3 documents`, `1 warning`. */
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`
 
+/**
+ * A document's report as POST /validate gives it: when it is valid, its examples run and each
+ * failing one is an `EXAMPLE-1` error. The failing results come back too, for their differences.
+ */
+async function validateWithExamples(mapper: Mapper, document: unknown, run: RunOptions): Promise<{ report: ValidationReport; failing: ExampleResult[] }> {
+  const report = mapper.validate(document)
+  if (!report.valid || countExamples(document) === 0) return { report, failing: [] }
+  const failing = (await mapper.examples(document, { run })).filter((result) => !result.pass)
+  if (failing.length === 0) return { report, failing }
+  return { report: { ...report, valid: false, errors: [...report.errors, ...exampleDiagnostics(failing)] }, failing }
+}
+
 /** `validate <file|dir>...` → exit code. */
 async function validateCommand(args: string[], io: Io): Promise<number> {
   const given = await givenDocuments('validate', args, io)
   if (given === undefined) return 0
   const { documents, mapper } = given
+  // What a `stdout` keyword prints goes to stderr: stdout carries the reports.
+  const run = { stdout: (text: string): void => io.err(`${text}\n`) }
   let invalid = 0
-  for (const [file, document] of documents) {
-    const report: ValidationReport = mapper.validate(document)
+  for (const given of documents) {
+    if (!parsed(given)) {
+      invalid++
+      io.out(`${given.file}: invalid\n  error ${given.problem}\n`)
+      continue
+    }
+    const { report, failing } = await validateWithExamples(mapper, given.document, run)
     if (!report.valid) invalid++
-    io.out(`${file}: ${report.valid ? 'valid' : 'invalid'}${report.warnings.length > 0 ? ` (${plural(report.warnings.length, 'warning')})` : ''}\n`)
-    for (const entry of report.errors) io.out(`${describe(entry, 'error')}\n`)
+    io.out(`${given.file}: ${report.valid ? 'valid' : 'invalid'}${report.warnings.length > 0 ? ` (${plural(report.warnings.length, 'warning')})` : ''}\n`)
+    for (const entry of report.errors) {
+      io.out(`${describe(entry, 'error')}\n`)
+      // The line names an example's first difference; the others follow, one a line, as in `test`.
+      const example = entry.rule === 'EXAMPLE-1' ? failing.find((result) => result.pointer === entry.pointer) : undefined
+      if (example !== undefined && example.differences.length > 1) {
+        for (const difference of example.differences) io.out(`      ${describeDifference(difference)}\n`)
+      }
+    }
     for (const entry of report.warnings) io.out(`${describe(entry, 'warning')}\n`)
   }
   io.out(`${plural(documents.length, 'document')}, ${invalid} invalid\n`)
@@ -195,14 +249,21 @@ async function testCommand(args: string[], io: Io): Promise<number> {
   const given = await givenDocuments('test', args, io)
   if (given === undefined) return 0
   const { documents, mapper } = given
-  const total = documents.reduce((sum, [, document]) => sum + countExamples(document), 0)
+  const total = documents.reduce((sum, given) => sum + (parsed(given) ? countExamples(given.document) : 0), 0)
   let done = 0
   let passed = 0
   let failed = 0
   let invalid = 0
   // What a `stdout` keyword prints goes to stderr: stdout carries the results.
   const run = { stdout: (text: string): void => io.err(`${text}\n`) }
-  for (const [file, document] of documents) {
+  for (const given of documents) {
+    const { file } = given
+    if (!parsed(given)) {
+      invalid++
+      io.out(`INVALID ${file}\n  error ${given.problem}\n`)
+      continue
+    }
+    const { document } = given
     const report = mapper.validate(document)
     if (!report.valid) {
       invalid++

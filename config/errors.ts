@@ -3,5 +3,5 @@
 
 /** A setting that cannot be used: the message names it and says why, in one line. */
 export class ConfigError extends Error {
-  override readonly name = 'ConfigError'
+  override readonly name: string = 'ConfigError'
 }

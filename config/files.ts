@@ -1,18 +1,22 @@
 // Reading configuration files: JSON and YAML documents (with the parse error's line named) and
-// JavaScript or TypeScript modules (TypeScript through tsx, so `.ts` works without a build). Only
-// regular files are read (a FIFO or a device would block startup forever), and a module has a
-// bounded time to load.
+// JavaScript or TypeScript modules (TypeScript through tsx, an optional package, so `.ts` works
+// without a build). Only regular files are read (a FIFO or a device would block startup forever),
+// and a module has a bounded time to load.
 import { constants, type Stats } from 'node:fs'
 import { access, open, stat } from 'node:fs/promises'
 import { extname, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parse as parseYaml, YAMLParseError } from 'yaml'
 import { jsonSyntaxProblem } from './json-syntax.js'
+import { MissingPackageError, loadTsx } from './optional.js'
 
 /** A startup failure about a file or setting; the message is one line, fit for stderr. */
 export class SourceError extends Error {
   override readonly name = 'SourceError'
 }
+
+/** A file that was read but does not parse as JSON or YAML (the CLI reports it and goes on); named a SourceError still. */
+export class DocumentSyntaxError extends SourceError {}
 
 export const DOCUMENT_EXTENSIONS = new Set(['.json', '.yaml', '.yml'])
 export const MODULE_EXTENSIONS = new Set(['.js', '.mjs', '.cjs', '.ts', '.mts', '.cts'])
@@ -31,7 +35,7 @@ function oneLine(message: string): string {
     .replace(/:$/, '')
 }
 
-/** Parse JSON or YAML text; throws SourceError naming the file and the line of the error. */
+/** Parse JSON or YAML text; throws DocumentSyntaxError naming the file and the line of the error. */
 export function parseDocumentText(text: string, path: string): unknown {
   // An editor's byte-order mark is not content.
   const content = text.startsWith('\uFEFF') ? text.slice(1) : text
@@ -40,8 +44,8 @@ export function parseDocumentText(text: string, path: string): unknown {
       return JSON.parse(content) as unknown
     } catch {
       const problem = jsonSyntaxProblem(content)
-      if (problem === undefined) throw new SourceError(`${path} does not parse as JSON`)
-      throw new SourceError(`${path} does not parse as JSON (line ${problem.line}, column ${problem.column}): ${problem.description}`)
+      if (problem === undefined) throw new DocumentSyntaxError(`${path} does not parse as JSON`)
+      throw new DocumentSyntaxError(`${path} does not parse as JSON (line ${problem.line}, column ${problem.column}): ${problem.description}`)
     }
   }
   try {
@@ -52,9 +56,9 @@ export function parseDocumentText(text: string, path: string): unknown {
       const where = position === undefined ? '' : ` (line ${position.line}, column ${position.col})`
       // The parser's own first line repeats the position; keep only what went wrong.
       const what = (error.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '')
-      throw new SourceError(`${path} does not parse as YAML${where}: ${what}`)
+      throw new DocumentSyntaxError(`${path} does not parse as YAML${where}: ${what}`)
     }
-    throw new SourceError(`${path} does not parse as YAML: ${oneLine((error as Error).message)}`)
+    throw new DocumentSyntaxError(`${path} does not parse as YAML: ${oneLine((error as Error).message)}`)
   }
 }
 
@@ -128,7 +132,7 @@ async function within<T>(work: Promise<T>, ms: number, expired: () => Error): Pr
 
 let typescriptLoader: Promise<void> | undefined
 
-/** Import a module's default export; `.ts` modules are loaded through tsx. */
+/** Import a module's default export; `.ts` modules are loaded through tsx (an optional package). */
 export async function importDefault(path: string, { timeoutMs = DEFAULT_LOAD_TIMEOUT_MS }: ImportOptions = {}): Promise<unknown> {
   const absolute = resolve(path)
   let info: Stats
@@ -140,10 +144,16 @@ export async function importDefault(path: string, { timeoutMs = DEFAULT_LOAD_TIM
   }
   if (!info.isFile()) throw notRegular(path, info)
   if (['.ts', '.mts', '.cts'].includes(extensionOf(absolute))) {
-    typescriptLoader ??= import('tsx/esm/api').then(({ register }) => {
+    typescriptLoader ??= loadTsx(`${path}, a TypeScript module,`).then(({ register }) => {
       register()
     })
-    await typescriptLoader
+    try {
+      await typescriptLoader
+    } catch (error) {
+      typescriptLoader = undefined
+      if (error instanceof MissingPackageError) throw new SourceError(error.message)
+      throw error
+    }
   }
   let module: { default?: unknown }
   try {

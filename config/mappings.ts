@@ -104,6 +104,35 @@ async function walk(directory: string, warn: (message: string) => void, scanned:
   return found
 }
 
+/** The keys of which one at the top of a document makes it a mapping document. */
+const MAPPING_KEYS = ['mapping', 'mappings', '$id', '$extend'] as const
+
+/**
+ * Whether a parsed document file holds mappings: an object with `mapping`, `mappings`, `$id` or
+ * `$extend` at its top. Anything else under a directory (an input fixture, a list, an empty file)
+ * is not one and is skipped: the server's MAPPINGS scan and the CLI's `validate` and `test` of a
+ * directory decide by this.
+ */
+export function holdsMappings(document: unknown): document is Record<string, unknown> {
+  return isObject(document) && MAPPING_KEYS.some((key) => Object.hasOwn(document, key))
+}
+
+/** The line naming a document file skipped for not holding mappings. */
+export const notMappings = (file: string): string => `ignoring ${file}: not a mapping document (none of ${MAPPING_KEYS.join(', ')} at its top)`
+
+/**
+ * The document files (.json, .yaml, .yml) under a directory, in lexicographic path order; every
+ * other entry skipped (hidden, not a document, not a regular file, a broken link) is named to `warn`.
+ */
+export async function documentFilesUnder(directory: string, warn: (message: string) => void): Promise<string[]> {
+  const files = (await walk(directory, warn, new Set())).sort()
+  return files.filter((file) => {
+    if (DOCUMENT_EXTENSIONS.has(extensionOf(file))) return true
+    warn(`ignoring non-document file ${file}`)
+    return false
+  })
+}
+
 interface LoadOptions {
   /** Receives one line per skipped file. */
   warn?: (message: string) => void
@@ -123,8 +152,8 @@ async function checkSize(files: readonly string[], maxBytes: number | undefined,
 
 /**
  * Load mappings from a module, a document file or a directory. Unparseable document files and
- * duplicate ids fail; in a directory, files that are not mapping documents, hidden entries, broken
- * links and entries that are not regular files are skipped with a warning naming them.
+ * duplicate ids fail; in a directory, files that are not mapping documents (`holdsMappings`), hidden
+ * entries, broken links and entries that are not regular files are skipped with a warning naming them.
  */
 export async function loadMappings(path: string, { warn = () => {}, timeoutMs, maxBytes }: LoadOptions = {}): Promise<MappingEntry[]> {
   let info
@@ -135,17 +164,12 @@ export async function loadMappings(path: string, { warn = () => {}, timeoutMs, m
   }
   if (info.isDirectory()) {
     const entries: MappingEntry[] = []
-    const files = (await walk(path, warn, new Set())).sort()
-    const documents = files.filter((file) => DOCUMENT_EXTENSIONS.has(extensionOf(file)))
+    const documents = await documentFilesUnder(path, warn)
     await checkSize(documents, maxBytes, path)
-    for (const file of files) {
-      if (!DOCUMENT_EXTENSIONS.has(extensionOf(file))) {
-        warn(`ignoring non-document file ${file}`)
-        continue
-      }
+    for (const file of documents) {
       const document = await readDocumentFile(file)
-      if (!isObject(document)) {
-        warn(`ignoring non-document file ${file}`)
+      if (!holdsMappings(document)) {
+        warn(notMappings(file))
         continue
       }
       entries.push(...mappingsOf(document, file))

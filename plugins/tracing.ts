@@ -1,9 +1,10 @@
 // Request spans from @fastify/otel, registered only when an OpenTelemetry SDK is: the standalone
 // server starts one from the OTEL_* environment (config/telemetry.ts), a host may start its own
 // before registering the service. Without one nothing is registered, so a request pays nothing.
-import { FastifyOtelInstrumentation } from '@fastify/otel'
+// @fastify/otel is an optional package (config/optional.ts), loaded only then.
 import { ProxyTracerProvider, trace, type Tracer } from '@opentelemetry/api'
 import fp from 'fastify-plugin'
+import { loadFastifyOtel, type FastifyOtelModule } from '../config/optional.js'
 import { packageInfo } from '../config/package.js'
 
 /** What the API's global provider delegates to while no SDK is registered. */
@@ -17,15 +18,19 @@ export function serviceTracer(): Tracer | undefined {
 }
 
 // No require hook to install (it patches nothing), so one instrumentation serves every instance.
-let instrumentation: FastifyOtelInstrumentation | undefined
+let instrumentation: InstanceType<FastifyOtelModule['FastifyOtelInstrumentation']> | undefined
 
 /**
  * A span per request (`request`, its route's handler as a child); lifecycle hooks get none of their
- * own, which would be a dozen spans of bookkeeping around every evaluation.
+ * own, which would be a dozen spans of bookkeeping around every evaluation. Registration fails
+ * with MissingPackageError when @fastify/otel is not installed.
  */
 export const tracingPlugin = fp(
   async (app) => {
-    instrumentation ??= new FastifyOtelInstrumentation({ instrumentHooks: false })
+    if (instrumentation === undefined) {
+      const { FastifyOtelInstrumentation } = await loadFastifyOtel()
+      instrumentation ??= new FastifyOtelInstrumentation({ instrumentHooks: false })
+    }
     await app.register(instrumentation.plugin())
   },
   { name: 'mapper-tracing', fastify: '5.x' }

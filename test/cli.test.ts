@@ -5,6 +5,7 @@ import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
+import { buildServer } from '../server.js'
 import { runCli, runEntryPoint } from './startup-support.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'mapper-cli-'))
@@ -44,8 +45,77 @@ t.test('validate: bad arguments and files are one line on stderr and exit 2', as
   t.equal(missing.code, 2)
   t.match(missing.stderr, /nope\.json: no such file or directory/)
   const broken = await runCli(['validate', join(dir, 'broken.yaml')])
-  t.equal(broken.code, 2)
-  t.match(broken.stderr, /broken\.yaml does not parse as YAML \(line \d+/)
+  t.equal(broken.code, 1, 'a file that does not parse is an invalid document')
+  t.equal(broken.stderr, '')
+  t.match(broken.stdout, /broken\.yaml: invalid\n {2}error .*broken\.yaml does not parse as YAML \(line \d+/)
+})
+
+/** A directory as an author keeps it: mappings, the inputs they are tried on, one file mid-edit. */
+function authorTree(): string {
+  const root = mkdtempSync(join(tmpdir(), 'mapper-cli-dir-'))
+  mkdirSync(join(root, 'fixtures'))
+  writeFileSync(join(root, 'a-price.yaml'), '$id: price\nmapping:\n  /amount: { source: /raw, as: number }\nexamples:\n  - input: { raw: "12" }\n    output: { amount: 12 }\n')
+  writeFileSync(join(root, 'fixtures', 'order.json'), JSON.stringify({ raw: '12', customer: { name: 'Ada' } }))
+  writeFileSync(join(root, 'fixtures', 'orders.json'), JSON.stringify([{ raw: '1' }]))
+  writeFileSync(join(root, 'm-editing.yaml'), '$id: editing\nmapping: { /x: [unclosed\n')
+  writeFileSync(join(root, 'z-extends.json'), JSON.stringify({ $extend: 'price', $id: 'price-extended' }))
+  return root
+}
+
+t.test('validate and test of a directory: only mapping documents (the server\'s rule), a syntax error reported and passed', async (t) => {
+  const root = authorTree()
+  for (const command of ['validate', 'test']) {
+    const ran = await runCli([command, root])
+    t.equal(ran.code, 1, `${command}: exit 1 for the file that does not parse`)
+    const notMapping = (file: string): string => `mapper-service: ignoring ${join(root, file)}: not a mapping document (none of mapping, mappings, $id, $extend at its top)\n`
+    t.equal(ran.stderr, notMapping('fixtures/order.json') + notMapping('fixtures/orders.json'), `${command}: the fixtures are named as skipped, on stderr`)
+    t.notMatch(ran.stdout, /fixtures|PTR-/, `${command}: the fixtures are not reported as mappings`)
+    t.match(ran.stdout, new RegExp(`m-editing\\.yaml[^\\n]*\\n  error ${join(root, 'm-editing.yaml').replace(/[.\\/]/g, '\\$&')} does not parse as YAML \\(line \\d+, column \\d+\\)`), `${command}: the file that does not parse, with its line`)
+    if (command === 'validate') {
+      t.match(ran.stdout, `${join(root, 'a-price.yaml')}: valid\n`, 'the documents before it are reported')
+      t.match(ran.stdout, `${join(root, 'z-extends.json')}: valid\n`, 'and after it')
+      t.match(ran.stdout, /3 documents, 1 invalid\n$/)
+    } else {
+      t.match(ran.stdout, `PASS ${join(root, 'a-price.yaml')}: 1 example\n`)
+      t.match(ran.stdout, `-    ${join(root, 'z-extends.json')}: no examples\n`, 'and after it')
+      t.match(ran.stdout, /3 documents \(1 invalid\), 1 example: 1 passed, 0 failed\n$/)
+    }
+  }
+  const named = await runCli(['validate', join(root, 'fixtures', 'order.json')])
+  t.equal(named.code, 1, 'a file named on the command line is validated as a mapping, whatever it holds')
+  t.match(named.stdout, /order\.json: invalid/)
+  const unreadable = await runCli(['validate', root, join(root, 'absent.yaml')])
+  t.equal(unreadable.code, 2, 'a path that does not exist is still a usage error')
+})
+
+t.test('validate: a failing example is an EXAMPLE-1 error, as POST /validate reports it, and test agrees', async (t) => {
+  const document = {
+    $id: 'total',
+    mapping: { '/total': { source: '/n', as: 'number' }, '/label': '/name' },
+    examples: [
+      { input: { n: '3', name: 'x' }, output: { total: 3, label: 'x' } },
+      { description: 'off by one', input: { n: '4', name: 'y' }, output: { total: 5, label: 'z' } },
+    ],
+  }
+  const file = join(mkdtempSync(join(tmpdir(), 'mapper-cli-example-')), 'total.json')
+  writeFileSync(file, JSON.stringify(document))
+  // Examples run for a caller that may evaluate submitted documents.
+  const app = await buildServer({ options: { logging: { level: 'silent' }, map: { explicit: true } } })
+  t.teardown(() => app.close())
+  const served = (await app.inject({ method: 'POST', url: '/validate', payload: { mapping: document } })).json<{ valid: boolean; errors: Array<{ rule: string; pointer: string; message: string }> }>()
+  t.equal(served.valid, false, 'POST /validate: invalid')
+  const [error] = served.errors
+  t.equal(error?.rule, 'EXAMPLE-1')
+  const validated = await runCli(['validate', file])
+  t.equal(validated.code, 1, 'validate exits 1')
+  t.equal(
+    validated.stdout,
+    `${file}: invalid\n  error EXAMPLE-1 at ${error!.pointer}: ${error!.message}\n      /total: expected 5, got 4\n      /label: expected "z", got "y"\n1 document, 1 invalid\n`,
+    'the same rule, place and message as POST /validate, then every difference'
+  )
+  const tested = await runCli(['test', file])
+  t.equal(tested.code, 1)
+  t.match(tested.stdout, `FAIL ${file}: 1 of 2 examples failing\n  ✗ ${error!.pointer} (off by one):\n`)
 })
 
 t.test('map: a registered id or a document file, input from a file or standard input', async (t) => {

@@ -107,15 +107,17 @@ t.test('MAPPINGS directory: recursive, lexicographic path order, non-documents w
     'dir/a/notes.txt': 'not a mapping',
     'dir/list.json': '[1, 2]',
     'dir/empty.yaml': '',
+    'dir/a/input.json': JSON.stringify({ title: 'an input fixture beside its mapping', id: 7 }),
+    'dir/extends.yaml': '$extend: b\n$id: extends\n',
     'dir/.hidden/x.json': JSON.stringify({ $id: 'hidden', mapping: {} }),
   })
   const { warn, seen } = warnings()
   const entries = await loadMappings(tree.path('dir'), { warn })
   // JS string order on the full path: '-' (0x2d) < '/' (0x2f) < 'b' < 'c'.
-  t.strictSame(ids(entries), ['ac', 'abdeep', 'az', 'b', 'c2', 'c1'], 'files in lexicographic path order; members in document order')
+  t.strictSame(ids(entries), ['ac', 'abdeep', 'az', 'b', 'c2', 'c1', 'extends'], 'files in lexicographic path order; members in document order')
   t.strictSame(
     entries.map((entry) => entry.source),
-    ['dir/a-c.JSON', 'dir/a/b/deep.yml', 'dir/a/z.yaml', 'dir/b.json', 'dir/c.yaml', 'dir/c.yaml'].map((relative) => tree.path(relative))
+    ['dir/a-c.JSON', 'dir/a/b/deep.yml', 'dir/a/z.yaml', 'dir/b.json', 'dir/c.yaml', 'dir/c.yaml', 'dir/extends.yaml'].map((relative) => tree.path(relative))
   )
   t.strictSame(
     [...seen].sort(),
@@ -123,8 +125,9 @@ t.test('MAPPINGS directory: recursive, lexicographic path order, non-documents w
       `ignoring hidden directory ${tree.path('dir/.hidden')}`,
       `ignoring non-document file ${tree.path('dir/README.md')}`,
       `ignoring non-document file ${tree.path('dir/a/notes.txt')}`,
-      `ignoring non-document file ${tree.path('dir/empty.yaml')}`,
-      `ignoring non-document file ${tree.path('dir/list.json')}`,
+      `ignoring ${tree.path('dir/empty.yaml')}: not a mapping document (none of mapping, mappings, $id, $extend at its top)`,
+      `ignoring ${tree.path('dir/list.json')}: not a mapping document (none of mapping, mappings, $id, $extend at its top)`,
+      `ignoring ${tree.path('dir/a/input.json')}: not a mapping document (none of mapping, mappings, $id, $extend at its top)`,
     ].sort(),
     'every skipped file is named in a warning'
   )

@@ -64,11 +64,11 @@ export interface EntryPoint {
 }
 
 /**
- * Spawn the entry point with only PATH and HOME from this process (no tap or loader variables
- * leak in) plus `env`. The child is killed after `timeoutMs` and at teardown.
+ * Spawn the entry point (`entry`, by default this tree's) with only PATH and HOME from this process
+ * (no tap or loader variables leak in) plus `env`. The child is killed after `timeoutMs` and at teardown.
  */
-export function spawnEntryPoint(t: Teardown, env: Record<string, string>, timeoutMs = 60000): EntryPoint {
-  const child = spawn(process.execPath, ['--import', LOADER, ENTRY], {
+export function spawnEntryPoint(t: Teardown, env: Record<string, string>, timeoutMs = 60000, entry = ENTRY): EntryPoint {
+  const child = spawn(process.execPath, ['--import', LOADER, entry], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

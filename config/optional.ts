@@ -1,0 +1,65 @@
+// The optional packages (package.json `peerDependencies`, marked optional): the OpenTelemetry SDK and
+// @fastify/otel for tracing, tsx for TypeScript modules, pino-pretty for `logging.format: pretty`. An install without them is the light one;
+// each is imported here, by the feature that needs it, only once that feature is configured. The
+// only module that may import a package outside `dependencies` (test/package-deps.test.ts). The
+// types below are the little the service uses of each, so the published declarations name none of
+// them (the compiler checks the packages against them here).
+import type { FastifyPluginCallback } from 'fastify'
+import type { DestinationStream } from 'pino'
+import { ConfigError } from './errors.js'
+
+/** A configured feature's optional package that is not installed; the message says which to install. */
+export class MissingPackageError extends ConfigError {
+  override readonly name: string = 'MissingPackageError'
+  constructor(readonly packageName: string, feature: string) {
+    super(`${feature} needs the package ${packageName}, which is not installed: npm install ${packageName}`)
+  }
+}
+
+/** Whether `error` says `name` itself cannot be found (not a module it imports, nor a broken install of it). */
+export function isMissingPackage(error: unknown, name: string): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown }
+  if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') return false
+  // "Cannot find package 'x' imported from …" (ESM) or "Cannot find module 'x'" (CommonJS).
+  return typeof message === 'string' && (message.includes(`'${name}'`) || message.includes(`'${name}/`))
+}
+
+/** Settle with `load()`, or throw MissingPackageError when `name` is not installed. */
+async function loadOptional<T>(name: string, feature: string, load: () => Promise<T>): Promise<T> {
+  try {
+    return await load()
+  } catch (error) {
+    if (isMissingPackage(error, name)) throw new MissingPackageError(name, feature)
+    throw error
+  }
+}
+
+export interface NodeSdkModule {
+  NodeSDK: new (config: { metricReaders: []; logRecordProcessors: [] }) => { start(): void; shutdown(): Promise<void> }
+}
+
+export interface FastifyOtelModule {
+  FastifyOtelInstrumentation: new (config: { instrumentHooks: boolean }) => { plugin(): FastifyPluginCallback }
+}
+
+export interface PinoPrettyModule {
+  default: (options: { colorize: boolean; sync: boolean }) => DestinationStream
+}
+
+export interface TsxModule {
+  register(): unknown
+}
+
+/** The OpenTelemetry Node SDK, for tracing configured by the OTEL_* environment. */
+export const loadNodeSdk = (): Promise<NodeSdkModule> =>
+  loadOptional('@opentelemetry/sdk-node', 'Tracing (configured by the OTEL_* environment)', () => import('@opentelemetry/sdk-node'))
+
+/** @fastify/otel's instrumentation, for request spans once a tracer provider is registered. */
+export const loadFastifyOtel = (): Promise<FastifyOtelModule> =>
+  loadOptional('@fastify/otel', 'Tracing (an OpenTelemetry tracer provider is registered)', () => import('@fastify/otel'))
+
+/** tsx's ESM loader, for TypeScript modules named by MAPPINGS or EXTENSIONS. */
+export const loadTsx = (feature: string): Promise<TsxModule> => loadOptional('tsx', feature, () => import('tsx/esm/api'))
+
+/** pino-pretty, for `logging.format: pretty`. */
+export const loadPinoPretty = (): Promise<PinoPrettyModule> => loadOptional('pino-pretty', 'options.logging.format "pretty"', () => import('pino-pretty'))
