@@ -1,6 +1,6 @@
 // The method rules of the known paths (http.md §4): OPTIONS answers 204 with Allow (and the CORS
 // preflight headers when CORS is on), never authenticated; any other method the path does not
-// serve is 405 with Allow. HEAD on a GET route is served by Fastify as GET without a body. The
+// serve is 405 with the same Allow. HEAD on a GET route is served by Fastify as GET without a body. The
 // known paths are the routes themselves, recorded as they are registered: a new route needs no
 // second list.
 import type {} from '@fastify/swagger'
@@ -54,14 +54,17 @@ export const methodRoutes: FastifyPluginAsync<MethodRoutesOptions> = async (app,
     // Recorded with the prefix; `app.route` adds it again.
     const url = path.slice(app.prefix.length)
     const answered = methods.includes('GET') ? [...methods, 'HEAD'] : methods
-    const allow = methods.join(', ')
+    // One Allow header for the path, on OPTIONS and on 405 alike (RFC 9110 §10.2.1: every method
+    // the resource supports, HEAD and OPTIONS included); the 405's message names the served ones.
+    const allow = [...answered, 'OPTIONS'].join(', ')
+    const use = `Use ${methods.join(', ')}`
     app.route({
       method: 'OPTIONS',
       url,
       schema: { hide: true },
       config: { public: true },
       handler: async (_request, reply) => {
-        reply.header('allow', [...answered, 'OPTIONS'].join(', '))
+        reply.header('allow', allow)
         if (cors !== null && reply.hasHeader('access-control-allow-origin')) {
           reply.header('access-control-allow-methods', cors.methods)
           reply.header('access-control-allow-headers', cors.headers)
@@ -77,7 +80,7 @@ export const methodRoutes: FastifyPluginAsync<MethodRoutesOptions> = async (app,
       config: { public: isPublic },
       // Refused before the body is read: a wrong method is 405 whatever it carries.
       onRequest: async () => {
-        throw Object.assign(new MethodNotAllowed(`Use ${allow}`), { allow })
+        throw Object.assign(new MethodNotAllowed(use), { allow })
       },
       handler: async () => undefined,
     })

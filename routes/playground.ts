@@ -86,6 +86,12 @@ export const playgroundRoutes: FastifyPluginAsync<PlaygroundRoutesOptions> = asy
   const route = { config: { public: true }, schema: { hide: true } }
 
   app.get('/playground', route, async (_request, reply) => send(reply, page))
+  // With a trailing slash the page's relative links would miss its files: send the browser to the
+  // page itself. The Location is relative, so it holds behind a proxy that adds a path prefix.
+  app.get('/playground/', route, async (request, reply) => {
+    const query = request.url.indexOf('?')
+    return reply.redirect(`../playground${query === -1 ? '' : request.url.slice(query)}`, 308)
+  })
   for (const [name, asset] of files) app.get(`/playground/${name}`, route, async (_request, reply) => send(reply, asset))
   app.get<{ Params: { '*': string } }>('/playground/yaml/*', route, async (request, reply) => {
     const asset = yaml.get(request.params['*'])

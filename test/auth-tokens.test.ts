@@ -266,7 +266,7 @@ t.test('with auth on, the route map is hidden from anonymous callers', async (t)
   t.equal((await call(app, { method: 'OPTIONS', url: '/nope' })).statusCode, 404)
   const wrongMethod = await call(app, { method: 'GET', url: '/map', token })
   t.equal(wrongMethod.statusCode, 405)
-  t.equal(wrongMethod.headers.allow, 'POST')
+  t.equal(wrongMethod.headers.allow, 'POST, OPTIONS')
 })
 
 t.test('with auth off, nothing authenticates and identity is null', async (t) => {

@@ -76,7 +76,7 @@ t.test('other methods: 405 Use GET; HEAD answers without a body', async (t) => {
       const response = await call(app, { method, url })
       t.equal(response.statusCode, 405, `${method} ${url}`)
       t.equal(response.data.message, 'Use GET')
-      t.equal(response.headers.allow, 'GET')
+      t.equal(response.headers.allow, 'GET, HEAD, OPTIONS')
     }
     const head = await app.inject({ method: 'HEAD', url })
     t.equal(head.statusCode, 200)

@@ -105,7 +105,7 @@ t.test('other methods: 405 Use POST', async (t) => {
   const response = await call(app, { method: 'GET', url: '/validate' })
   t.equal(response.statusCode, 405)
   t.equal(response.data.message, 'Use POST')
-  t.equal(response.headers.allow, 'POST')
+  t.equal(response.headers.allow, 'POST, OPTIONS')
 })
 
 t.test('any JSON document gets a well-formed report at 200, never a server error', async (t) => {

@@ -88,7 +88,7 @@ t.test('on: only GET and HEAD, only the files in the table', async (t) => {
   const app = await service(t, { playground: true })
   const post = await app.inject({ method: 'POST', url: '/playground', payload: {} })
   t.equal(post.statusCode, 405)
-  t.equal(post.headers.allow, 'GET')
+  t.equal(post.headers.allow, 'GET, HEAD, OPTIONS')
   for (const url of [
     '/playground/index.html',
     '/playground/yaml/../../package.json',
@@ -102,6 +102,18 @@ t.test('on: only GET and HEAD, only the files in the table', async (t) => {
     const response = await app.inject({ method: 'GET', url })
     t.equal(response.statusCode, 404, url)
     t.equal(response.json().code, 'NotFound', url)
+  }
+})
+
+t.test('/playground/ (a trailing slash) sends the browser to the page, whose relative links then resolve', async (t) => {
+  const app = await service(t, { playground: true })
+  for (const [url, location] of [['/playground/', '../playground'], ['/playground/?doc=a%20b', '../playground?doc=a%20b']] as const) {
+    const response = await app.inject({ method: 'GET', url })
+    t.equal(response.statusCode, 308, url)
+    t.equal(response.headers.location, location)
+    const page = new URL(location, `http://localhost${url}`)
+    t.equal(page.pathname, '/playground', 'the Location resolves to the page')
+    t.equal((await app.inject({ method: 'GET', url: page.pathname + page.search })).statusCode, 200)
   }
 })
 
