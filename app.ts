@@ -35,6 +35,7 @@ import { EvaluationObserver } from './runtime/observer.js'
 import type { Reloader } from './runtime/reloader.js'
 import type { Options } from './schemas/options.js'
 
+/** What a host passes to `app.register(mapperService, …)`, besides Fastify's own `prefix`. */
 export interface MapperServiceOptions {
   /** The mappings to register (documents, entries from `loadMappings`, or `{ mappings }`). */
   mappings?: MappingsInput
@@ -46,14 +47,21 @@ export interface MapperServiceOptions {
    * thread, so with isolation on, extensions other than the stock ones need it.
    */
   extensionsModule?: string
-  /** The options object (http.md §8), validated at registration. */
-  options?: Options | Record<string, unknown>
-  /** Resolved configuration, when the caller (buildServer) already resolved `options`. */
+  /**
+   * The options object (docs/spec/http.md §8), typed from its schema; validated again at
+   * registration, so a JavaScript caller's mistake stops it with one line naming the option.
+   */
+  options?: Options
+  /** Replaces the served mappings on demand (`reloader.reload()`): hot reload. */
+  reloader?: Reloader
+}
+
+/** What `buildServer` adds when it registers the service: not part of the public interface. */
+export interface ServerPluginOptions extends MapperServiceOptions {
+  /** Resolved configuration, when the caller already resolved `options`. */
   config?: ServiceConfig
   /** True when the Fastify instance already generates this service's request ids. */
   serverIds?: boolean
-  /** Replaces the served mappings on demand (`reloader.reload()`): hot reload. */
-  reloader?: Reloader
 }
 
 /** How worker threads get the extension surface: the stock one, or the module it came from. */
@@ -66,7 +74,7 @@ function isolatedExtensions(surface: Extensions, module: string | undefined): Ex
   )
 }
 
-const mapperService: FastifyPluginAsync<MapperServiceOptions> = async (app, opts) => {
+const servicePlugin: FastifyPluginAsync<ServerPluginOptions> = async (app, opts) => {
   const config = opts.config ?? resolveConfig(opts.options)
   const entries: MappingEntry[] = mappingEntries(opts.mappings)
   // Observation is decided once, here: metrics by the options, tracing by whether an OpenTelemetry
@@ -124,5 +132,7 @@ const mapperService: FastifyPluginAsync<MapperServiceOptions> = async (app, opts
   await app.register(methodRoutes, { cors: config.cors, served })
 }
 
+/** The service as a Fastify plugin, with the options a host may pass. */
+const mapperService: FastifyPluginAsync<MapperServiceOptions> = servicePlugin
 export default mapperService
-export { mapperService }
+export { mapperService, servicePlugin }

@@ -7,7 +7,7 @@ import { resolve } from 'node:path'
 import closeWithGrace from 'close-with-grace'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import pino, { type Logger } from 'pino'
-import mapperService, { type MapperServiceOptions } from './app.js'
+import { servicePlugin, type ServerPluginOptions } from './app.js'
 import { loadExtensions } from './config/extensions.js'
 import { MODULE_EXTENSIONS, SourceError, extensionOf } from './config/files.js'
 import { bundledMappingsPath, loadMappings, type MappingsInput } from './config/mappings.js'
@@ -34,7 +34,8 @@ export interface BuildConfig {
   extensions?: Extensions
   /** The module `extensions` was loaded from: worker threads load their own copy (options.isolation). */
   extensionsModule?: string
-  options?: Options | Record<string, unknown>
+  /** The options object (docs/spec/http.md §8), typed from its schema and validated at start. */
+  options?: Options
   /** A logger to use instead of the one `options.logging` describes (tests pass a capturing one). */
   logger?: Logger
   /** Replaces the served mappings on demand (hot reload). */
@@ -117,14 +118,14 @@ export async function buildServer(build: BuildConfig = {}): Promise<FastifyInsta
     if (draining) reply.header('connection', 'close')
     done(null, payload)
   })
-  await app.register(mapperService, {
+  await app.register(servicePlugin, {
     mappings: build.mappings,
     extensions: build.extensions,
     extensionsModule: build.extensionsModule,
     config,
     serverIds: true,
     reloader: build.reloader,
-  } satisfies MapperServiceOptions)
+  } satisfies ServerPluginOptions)
   await app.ready()
   return app
 }

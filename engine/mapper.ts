@@ -100,6 +100,13 @@ export interface RunOptions {
   budget?: SharedBudget
 }
 
+/**
+ * What an evaluation hands its extensions, the `extra` argument of `map`, `explain` and `run`: any
+ * members but the names of RunOptions, so that run options given in its place
+ * (`map(doc, input, { limits })`, where they would be silently ignored) do not compile.
+ */
+export type Extra = Readonly<Record<string, unknown>> & { readonly [K in keyof RunOptions]?: never }
+
 function isComplete(limits: Limits): limits is Required<Limits> {
   return BUDGETS.every((budget) => typeof limits[budget] === 'number')
 }
@@ -142,7 +149,7 @@ export class CompiledMapping {
    * Evaluate against an input: the envelope, or a promise of it when a plugin was reached. An
    * evaluation that passes one of its budgets throws (or rejects with) a `BudgetExceeded` error.
    */
-  run(input: unknown, extra?: Readonly<Record<string, unknown>>, options?: RunOptions): Envelope | Promise<Envelope> {
+  run(input: unknown, extra?: Extra, options?: RunOptions): Envelope | Promise<Envelope> {
     const arrayInput = Array.isArray(input)
     const rootInput = arrayInput ? { items: input } : input
     const output = {}
@@ -155,7 +162,7 @@ export class CompiledMapping {
    * trace comes from a plan compiled for it on first use and kept apart from the one `run` uses,
    * which never records anything. The envelope is the one `run` gives.
    */
-  explain(input: unknown, extra?: Readonly<Record<string, unknown>>, options?: RunOptions): Explained | Promise<Explained> {
+  explain(input: unknown, extra?: Extra, options?: RunOptions): Explained | Promise<Explained> {
     const traced = (this.traced ??= new CompiledMapping(
       this.compiler.explaining(),
       new ExplainRegistry(this.registry, this.compiler.explaining()),
@@ -419,18 +426,18 @@ export class Mapper {
    * runs from the document, flattened as registration would, and nothing is registered. A document
    * is validated first by whoever calls this: examples of an invalid one may throw.
    */
-  async examples(document: unknown, options: ExampleOptions & { extra?: Readonly<Record<string, unknown>>; run?: RunOptions } = {}): Promise<ExampleResult[]> {
+  async examples(document: unknown, options: ExampleOptions & { extra?: Extra; run?: RunOptions } = {}): Promise<ExampleResult[]> {
     const run = options.budget === undefined ? options.run : { ...options.run, budget: options.budget }
     return runExamples(document, (target, input) => this.map(target, input, options.extra, run), options)
   }
 
   /** Evaluate a registered id or a document against an input (§6.2). */
-  async map(documentOrId: unknown, input: unknown, extra?: Readonly<Record<string, unknown>>, options?: RunOptions): Promise<Envelope> {
+  async map(documentOrId: unknown, input: unknown, extra?: Extra, options?: RunOptions): Promise<Envelope> {
     return this.compile(documentOrId).run(input, extra, options)
   }
 
   /** `map` with the explain trace of the evaluation beside the envelope (`CompiledMapping.explain`). */
-  async explain(documentOrId: unknown, input: unknown, extra?: Readonly<Record<string, unknown>>, options?: RunOptions): Promise<Explained> {
+  async explain(documentOrId: unknown, input: unknown, extra?: Extra, options?: RunOptions): Promise<Explained> {
     return this.compile(documentOrId).explain(input, extra, options)
   }
 

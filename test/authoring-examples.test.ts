@@ -11,7 +11,7 @@ import { spawnEntryPoint, tempTree } from './startup-support.js'
 
 t.setTimeout(300000)
 
-const SILENT = { logging: { level: 'silent' } }
+const SILENT = { logging: { level: 'silent' } } as const
 
 /** A mapping whose example is wrong: /a is read as it is, the example expects a number. */
 const WRONG = { $id: 'wrong', mapping: { '/a': '/b' }, examples: [{ input: { b: '1' }, output: { a: 1 } }] }

@@ -12,6 +12,7 @@ import { caseFiles, loadFile, SUITE_DIR } from './conformance/suite.js'
 import { fixtureExtensions } from './conformance/fixtures.js'
 import { ECHO, SECRET, STRICT, bearer, call, serve } from './http-support.js'
 import { runCli } from './startup-support.js'
+import { untyped } from './startup-support.js'
 
 const extensions = {
   transformers: { upper: (value: unknown) => (typeof value === 'string' ? value.toUpperCase() : value) },
@@ -323,7 +324,7 @@ t.test('POST /map: who may ask for a trace', async (t) => {
 })
 
 t.test('options: map.explain is validated at startup; its claims need auth', async (t) => {
-  await t.rejects(serve(t, { options: { map: { explain: 'yes' } } }), /options\.map\.explain/)
+  await t.rejects(serve(t, { options: untyped({ map: { explain: 'yes' } }) }), /options\.map\.explain/)
   await t.rejects(serve(t, { options: { map: { explain: { claims: { role: 'x' } } } } }), /options\.map\.explain\.claims needs options\.auth/)
 })
 

@@ -79,7 +79,7 @@ t.test('default values: the kustomize objects, valid against the API schemas', a
   const directory = mkdtempSync(join(tmpdir(), 'mapper-service-helm-'))
   t.teardown(() => rmSync(directory, { recursive: true, force: true }))
   for (const [file, text] of Object.entries(mappingsData)) writeFileSync(join(directory, file), text)
-  const options = { ...(JSON.parse(optionsData['options.json']!) as object), logging: { level: 'silent' } }
+  const options = { ...(JSON.parse(optionsData['options.json']!) as object), logging: { level: 'silent' as const } }
   t.doesNotThrow(() => resolveConfig(options), 'options.json is valid options')
   const app = await buildServer({ options, mappings: await loadMappings(directory) })
   t.teardown(() => app.close())

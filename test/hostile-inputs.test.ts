@@ -69,7 +69,7 @@ const PATTERN_BOUND_MS = 5000
 // ---------------------------------------------------------------------------------------------
 // Documents and helpers
 
-const EXPLICIT = { logging: { level: 'silent' }, map: { explicit: true } }
+const EXPLICIT = { logging: { level: 'silent' }, map: { explicit: true } } as const
 
 const EMAIL = { $id: 'email', mapping: { '/e': { source: '/s', pattern: '^\\S+@\\S+\\.\\S+$' } } }
 /** Recursive through its input: one level of `c` per level of the input. */

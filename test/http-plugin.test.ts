@@ -6,6 +6,7 @@ import t from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
 import mapperService, { type MapperServiceOptions } from '../app.js'
 import { ECHO, GENERATED_ID, GREETINGS, JSON_TYPE, call } from './http-support.js'
+import { untyped } from './startup-support.js'
 
 /** A host with its own hook, text parser, error handler and routes, and the service under /mapper. */
 async function host(t: { teardown(fn: () => unknown): void }, service: MapperServiceOptions = {}): Promise<FastifyInstance> {
@@ -131,7 +132,7 @@ t.test('two instances side by side keep their own registries and options', async
 
 t.test('the service refuses invalid options at registration', async (t) => {
   const app = Fastify({ logger: false })
-  app.register(mapperService, { prefix: '/mapper', options: { errorDetail: 'everything' } })
+  app.register(mapperService, { prefix: '/mapper', options: untyped({ errorDetail: 'everything' }) })
   await t.rejects(async () => app.ready(), /errorDetail/)
   await app.close()
 })

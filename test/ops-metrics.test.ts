@@ -10,6 +10,7 @@ import { stockExtensions } from '../extensions/stock.js'
 import { Reloader } from '../runtime/reloader.js'
 import { buildServer } from '../server.js'
 import { ECHO, SECRET, STRICT, bearer, originOf, refusingOrigin, serve, upstream } from './http-support.js'
+import { untyped } from './startup-support.js'
 
 interface Sample {
   readonly name: string
@@ -243,7 +244,7 @@ t.test('options.metrics mistakes fail the build', async (t) => {
   await t.rejects(buildServer({ options: { metrics: { path: '/health' } } }), { name: 'ConfigError', message: 'options.metrics.path: /health is already a route of this service' })
   await t.rejects(buildServer({ options: { metrics: { claims: { scope: 'ops' } } } }), { name: 'ConfigError', message: /options\.metrics\.claims needs options\.auth/ })
   await t.rejects(buildServer({ options: { metrics: { path: 'metrics' } } }), { name: 'ConfigError', message: /^options\.metrics/ })
-  await t.rejects(buildServer({ options: { metrics: { every: 5 } } }), { name: 'ConfigError', message: /^options\.metrics/ })
+  await t.rejects(buildServer({ options: untyped({ metrics: { every: 5 } }) }), { name: 'ConfigError', message: /^options\.metrics/ })
 })
 
 t.test('/metrics is left out of the OpenAPI document', async (t) => {

@@ -9,6 +9,13 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { runCommand } from '../bin/commands.js'
+import type { Options } from '../schemas/options.js'
+
+/**
+ * An options object the types refuse, as a JavaScript caller might pass it: for the tests of the
+ * validation at start-up that stops such a mistake with one line.
+ */
+export const untyped = (options: object): Options => options as Options
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
 export const ENTRY = join(ROOT, 'bin', 'mapper-service.ts')

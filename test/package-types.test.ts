@@ -1,0 +1,110 @@
+// The published declarations as a strict TypeScript consumer meets them: the shipped files'
+// declarations are emitted (as `npm run build` would) into a package beside a consumer project,
+// which compiles with `strict` and without `skipLibCheck`. One file uses the plugin and the engine
+// and must compile with no error at all (its `@ts-expect-error` lines must each meet one); another
+// holds the mistakes a user makes and must fail, each on its own line.
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import t from 'tap'
+import ts from 'typescript'
+import { ROOT, tempTree } from './startup-support.js'
+
+t.setTimeout(300000)
+
+const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }
+
+/** A consumer project with mapper-service installed: its declarations and package.json, its dependencies linked. */
+function consumer(root: string): void {
+  const installed = join(root, 'node_modules', 'mapper-service')
+  const build = ts.readConfigFile(join(ROOT, 'tsconfig.build.json'), ts.sys.readFile)
+  const parsed = ts.parseJsonConfigFileContent(build.config, ts.sys, ROOT)
+  const program = ts.createProgram(parsed.fileNames, {
+    ...parsed.options,
+    declaration: true,
+    emitDeclarationOnly: true,
+    sourceMap: false,
+    outDir: join(installed, 'dist'),
+  })
+  const emitted = program.emit()
+  if (emitted.emitSkipped) throw new Error('the declarations were not emitted')
+  writeFileSync(join(installed, 'package.json'), readFileSync(join(ROOT, 'package.json')))
+  for (const name of [...Object.keys(manifest.dependencies), '@types/node']) {
+    const link = join(root, 'node_modules', name)
+    mkdirSync(dirname(link), { recursive: true })
+    symlinkSync(join(ROOT, 'node_modules', name), link, 'dir')
+  }
+  writeFileSync(join(root, 'package.json'), JSON.stringify({ name: 'consumer', type: 'module', private: true }))
+}
+
+const STRICT: ts.CompilerOptions = {
+  strict: true,
+  skipLibCheck: false,
+  noEmit: true,
+  target: ts.ScriptTarget.ES2022,
+  module: ts.ModuleKind.NodeNext,
+  moduleResolution: ts.ModuleResolutionKind.NodeNext,
+  lib: ['lib.es2023.d.ts'],
+  types: ['node'],
+}
+
+const USES = `
+import Fastify from 'fastify'
+import mapperService, { buildServer, type MapperServiceOptions, type Options } from 'mapper-service'
+import { Mapper, type Envelope, type MappingDocument, type RunOptions } from 'mapper-service/engine'
+
+const document: MappingDocument = { $id: 'title', mapping: { '/title': { source: '/book/title', as: 'string' } } }
+const mapper = new Mapper({ mappings: [document] }, {})
+const run: RunOptions = { limits: { timeMs: 50 } }
+const envelope: Envelope = await mapper.map('title', { book: { title: 'x' } }, { identity: { sub: 'a' } }, run)
+console.log(envelope.valid, envelope.errors.length)
+
+const options: Options = { map: { explicit: { stdout: false } }, logging: { level: 'warn' }, limits: { outputBytes: 1000 } }
+const service: MapperServiceOptions = { mappings: [document], options }
+const app = Fastify()
+await app.register(mapperService, { prefix: '/mapper', ...service })
+const standalone = await buildServer({ options: { map: { explicit: true } } })
+await standalone.close()
+
+// @ts-expect-error a number is not a mapping document
+const notADocument: MappingDocument = 42
+// @ts-expect-error options a host should not set: the resolved configuration is internal
+await app.register(mapperService, { config: {} })
+console.log(notADocument)
+`
+
+/** Each mistake on a line of its own, marked with the code of the error it must give. */
+const MISTAKES = `
+import Fastify from 'fastify'
+import mapperService from 'mapper-service'
+import { Mapper } from 'mapper-service/engine'
+
+const app = Fastify()
+const mapper = new Mapper({}, {})
+await app.register(mapperService, { options: { map: { explicit: 'yes' } } }) // TS2769
+await app.register(mapperService, { options: { logging: { levle: 'warn' } } }) // TS2769
+await app.register(mapperService, { serverIds: true }) // TS2769
+await mapper.map({ mapping: {} }, {}, { limits: { timeMs: 50 } }) // TS2322
+`
+
+t.test('the declarations compile in a strict consumer, and a user\'s mistakes do not', async (t) => {
+  const tree = tempTree(t)
+  consumer(tree.root)
+  const uses = tree.write('uses.ts', USES)
+  const mistakes = tree.write('mistakes.ts', MISTAKES)
+  const program = ts.createProgram([uses, mistakes], STRICT)
+  const diagnostics = ts.getPreEmitDiagnostics(program)
+  const describe = (d: ts.Diagnostic): string => {
+    const where = d.file === undefined || d.start === undefined ? '' : `${d.file.fileName.slice(tree.root.length + 1)}:${d.file.getLineAndCharacterOfPosition(d.start).line + 1} `
+    return `${where}TS${d.code} ${ts.flattenDiagnosticMessageText(d.messageText, '\n').split('\n')[0]}`
+  }
+  const inUses = diagnostics.filter((d) => d.file?.fileName !== mistakes)
+  t.strictSame(inUses.map(describe), [], 'the use of the plugin and the engine compiles, the declarations included, each @ts-expect-error meeting its error')
+
+  const lines = MISTAKES.split('\n')
+  const expected = lines.flatMap((line, index) => {
+    const code = /\/\/ (TS\d+)$/.exec(line)?.[1]
+    return code === undefined ? [] : [`mistakes.ts:${index + 1} ${code}`]
+  })
+  const found = diagnostics.filter((d) => d.file?.fileName === mistakes).map((d) => describe(d).split(' ').slice(0, 2).join(' '))
+  t.strictSame(found, expected, 'every mistake fails to compile, on its own line, and nothing else does')
+})
