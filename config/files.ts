@@ -7,7 +7,7 @@ import { access, open, stat } from 'node:fs/promises'
 import { extname, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parse as parseYaml, YAMLParseError } from 'yaml'
-import { jsonSyntaxProblem } from './json-syntax.js'
+import { whereJsonFails } from './json-syntax.js'
 import { MissingPackageError, loadTsx } from './optional.js'
 
 /** A startup failure about a file or setting; the message is one line, fit for stderr. */
@@ -43,9 +43,7 @@ export function parseDocumentText(text: string, path: string): unknown {
     try {
       return JSON.parse(content) as unknown
     } catch {
-      const problem = jsonSyntaxProblem(content)
-      if (problem === undefined) throw new DocumentSyntaxError(`${path} does not parse as JSON`)
-      throw new DocumentSyntaxError(`${path} does not parse as JSON (line ${problem.line}, column ${problem.column}): ${problem.description}`)
+      throw new DocumentSyntaxError(`${path} does not parse as JSON${whereJsonFails(content)}`)
     }
   }
   try {

@@ -133,3 +133,12 @@ export function jsonSyntaxProblem(text: string): JsonSyntaxProblem | undefined {
     }
   }
 }
+
+/**
+ * Where a text that JSON.parse refused stops being JSON, as a message's tail:
+ * ` (line 3, column 7): unexpected "}"`; empty when the scanner finds no position.
+ */
+export function whereJsonFails(text: string): string {
+  const problem = jsonSyntaxProblem(text)
+  return problem === undefined ? '' : ` (line ${problem.line}, column ${problem.column}): ${problem.description}`
+}

@@ -2,7 +2,7 @@
 // (.json, .yaml, .yml), never both.
 import { isObject } from '../engine/index.js'
 import { DOCUMENT_EXTENSIONS, SourceError, extensionOf, readDocumentFile } from './files.js'
-import { jsonSyntaxProblem } from './json-syntax.js'
+import { whereJsonFails } from './json-syntax.js'
 
 const describe = (value: unknown): string => (value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`)
 
@@ -18,8 +18,7 @@ export async function readOptions(env: NodeJS.ProcessEnv): Promise<Record<string
     try {
       parsed = JSON.parse(inline) as unknown
     } catch {
-      const problem = jsonSyntaxProblem(inline)
-      throw new SourceError(`OPTIONS is not valid JSON${problem === undefined ? '' : ` (line ${problem.line}, column ${problem.column}): ${problem.description}`}`)
+      throw new SourceError(`OPTIONS is not valid JSON${whereJsonFails(inline)}`)
     }
     if (!isObject(parsed)) throw new SourceError(`OPTIONS must be a JSON object, not ${describe(parsed)}`)
     return parsed

@@ -6,6 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
 import secureJson from 'secure-json-parse'
+import { whereJsonFails } from '../config/json-syntax.js'
 import { jsonNestsDeeper } from '../engine/index.js'
 import { BadRequest, MESSAGES } from '../errors.js'
 
@@ -52,7 +53,8 @@ export const bodyPlugin = fp<BodyPluginOptions>(
       try {
         parsed = JSON.parse(text)
       } catch {
-        return done(new BadRequest(MESSAGES.invalidJson), undefined)
+        // Only a refused body pays for the scan that names where it stops being JSON.
+        return done(new BadRequest(`${MESSAGES.invalidJson}${whereJsonFails(text)}`), undefined)
       }
       // A second, careful pass only when a dangerous key could be present at all (spelled out, or
       // hidden behind a \u escape such as "\u005f_proto__").

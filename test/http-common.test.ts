@@ -63,23 +63,24 @@ t.test('bodies are JSON whatever the Content-Type, or without one', async (t) =>
   t.equal((await call(app, mapEcho(`\ufeff${ECHO_BODY}`))).statusCode, 200, 'a leading byte order mark')
 })
 
-t.test('an empty, absent or malformed body: 400 Body must be valid JSON', async (t) => {
+t.test('an empty, absent or malformed body: 400 Body must be valid JSON, with where it stops being JSON', async (t) => {
   const app = await serve(t)
-  const cases: Array<[string, { payload?: string; headers?: Record<string, string> }]> = [
-    ['no body', {}],
-    ['empty, typed as JSON', { payload: '', headers: { 'content-type': 'application/json' } }],
-    ['empty, untyped', { payload: '' }],
-    ['whitespace', { payload: '  \n ' }],
-    ['truncated', { payload: '{"mapping":' }],
-    ['not JSON', { payload: '{ not json' }],
-    ['trailing garbage', { payload: `${ECHO_BODY} x` }],
-    ['form encoded', { payload: 'mapping=echo', headers: { 'content-type': 'application/x-www-form-urlencoded' } }],
+  const cases: Array<[string, { payload?: string; headers?: Record<string, string> }, string]> = [
+    ['no body', {}, ''],
+    ['empty, typed as JSON', { payload: '', headers: { 'content-type': 'application/json' } }, ''],
+    ['empty, untyped', { payload: '' }, ''],
+    ['whitespace', { payload: '  \n ' }, ''],
+    ['truncated', { payload: '{"mapping":' }, ' (line 1, column 12): unexpected end of input'],
+    ['not JSON', { payload: '{ not json' }, ' (line 1, column 3): unexpected "n"'],
+    ['trailing garbage', { payload: `${ECHO_BODY} x` }, ` (line 1, column ${ECHO_BODY.length + 2}): unexpected "x"`],
+    ['on a later line', { payload: '{\n  "mapping": "echo",\n  "input": {"a": 1,}\n}' }, ' (line 3, column 20): unexpected "}"'],
+    ['form encoded', { payload: 'mapping=echo', headers: { 'content-type': 'application/x-www-form-urlencoded' } }, ' (line 1, column 1): unexpected "m"'],
   ]
-  for (const [name, request] of cases) {
+  for (const [name, request, where] of cases) {
     for (const url of ['/map', '/validate']) {
       const response = await call(app, { method: 'POST', url, ...request })
       t.equal(response.statusCode, 400, `${url}: ${name}`)
-      t.same(response.data, { code: 'BadRequest', message: 'Body must be valid JSON', requestId: response.headers['x-request-id'] })
+      t.same(response.data, { code: 'BadRequest', message: `Body must be valid JSON${where}`, requestId: response.headers['x-request-id'] })
     }
   }
 })

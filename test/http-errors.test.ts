@@ -70,7 +70,7 @@ const ROWS: Row[] = [
     request: { method: 'POST', url: '/map', payload: '{ not json' },
     status: 400,
     code: 'BadRequest',
-    message: 'Body must be valid JSON',
+    message: 'Body must be valid JSON (line 1, column 3): unexpected "n"',
   },
   {
     row: '400 BadRequest: schema failure (mapping of another type)',
@@ -225,7 +225,7 @@ const ROWS: Row[] = [
     status: 405,
     code: 'MethodNotAllowed',
     message: 'Use POST',
-    headers: { allow: 'POST' },
+    headers: { allow: 'POST, OPTIONS' },
   },
   {
     row: '405 MethodNotAllowed: Use GET',
@@ -233,7 +233,7 @@ const ROWS: Row[] = [
     status: 405,
     code: 'MethodNotAllowed',
     message: 'Use GET',
-    headers: { allow: 'GET' },
+    headers: { allow: 'GET, HEAD, OPTIONS' },
   },
   {
     row: '413 PayloadTooLarge: the default 1048576-byte limit',

@@ -96,7 +96,7 @@ t.test("the service's routes under the prefix, with the service's behaviour", as
 t.test("the service's errors under the prefix use the service's error body", async (t) => {
   const app = await host(t)
   const checks: Array<[Parameters<typeof call>[1], number, string, string]> = [
-    [{ method: 'POST', url: '/mapper/map', payload: '{"mapping":' }, 400, 'BadRequest', 'Body must be valid JSON'],
+    [{ method: 'POST', url: '/mapper/map', payload: '{"mapping":' }, 400, 'BadRequest', 'Body must be valid JSON (line 1, column 12): unexpected end of input'],
     [{ method: 'POST', url: '/mapper/map', payload: `{"mapping":"echo","input":"${'x'.repeat(200)}"}` }, 413, 'PayloadTooLarge', 'Request body exceeds the 100-byte limit'],
     [{ method: 'GET', url: '/mapper/map' }, 405, 'MethodNotAllowed', 'Use POST'],
     [{ method: 'GET', url: '/mapper/nope' }, 404, 'NotFound', 'No route for GET /mapper/nope'],

@@ -86,7 +86,7 @@ t.test('a malformed request is 400', async (t) => {
     t.equal(response.data.code, 'BadRequest')
   }
   const broken = await call(app, { method: 'POST', url: '/validate', payload: '{"mapping":' })
-  t.equal(broken.data.message, 'Body must be valid JSON')
+  t.equal(broken.data.message, 'Body must be valid JSON (line 1, column 12): unexpected end of input')
 })
 
 t.test('gated only by validate.claims: not by map.claims nor map.explicit', async (t) => {
