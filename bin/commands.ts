@@ -6,6 +6,7 @@ import { readFile, stat } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
 import { loadExtensions } from '../config/extensions.js'
 import { DocumentSyntaxError, SourceError, extensionOf, parseDocumentText, readDocumentFile } from '../config/files.js'
+import { locator } from '../config/positions.js'
 import { bundledMappingsPath, documentFilesUnder, holdsMappings, loadMappings, notMappings, type MappingEntry } from '../config/mappings.js'
 import {
   countExamples,
@@ -108,9 +109,22 @@ async function documentFiles(path: string, io: Io): Promise<Array<{ file: string
   return files.map((file) => ({ file, scanned: true }))
 }
 
-function describe(entry: Diagnostic, severity: 'error' | 'warning'): string {
-  const where = entry.pointer === '' ? '(document)' : entry.pointer
-  return `  ${severity} ${entry.rule} at ${where}: ${entry.message}`
+type Describe = (entry: Diagnostic, severity: 'error' | 'warning') => string
+
+/**
+ * How a file's diagnostics are printed: `  a.yaml:4:5: error KW-2 at /mapping/~1a: …`, the place
+ * in the file where the pointer lands first, as editors and terminals link it (without a file, or
+ * where the text gives no place, the pointer alone).
+ */
+async function describer(file: string | undefined): Promise<Describe> {
+  const text = file === undefined ? undefined : await readFile(file, 'utf8').catch(() => undefined)
+  const positions = text === undefined ? undefined : locator(text)
+  return (entry, severity) => {
+    const where = entry.pointer === '' ? '(document)' : entry.pointer
+    const position = positions?.at(entry.pointer)
+    const place = position === undefined ? '' : `${file}:${position.line}:${position.column}: `
+    return `  ${place}${severity} ${entry.rule} at ${where}: ${entry.message}`
+  }
 }
 
 /** A file given or found: its document, or why it could not be read or parsed. */
@@ -218,6 +232,7 @@ async function validateCommand(args: string[], io: Io): Promise<number> {
     }
     const { report, failing } = await validateWithExamples(mapper, given.document, run)
     if (!report.valid) invalid++
+    const describe = await describer(given.file)
     io.out(`${given.file}: ${report.valid ? 'valid' : 'invalid'}${report.warnings.length > 0 ? ` (${plural(report.warnings.length, 'warning')})` : ''}\n`)
     for (const entry of report.errors) {
       io.out(`${describe(entry, 'error')}\n`)
@@ -267,6 +282,7 @@ async function testCommand(args: string[], io: Io): Promise<number> {
     const report = mapper.validate(document)
     if (!report.valid) {
       invalid++
+      const describe = await describer(file)
       io.out(`INVALID ${file}\n${report.errors.map((entry) => describe(entry, 'error')).join('\n')}\n`)
       continue
     }
@@ -353,6 +369,7 @@ async function mapCommand(args: string[], io: Io): Promise<number> {
   }
   const report = mapper.validate(mapping)
   if (!report.valid) {
+    const describe = await describer(isFile ? target : undefined)
     io.err(`${target} is not a valid mapping:\n${report.errors.map((e) => describe(e, 'error')).join('\n')}\n`)
     return 2
   }

@@ -174,7 +174,8 @@ t.test('mapper-service test: exit 0 when all pass, 1 with a diff per failing exa
     bad.out,
     [
       `INVALID ${dir.path('bad/invalid.json')}`,
-      '  error KW-pipeline-1 at /mapping/~1x/as: as must be string, number, boolean, or json',
+      // The place in the file: line 1, the column of the value "integer" in the one-line JSON.
+      `  ${dir.path('bad/invalid.json')}:1:40: error KW-pipeline-1 at /mapping/~1x/as: as must be string, number, boolean, or json`,
       `FAIL ${dir.path('bad/wrong.json')}: 1 of 2 examples failing`,
       '  ✗ /examples/0 (a number):',
       '      /a: expected 1, got "1"',

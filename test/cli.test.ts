@@ -37,6 +37,31 @@ t.test('validate: reports each document, sees the others and the bundled mapping
   t.match(bad.stdout, /error KW-pipeline-1 at \/mapping\/~1y\/as: as must be string, number, boolean, or json/)
 })
 
+t.test('validate and test place each diagnostic in its file: file:line:column, YAML and JSON alike', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'mapper-cli-places-'))
+  const yaml = join(root, 'places.yaml')
+  writeFileSync(yaml, [
+    '$id: places', //                                   line 1
+    'mapping:', //                                      line 2
+    '  /title: /book/title', //                         line 3
+    '  /slug:', //                                      line 4
+    '    source: /book/title', //                       line 5
+    '    transform: slugify', //                        line 6: column 16, the value
+    '  /count: { source: /n, as: integer }', //         line 7: column 29
+    '',
+  ].join('\n'))
+  const json = join(root, 'places.json')
+  writeFileSync(json, JSON.stringify({ $id: 'places-json', mapping: { '/a': '/a', '/b': { source: '/b', as: 'integer' } } }, null, 2))
+  const validated = await runCli(['validate', yaml, json])
+  t.equal(validated.code, 1)
+  t.match(validated.stdout, `  ${yaml}:6:16: error KW-transform-1 at /mapping/~1slug/transform: `)
+  t.match(validated.stdout, `  ${yaml}:7:29: error KW-pipeline-1 at /mapping/~1count/as: `)
+  // JSON.stringify(…, null, 2): "as" is on line 7, its value at column 13.
+  t.match(validated.stdout, `  ${json}:7:13: error KW-pipeline-1 at /mapping/~1b/as: `)
+  const tested = await runCli(['test', yaml])
+  t.match(tested.stdout, `INVALID ${yaml}\n  ${yaml}:6:16: error KW-transform-1 at /mapping/~1slug/transform: `, 'test places them the same way')
+})
+
 t.test('validate: bad arguments and files are one line on stderr and exit 2', async (t) => {
   const none = await runCli(['validate'])
   t.equal(none.code, 2)
@@ -110,7 +135,7 @@ t.test('validate: a failing example is an EXAMPLE-1 error, as POST /validate rep
   t.equal(validated.code, 1, 'validate exits 1')
   t.equal(
     validated.stdout,
-    `${file}: invalid\n  error EXAMPLE-1 at ${error!.pointer}: ${error!.message}\n      /total: expected 5, got 4\n      /label: expected "z", got "y"\n1 document, 1 invalid\n`,
+    `${file}: invalid\n  ${file}:1:${JSON.stringify(document).indexOf('{"description"') + 1}: error EXAMPLE-1 at ${error!.pointer}: ${error!.message}\n      /total: expected 5, got 4\n      /label: expected "z", got "y"\n1 document, 1 invalid\n`,
     'the same rule, place and message as POST /validate, then every difference'
   )
   const tested = await runCli(['test', file])

@@ -1,0 +1,56 @@
+// Where a JSON pointer into a document file lands in its text: the line and column an editor can
+// jump to, for the diagnostics of a mapping file (JSON is read as YAML here: the `yaml` parser
+// keeps the source range of every node, and JSON is a subset of the YAML it reads).
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml'
+
+export interface Position {
+  readonly line: number
+  readonly column: number
+}
+
+/** RFC 6901 reference tokens of a pointer (`/a~1b/0` → `a/b`, `0`); the root is no token. */
+function tokensOf(pointer: string): string[] {
+  if (pointer === '') return []
+  return pointer
+    .slice(pointer.startsWith('/') ? 1 : 0)
+    .split('/')
+    .map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~'))
+}
+
+/** A map key as the parsed document names it. */
+const keyName = (key: unknown): string | undefined => (isScalar(key) ? String(key.value) : typeof key === 'string' ? key : undefined)
+
+/**
+ * A locator for one file's text: `at(pointer)` is the position of the node the pointer names, or
+ * of the deepest node on its way that exists (a pointer to a member that is absent lands on the
+ * object that lacks it); undefined when the text does not parse.
+ */
+export function locator(text: string): { at(pointer: string): Position | undefined } {
+  const lineCounter = new LineCounter()
+  const document = parseDocument(text, { lineCounter, uniqueKeys: false })
+  const broken = document.errors.length > 0
+  return {
+    at(pointer: string): Position | undefined {
+      if (broken) return undefined
+      let node: unknown = document.contents
+      let found: Node | undefined = isScalar(node) || isMap(node) || isSeq(node) ? node : undefined
+      for (const token of tokensOf(pointer)) {
+        let next: unknown
+        if (isMap(node)) {
+          const pair = node.items.find((item) => isPair(item) && keyName(item.key) === token)
+          // A member with no value (`key:` in YAML) lands on its key.
+          next = pair === undefined ? undefined : (pair.value ?? pair.key)
+        } else if (isSeq(node) && /^(0|[1-9]\d*)$/.test(token)) {
+          next = node.items[Number(token)]
+        }
+        if (!(isScalar(next) || isMap(next) || isSeq(next))) break
+        node = next
+        found = next
+      }
+      const start = found?.range?.[0]
+      if (start === undefined) return undefined
+      const { line, col } = lineCounter.linePos(start)
+      return { line, column: col }
+    },
+  }
+}
