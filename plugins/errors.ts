@@ -97,6 +97,12 @@ function schemaFailure(validation: readonly FastifySchemaValidationError[], body
   const required = (bodySchema as { required?: unknown } | undefined)?.required
   const field = token !== undefined ? token.replaceAll('~1', '/').replaceAll('~0', '~') : Array.isArray(required) ? String(required[0]) : undefined
   if (field === undefined) return 'Body must be a JSON object'
+  // A member the body's schema does not have (the bodies refuse additional members): name the ones it has.
+  const members = (bodySchema as { properties?: Record<string, unknown> } | undefined)?.properties
+  if (members !== undefined && !Object.hasOwn(members, field)) {
+    const named = JSON.stringify(field.length > 64 ? `${field.slice(0, 64)}…` : field)
+    return `Body member ${named} is not one of ${Object.keys(members).map((name) => JSON.stringify(name)).join(', ')}`
+  }
   if (Object.hasOwn(FIELD_MESSAGES, field)) return FIELD_MESSAGES[field]!
   const problem = first?.message ?? 'is invalid'
   return `"${field}" is invalid: ${problem.charAt(0).toLowerCase()}${problem.slice(1)}`

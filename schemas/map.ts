@@ -16,10 +16,12 @@ export const MapRequestSchema = Type.Object(
     explain: Type.Optional(
       Type.Boolean({ description: 'Answer with the explain trace of the evaluation beside the envelope (where options.map.explain allows it).' })
     ),
-  }
+  },
+  // A misspelt member (`inptu`) would otherwise run the mapping on no input and answer 200.
+  { additionalProperties: false }
 )
 
-export const ValidateRequestSchema = Type.Object({ mapping: MappingReference })
+export const ValidateRequestSchema = Type.Object({ mapping: MappingReference }, { additionalProperties: false })
 
 const JsonPreview = Type.Unknown({ description: 'A JSON preview of the value: the first members only when truncated is true.' })
 

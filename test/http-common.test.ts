@@ -85,6 +85,22 @@ t.test('an empty, absent or malformed body: 400 Body must be valid JSON, with wh
   }
 })
 
+t.test('a body member the endpoint does not have is 400 naming it and the members it has', async (t) => {
+  const app = await serve(t)
+  const cases: Array<[string, string, string]> = [
+    ['/map', '{"mapping":"echo","inptu":{"a":1}}', 'Body member "inptu" is not one of "mapping", "input", "explain"'],
+    ['/map', '{"mapping":"echo","input":{},"explian":true}', 'Body member "explian" is not one of "mapping", "input", "explain"'],
+    ['/validate', '{"mapping":"echo","input":{}}', 'Body member "input" is not one of "mapping"'],
+    ['/map', `{"mapping":"echo","${'k'.repeat(1000)}":1}`, `Body member "${'k'.repeat(64)}…" is not one of "mapping", "input", "explain"`],
+  ]
+  for (const [url, payload, message] of cases) {
+    const response = await call(app, { method: 'POST', url, payload })
+    t.equal(response.statusCode, 400, `${url} ${payload.slice(0, 40)}`)
+    t.same(response.data, { code: 'BadRequest', message, requestId: response.headers['x-request-id'] })
+  }
+  t.equal((await call(app, { method: 'POST', url: '/map', payload: '{"mapping":"echo","input":{"a":1}}' })).statusCode, 200, 'the members it has still pass')
+})
+
 t.test('prototype poisoning: __proto__ or constructor.prototype keys are 400, however spelled', async (t) => {
   const app = await serve(t, { options: { map: { explicit: true } } })
   const poisoned = [
