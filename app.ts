@@ -33,6 +33,7 @@ import { ServiceMetrics } from './runtime/metrics.js'
 import { Evaluator } from './runtime/evaluator.js'
 import { EvaluationObserver } from './runtime/observer.js'
 import type { Reloader } from './runtime/reloader.js'
+import { ErrorBodySchema } from './schemas/error.js'
 import type { Options } from './schemas/options.js'
 
 /** What a host passes to `app.register(mapperService, …)`, besides Fastify's own `prefix`. */
@@ -118,7 +119,9 @@ const servicePlugin: FastifyPluginAsync<ServerPluginOptions> = async (app, opts)
   // Before the routes: it limits the routes registered after it.
   if (config.rateLimit !== false) await app.register(rateLimitPlugin, { rateLimit: config.rateLimit })
   await app.register(enginePlugin, { registry })
-  if (config.openapi) await app.register(openapiPlugin, { bearer: config.auth !== null })
+  // The error body every route's error responses refer to, by name.
+  app.addSchema(ErrorBodySchema)
+  if (config.openapi) await app.register(openapiPlugin, { bearer: config.auth !== null, rateLimit: config.rateLimit !== false, underPressure: config.underPressure !== false })
 
   await app.register(healthRoutes, { mapping: config.health.mapping, timeout: config.health.timeout })
   const evaluator = new Evaluator(config.isolation, evaluations)

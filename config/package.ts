@@ -8,6 +8,7 @@ interface PackageInfo {
   readonly name: string
   readonly version: string
   readonly description: string
+  readonly license: string
   /** The directory holding package.json. */
   readonly root: string
 }

@@ -15,12 +15,15 @@ const ECHO_CANARY = { mapping: { '/echo': '/' } }
 const CANARY_INPUT = { health: 'check' }
 
 export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = async (app, { mapping, timeout }) => {
-  app.get('/health', { config: { public: true }, schema: { response: { 200: HealthSchema } } }, async () => ({ status: 'ok' as const }))
+  app.get('/health', { config: { public: true }, schema: { operationId: 'health', summary: 'Liveness: the process answers', tags: ['health'], response: { 200: HealthSchema } } }, async () => ({ status: 'ok' as const }))
 
   const echo = app.engine.mapper.compile(ECHO_CANARY)
   app.get(
     '/health/mapping',
-    { config: { public: true }, schema: { response: { 200: CanaryHealthSchema, ...errorResponses(503) } } },
+    {
+      config: { public: true },
+      schema: { operationId: 'healthMapping', summary: 'Readiness: a canary mapping evaluates in time', tags: ['health'], response: { 200: CanaryHealthSchema, ...errorResponses(503) } },
+    },
     async () => {
       const plan = mapping === undefined ? echo : app.engine.registered(mapping)
       if (plan === undefined) throw new Unavailable(`Health canary "${mapping}" is not a registered mapping`)

@@ -29,6 +29,10 @@ export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app
       preValidation: requireBody,
       config: { claims: { for: '/map', required: map.claims } },
       schema: {
+        operationId: 'map',
+        summary: 'Evaluate a mapping against an input',
+        description: 'A registered mapping by id, or (where the deployment allows it) a whole mapping document, evaluated against the input; answers the envelope: the output keys, valid and errors.',
+        tags: ['mapping'],
         body: MapRequestSchema,
         response: { 200: EnvelopeSchema, ...errorResponses(400, 401, 403, 404, 413, 422, 500) },
       },

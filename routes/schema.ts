@@ -16,6 +16,9 @@ export const schemaRoutes: FastifyPluginAsyncTypebox = async (app) => {
     {
       config: { public: true },
       schema: {
+        operationId: 'mappingSchema',
+        summary: 'The JSON Schema of the mapping language',
+        tags: ['registry'],
         response: {
           200: { description: MappingSchemaDocumentSchema.description, content: { 'application/schema+json': { schema: MappingSchemaDocumentSchema } } },
           ...errorResponses(500),

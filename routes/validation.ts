@@ -31,7 +31,13 @@ export const validateRoutes: FastifyPluginAsyncTypebox<ValidateRoutesOptions> = 
     {
       preValidation: requireBody,
       config: { claims: { for: '/validate', required: validate.claims } },
-      schema: { body: ValidateRequestSchema, response: { 200: ReportSchema, ...errorResponses(400, 401, 403, 404, 413, 422, 500) } },
+      schema: {
+        operationId: 'validate',
+        summary: 'Validate a mapping document and run its examples',
+        tags: ['mapping'],
+        body: ValidateRequestSchema,
+        response: { 200: ReportSchema, ...errorResponses(400, 401, 403, 404, 413, 422, 500) },
+      },
     },
     async (request, reply): Promise<Report> => {
       const { mapping } = request.body
