@@ -1,7 +1,9 @@
 // Where a JSON pointer into a document file lands in its text: the line and column an editor can
 // jump to, for the diagnostics of a mapping file (JSON is read as YAML here: the `yaml` parser
 // keeps the source range of every node, and JSON is a subset of the YAML it reads).
+import { readFileSync } from 'node:fs'
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml'
+import { DOCUMENT_EXTENSIONS, extensionOf } from './files.js'
 
 export interface Position {
   readonly line: number
@@ -25,11 +27,23 @@ const keyName = (key: unknown): string | undefined => (isScalar(key) ? String(ke
  * of the deepest node on its way that exists (a pointer to a member that is absent lands on the
  * object that lacks it); undefined when the text does not parse.
  */
-export function locator(text: string): { at(pointer: string): Position | undefined } {
+export function locator(text: string): { at(pointer: string): Position | undefined; member(id: string): string } {
   const lineCounter = new LineCounter()
   const document = parseDocument(text, { lineCounter, uniqueKeys: false })
   const broken = document.errors.length > 0
   return {
+    /** The pointer of the compound document's member with `$id` id (`/mappings/<key>`), or '' for a single document. */
+    member(id: string): string {
+      const mappings = isMap(document.contents) ? document.contents.get('mappings', true) : undefined
+      if (!isMap(mappings)) return ''
+      for (const item of mappings.items) {
+        if (isMap(item.value) && item.value.get('$id') === id) {
+          const key = keyName(item.key) ?? ''
+          return `/mappings/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`
+        }
+      }
+      return ''
+    },
     at(pointer: string): Position | undefined {
       if (broken) return undefined
       let node: unknown = document.contents
@@ -53,4 +67,22 @@ export function locator(text: string): { at(pointer: string): Position | undefin
       return { line, column: col }
     },
   }
+}
+
+/**
+ * `file:line:column` of a diagnostic's pointer in the mapping `id` of a document file (a compound
+ * file's member found by its `$id`); undefined when the source is not a document file that can be
+ * read and parsed. Read on the failure path only.
+ */
+export function placeInFile(file: string, id: string, pointer: string): string | undefined {
+  if (!DOCUMENT_EXTENSIONS.has(extensionOf(file))) return undefined
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch {
+    return undefined
+  }
+  const positions = locator(text.startsWith('\uFEFF') ? text.slice(1) : text)
+  const position = positions.at(positions.member(id) + pointer)
+  return position === undefined ? undefined : `${file}:${position.line}:${position.column}`
 }

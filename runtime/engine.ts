@@ -14,6 +14,7 @@ import {
   type ValidationReport,
 } from '../engine/index.js'
 import type { MappingEntry } from '../config/mappings.js'
+import { placeInFile } from '../config/positions.js'
 import type { IsolationConfig } from '../config/resolve.js'
 import type { EngineSettings } from './evaluation.js'
 import { IsolationPool, type ExtensionsSpec } from './isolation.js'
@@ -59,7 +60,11 @@ export class EngineService {
   #validate(entry: MappingEntry): void {
     const report = this.mapper.validate(entry.id)
     if (!report.valid) {
-      throw new RegistrationError(`mapping "${entry.id}" from ${entry.source} is invalid: ${JSON.stringify(report)}`)
+      // The first error in words, placed in its file where the source is one; then the report.
+      const [first] = report.errors
+      const place = first === undefined ? undefined : placeInFile(entry.source, entry.id, first.pointer)
+      const firstError = first === undefined ? '' : ` first at ${place === undefined ? '' : `${place}: `}${first.rule} at ${first.pointer || '/'}: ${first.message};`
+      throw new RegistrationError(`mapping "${entry.id}" from ${entry.source} is invalid:${firstError} the report: ${JSON.stringify(report)}`)
     }
     for (const warning of report.warnings) {
       this.#warn(`mapping "${entry.id}" from ${entry.source}: ${warning.rule} ${warning.message} at ${warning.pointer || '/'}`)

@@ -16,7 +16,7 @@ interface Case {
   readonly env: Record<string, string>
   /** Fragments the one stderr line must contain (`@/` again the temp dir). */
   readonly says: readonly (string | RegExp)[]
-  /** The validation report the line ends with (after `is invalid: `), matched with t.match. */
+  /** The validation report the line ends with (after `the report: `), matched with t.match. */
   readonly report?: object
 }
 
@@ -161,8 +161,15 @@ const cases: Case[] = [
     name: 'a registered mapping that is invalid (its report printed)',
     files: { 'mappings/bad.json': JSON.stringify({ $id: 'bad', mapping: { '/x': { source: '/', transform: 'noSuchTransformer' } } }) },
     env: { OPTIONS: SILENT, MAPPINGS: '@/mappings' },
-    says: ['mapping "bad" from @/mappings/bad.json is invalid: '],
+    says: ['mapping "bad" from @/mappings/bad.json is invalid: first at @/mappings/bad.json:1:56: KW-transform-1 at /mapping/~1x/transform: '],
     report: { valid: false, errors: [{ rule: 'KW-transform-1', pointer: '/mapping/~1x/transform', descriptor: 'noSuchTransformer' }] },
+  },
+  {
+    name: 'an invalid member of a compound YAML file, placed at its line and column',
+    files: { 'mappings/set.yaml': 'mappings:\n  good:\n    $id: good\n    mapping: { /a: /a }\n  bad:\n    $id: worse\n    mapping:\n      /x: { source: /, as: integer }\n' },
+    env: { OPTIONS: SILENT, MAPPINGS: '@/mappings' },
+    says: ['mapping "worse" from @/mappings/set.yaml is invalid: first at @/mappings/set.yaml:8:28: KW-pipeline-1 at /mapping/~1x/as: '],
+    report: { valid: false, errors: [{ rule: 'KW-pipeline-1', pointer: '/mapping/~1x/as' }] },
   },
   {
     name: 'a mapping module that exports no mappings',
@@ -233,7 +240,7 @@ function checkLine(t: Test, c: Case, line: string, root: string): void {
     else t.match(line, fragment)
   }
   if (c.report !== undefined) {
-    const marker = 'is invalid: '
+    const marker = 'the report: '
     t.match(JSON.parse(line.slice(line.indexOf(marker) + marker.length)) as unknown, c.report, 'the validation report, as JSON')
   }
 }
