@@ -2,11 +2,12 @@
 // mapping files against the configured extension surface for CI pipelines, `test` runs their
 // examples, `map` evaluates one mapping once, `schema` prints the JSON Schema of a mapping
 // document. `validate`, `test` and `map` read MAPPINGS and EXTENSIONS as the server does.
+import { readFileSync } from 'node:fs'
 import { readFile, stat } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
 import { loadExtensions } from '../config/extensions.js'
 import { DocumentSyntaxError, SourceError, extensionOf, parseDocumentText, readDocumentFile } from '../config/files.js'
-import { locator } from '../config/positions.js'
+import { locator, type Position } from '../config/positions.js'
 import { bundledMappingsPath, documentFilesUnder, holdsMappings, loadMappings, notMappings, type MappingEntry } from '../config/mappings.js'
 import {
   countExamples,
@@ -116,12 +117,24 @@ type Describe = (entry: Diagnostic, severity: 'error' | 'warning') => string
  * in the file where the pointer lands first, as editors and terminals link it (without a file, or
  * where the text gives no place, the pointer alone).
  */
-async function describer(file: string | undefined): Promise<Describe> {
-  const text = file === undefined ? undefined : await readFile(file, 'utf8').catch(() => undefined)
-  const positions = text === undefined ? undefined : locator(text)
+function describer(file: string | undefined): Describe {
+  // The file is read again, for its positions, only once there is something to place.
+  let positions: ReturnType<typeof locator> | undefined | null = null
+  const positionOf = (pointer: string): Position | undefined => {
+    if (positions === null) {
+      let text: string | undefined
+      try {
+        text = file === undefined ? undefined : readFileSync(file, 'utf8')
+      } catch {
+        text = undefined
+      }
+      positions = text === undefined ? undefined : locator(text)
+    }
+    return positions?.at(pointer)
+  }
   return (entry, severity) => {
     const where = entry.pointer === '' ? '(document)' : entry.pointer
-    const position = positions?.at(entry.pointer)
+    const position = positionOf(entry.pointer)
     const place = position === undefined ? '' : `${file}:${position.line}:${position.column}: `
     return `  ${place}${severity} ${entry.rule} at ${where}: ${entry.message}`
   }
@@ -232,7 +245,7 @@ async function validateCommand(args: string[], io: Io): Promise<number> {
     }
     const { report, failing } = await validateWithExamples(mapper, given.document, run)
     if (!report.valid) invalid++
-    const describe = await describer(given.file)
+    const describe = describer(given.file)
     io.out(`${given.file}: ${report.valid ? 'valid' : 'invalid'}${report.warnings.length > 0 ? ` (${plural(report.warnings.length, 'warning')})` : ''}\n`)
     for (const entry of report.errors) {
       io.out(`${describe(entry, 'error')}\n`)
@@ -282,7 +295,7 @@ async function testCommand(args: string[], io: Io): Promise<number> {
     const report = mapper.validate(document)
     if (!report.valid) {
       invalid++
-      const describe = await describer(file)
+      const describe = describer(file)
       io.out(`INVALID ${file}\n${report.errors.map((entry) => describe(entry, 'error')).join('\n')}\n`)
       continue
     }
@@ -369,7 +382,7 @@ async function mapCommand(args: string[], io: Io): Promise<number> {
   }
   const report = mapper.validate(mapping)
   if (!report.valid) {
-    const describe = await describer(isFile ? target : undefined)
+    const describe = describer(isFile ? target : undefined)
     io.err(`${target} is not a valid mapping:\n${report.errors.map((e) => describe(e, 'error')).join('\n')}\n`)
     return 2
   }

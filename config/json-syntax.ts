@@ -122,9 +122,14 @@ export function jsonSyntaxProblem(text: string): JsonSyntaxProblem | undefined {
   } catch (error) {
     // A text nested too deep for the scanner's recursion has no position to report.
     if (!(error instanceof Stop)) return undefined
-    const before = text.slice(0, error.position)
-    const line = before.split('\n').length
-    const column = error.position - before.lastIndexOf('\n')
+    // Counted in place: a refused body may be a megabyte of short lines.
+    let line = 1
+    let lineStart = 0
+    for (let at = text.indexOf('\n'); at !== -1 && at < error.position; at = text.indexOf('\n', at + 1)) {
+      line++
+      lineStart = at + 1
+    }
+    const column = error.position - lineStart + 1
     const found = text.codePointAt(error.position)
     return {
       line,

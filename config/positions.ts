@@ -1,8 +1,9 @@
 // Where a JSON pointer into a document file lands in its text: the line and column an editor can
 // jump to, for the diagnostics of a mapping file (JSON is read as YAML here: the `yaml` parser
 // keeps the source range of every node, and JSON is a subset of the YAML it reads).
-import { readFileSync } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml'
+import { escapeToken, parsePointer } from '../engine/index.js'
 import { DOCUMENT_EXTENSIONS, extensionOf } from './files.js'
 
 export interface Position {
@@ -10,13 +11,13 @@ export interface Position {
   readonly column: number
 }
 
-/** RFC 6901 reference tokens of a pointer (`/a~1b/0` → `a/b`, `0`); the root is no token. */
-function tokensOf(pointer: string): string[] {
-  if (pointer === '') return []
-  return pointer
-    .slice(pointer.startsWith('/') ? 1 : 0)
-    .split('/')
-    .map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~'))
+/** The reference tokens of a diagnostic's pointer; none for one that does not parse. */
+function tokensOf(pointer: string): readonly string[] | undefined {
+  try {
+    return parsePointer(pointer)
+  } catch {
+    return undefined
+  }
 }
 
 /** A map key as the parsed document names it. */
@@ -38,8 +39,7 @@ export function locator(text: string): { at(pointer: string): Position | undefin
       if (!isMap(mappings)) return ''
       for (const item of mappings.items) {
         if (isMap(item.value) && item.value.get('$id') === id) {
-          const key = keyName(item.key) ?? ''
-          return `/mappings/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`
+          return `/mappings/${escapeToken(keyName(item.key) ?? '')}`
         }
       }
       return ''
@@ -48,7 +48,7 @@ export function locator(text: string): { at(pointer: string): Position | undefin
       if (broken) return undefined
       let node: unknown = document.contents
       let found: Node | undefined = isScalar(node) || isMap(node) || isSeq(node) ? node : undefined
-      for (const token of tokensOf(pointer)) {
+      for (const token of tokensOf(pointer) ?? []) {
         let next: unknown
         if (isMap(node)) {
           const pair = node.items.find((item) => isPair(item) && keyName(item.key) === token)
@@ -70,14 +70,21 @@ export function locator(text: string): { at(pointer: string): Position | undefin
 }
 
 /**
+ * The largest file `placeInFile` reads again: a reload validates on the event loop, and parsing a
+ * file with source ranges costs about what its first parse (in a thread) did.
+ */
+const PLACED_MAX_BYTES = 256 * 1024
+
+/**
  * `file:line:column` of a diagnostic's pointer in the mapping `id` of a document file (a compound
  * file's member found by its `$id`); undefined when the source is not a document file that can be
- * read and parsed. Read on the failure path only.
+ * read and parsed, or is larger than PLACED_MAX_BYTES. Read on the failure path only.
  */
 export function placeInFile(file: string, id: string, pointer: string): string | undefined {
   if (!DOCUMENT_EXTENSIONS.has(extensionOf(file))) return undefined
   let text: string
   try {
+    if (statSync(file).size > PLACED_MAX_BYTES) return undefined
     text = readFileSync(file, 'utf8')
   } catch {
     return undefined
