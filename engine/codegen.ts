@@ -1,19 +1,26 @@
-// Code generation (issue 20): a level's pairings compiled to one JavaScript function, so that a
-// level runs as straight-line code — direct property reads for the pointer tokens known when the
-// document compiles, the value stored straight into the level's target — instead of one closure
-// call per pairing, per read and per write. A pairing the generator does not inline (a structural
-// or switching right side, a variant list, a relative reference) calls its compiled `run`, exactly
-// as the closure plan does; the closure plan stays the fallback for whole levels too (explain mode,
-// levels past MAX_GENERATED, engines created with `codegen: false`).
+// Code generation (issue 20): a level's pairings compiled to JavaScript, so that a level runs as
+// straight-line code: direct property reads for the pointer tokens known when the document
+// compiles, each keyword's step written out in place (its record's `code`, Ajv's model: the driver
+// decides when a keyword runs, the keyword what it does), the value stored straight into the
+// level's target, and a structural right side with pairings written in place mapped by a loop over
+// the nested level's own generated function, with no Context made per element.
 //
-// Caller text never becomes code. The only strings of a document that enter the source are
-// property keys and reference tokens, and they enter through `literal` alone, which emits a JSON
-// string literal (with U+2028 and U+2029 escaped as well); everything else a level needs (plans,
-// writers, the pairings themselves) is passed in as the elements of a constants array, and every
-// identifier in the source is the generator's own.
-import type { Context, Level, Pairing, Pairings, Print } from './context.js'
-import { isInherited, readToken } from './pointer.js'
+// Two functions per level. `free` exists when every pairing has a generated form: it needs no
+// Context (Pairings.free). `level` serves the rest: the generated pairings inline, every other one
+// calls its compiled `run` exactly as the closure plan does. Either runs only while no registered
+// id shadows a pointer string; the closure plan stays the fallback for whole levels (explain mode,
+// levels past MAX_GENERATED, engines created with `codegen: false`, processes that refuse code
+// generation from strings).
+//
+// Caller text never becomes code. Strings of a document enter the source through `literal` alone,
+// which emits a JSON string literal (with U+2028 and U+2029 escaped as well), or as numbers printed
+// by the host; everything else a level needs (plans, writers, nested levels, objects of the
+// document, the keywords' helpers) is passed in as constants, and every identifier in the source
+// is the generator's own.
+import type { CodeGen, Context, Free, Level, Pairing, Pairings, Print, Run } from './context.js'
+import { isArrayIndex, isInherited, parsePointer, readToken } from './pointer.js'
 import { finishAsync, placed } from './procedures.js'
+import { supplier } from './values.js'
 
 /** Past this many pairings a level keeps the closure plan: one huge function is compiled slowly and seldom optimized. */
 export const MAX_GENERATED = 1000
@@ -27,6 +34,7 @@ export function literal(text: string): string {
 interface Runtime {
   readonly list: readonly Pairing[]
   readonly pairings: Pairings
+  readonly constants: readonly unknown[]
   readonly readToken: typeof readToken
   readonly finishAsync: typeof finishAsync
   readonly placed: typeof placed
@@ -39,65 +47,237 @@ function readCode(tokens: readonly string[]): string {
   let code = ''
   for (const token of tokens) {
     code += isInherited(token)
-      ? `v = rt.readToken(v, ${literal(token)});\n`
+      ? `v = readToken(v, ${literal(token)});\n`
       : `v = v !== null && typeof v === 'object' ? v[${literal(token)}] : undefined;\n`
   }
   return code
 }
 
-/** Source that stores `v` (settled, not undefined-checked yet) for pairing `index`, as Put does. */
-function storeCode(index: number, ownKey: string | undefined): string {
-  if (ownKey === undefined) return `if (v !== undefined) list[${index}].inline.put(pc, v, false);\n`
-  return (
-    'if (v !== undefined) {\n' +
-    `  if (targetIsArray) list[${index}].inline.put(pc, v, false);\n` +
-    '  else {\n' +
-    '    if (typeof v === \'string\') run.wroteText(v.length);\n' +
-    '    else if (v !== null && typeof v === \'object\') { run.wroteReference(v); run.markForeign(v); }\n' +
-    `    target[${literal(ownKey)}] = v;\n` +
-    '  }\n' +
-    '}\n'
-  )
+/** One level's source being written: its constants and locals (record.ts CodeGen). */
+class Generator implements CodeGen {
+  readonly constants: unknown[] = []
+  private readonly named = new Map<unknown, string>()
+  private locals = 0
+
+  constant(value: unknown): string {
+    let name = this.named.get(value)
+    if (name === undefined) {
+      name = `c${this.constants.length}`
+      this.constants.push(value)
+      this.named.set(value, name)
+    }
+    return name
+  }
+
+  value(json: unknown): string {
+    switch (typeof json) {
+      case 'string':
+        return literal(json)
+      case 'boolean':
+        return String(json)
+      case 'number':
+        // The host prints a finite number as a literal that reads back the same (-0 excepted).
+        return Number.isFinite(json) && !Object.is(json, -0) ? `(${String(json)})` : this.constant(json)
+      case 'object':
+        return json === null ? 'null' : `${this.constant(supplier(json))}()`
+      default:
+        return this.constant(json)
+    }
+  }
+
+  read(pointer: unknown, from: string): string | undefined {
+    let tokens: readonly string[]
+    try {
+      tokens = parsePointer(pointer)
+    } catch {
+      return undefined
+    }
+    return (from === 'v' ? '' : `v = ${from};\n`) + readCode(tokens)
+  }
+
+  local(): string {
+    return `l${this.locals++}`
+  }
+
+  /** The declarations every function of the level starts with. */
+  declarations(): string {
+    let names = 'let v, w, i = 0'
+    for (let i = 0; i < this.locals; i++) names += `, l${i}`
+    return `${names};\n`
+  }
 }
 
-/** The source of one pairing's step. */
-function pairingCode(pairing: Pairing, index: number): string {
+/** A pairing's value computed into `v` by generated source alone; `fresh`: a container the engine built for it. */
+interface ValueCode {
+  readonly code: string
+  readonly fresh: boolean
+}
+
+/**
+ * Source computing a pairing's right side into `v` with no Context, or undefined when it has no
+ * generated form. The locals it sees: `source`, the level's source; `depth`, its context's depth;
+ * `run` and `errors`.
+ */
+function valueCode(pairing: Pairing, gen: Generator): ValueCode | undefined {
   const inline = pairing.inline
-  const rest = `return rt.finishAsync(rt.pairings, context, pc, ${index}, p, print);\n`
+  if (inline === undefined) return undefined
+  if (inline.read !== undefined) return { code: `v = source;\n${readCode(inline.read)}`, fresh: false }
+  const plan = inline.plan
+  const pipeline = plan?.emit?.(gen)
+  if (plan === undefined || pipeline === undefined) return undefined
+  const nested = inline.nested
+  if (nested === undefined) return plan.structural ? undefined : { code: pipeline, fresh: false }
+  if (nested.free === undefined) return undefined
+  // putPlan, dispatch and nest (procedures.ts) written out: the shifted context's depth, its GET,
+  // then an object mapped once or an array element by element (a fan-out that cannot go async),
+  // each element's level entered and counted as nest counts it.
+  const run = gen.constant(nested.free)
+  const level = gen.constant(nested)
+  const depth = gen.local()
+  const list = gen.local()
+  const out = gen.local()
+  const index = gen.local()
+  const element = gen.local()
+  const code =
+    `${depth} = depth + 1;\nif (${depth} > run.deepest) run.reached(${depth});\n` +
+    pipeline +
+    "if (v !== null && typeof v === 'object') {\n" +
+    `  ${depth}++;\n` +
+    '  if (Array.isArray(v)) {\n' +
+    `    ${list} = v;\n    ${out} = new Array(${list}.length);\n` +
+    `    if (${list}.length > 0 && ${depth} > run.deepest) run.reached(${depth});\n` +
+    `    for (${index} = 0; ${index} < ${list}.length; ${index}++) {\n` +
+    `      ${element} = ${list}[${index}];\n` +
+    `      run.enterLevel(${level});\n` +
+    `      ${out}[${index}] = ${run}(run, ${element} === undefined ? source : ${element}, {}, ${depth});\n` +
+    '    }\n' +
+    `    v = ${out};\n` +
+    '  } else {\n' +
+    `    if (${depth} > run.deepest) run.reached(${depth});\n` +
+    `    run.enterLevel(${level});\n` +
+    `    v = ${run}(run, v, {}, ${depth});\n` +
+    '  }\n' +
+    '}\n'
+  return { code, fresh: true }
+}
+
+/**
+ * The tokens of a left pointer that a generated write may walk itself: at least two, each
+ * container on the way a plain object of the engine's (a missing one created as an object: no
+ * token after the first is `-` or an array index) and found by a plain property read (no
+ * intermediate token names an inherited member), the last one not `__proto__`. Undefined for any
+ * other pointer, which keeps its compiled writer.
+ */
+function objectPath(pointer: string): readonly string[] | undefined {
+  let tokens: readonly string[]
+  try {
+    tokens = parsePointer(pointer)
+  } catch {
+    return undefined
+  }
+  if (tokens.length < 2 || tokens[tokens.length - 1] === '__proto__') return undefined
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!
+    if (i > 0 && (token === '-' || isArrayIndex(token))) return undefined
+    if (i < tokens.length - 1 && isInherited(token)) return undefined
+  }
+  return tokens
+}
+
+/** Source that stores `v` (not undefined-checked yet) for `pairing`, as its Put does (procedures.ts putter). */
+function storeCode(pairing: Pairing, fresh: boolean, gen: Generator): string {
+  const account = fresh
+    ? "if (typeof v === 'string') run.wroteText(v.length);\n"
+    : "if (typeof v === 'string') run.wroteText(v.length);\nelse if (v !== null && typeof v === 'object') { run.wroteReference(v); run.markForeign(v); }\n"
+  const through =
+    `w = ${gen.constant(pairing.write)}(target, v, run);\n` + `if (w !== undefined) errors.push({ target: ${literal(pairing.pointer)}, message: w });\n`
+  const ownKey = pairing.inline?.ownKey
+  if (ownKey !== undefined) return `if (v !== undefined) {\n${account}if (targetIsArray) {\n${through}} else target[${literal(ownKey)}] = v;\n}\n`
+  const path = objectPath(pairing.pointer)
+  if (path === undefined) return `if (v !== undefined) {\n${account}${through}}\n`
+  // The compiled writer's walk (pointer.ts) while every container on the way is the engine's own
+  // object: a missing one is created, anything else (an array, a primitive, a container from
+  // outside) sends the write through the compiled writer from the top, before anything changed.
+  const container = gen.local()
+  const member = gen.local()
+  let walk = `${container} = target;\n`
+  for (const token of path.slice(0, -1)) {
+    const key = literal(token)
+    walk +=
+      `${member} = ${container}[${key}];\n` +
+      `if (${member} === undefined) { ${member} = {}; ${container}[${key}] = ${member}; }\n` +
+      `else if (${member} === null || typeof ${member} !== 'object' || Array.isArray(${member}) || run.isForeign(${member})) {\n${through}break write;\n}\n` +
+      `${container} = ${member};\n`
+  }
+  walk += `${container}[${literal(path[path.length - 1]!)}] = v;\n`
+  return `if (v !== undefined) {\n${account}write: {\nif (targetIsArray) {\n${through}break write;\n}\n${walk}}\n}\n`
+}
+
+/** The step of one pairing in `level`: its generated form while no id shadows pointers, else its run. */
+function levelPairingCode(pairing: Pairing, index: number, value: ValueCode | undefined, gen: Generator): string {
+  const rest = `return finishAsync(pairings, context, pc, ${index}, p, print);\n`
+  const viaRun = `p = list[${index}].run(pc);\nif (p !== undefined) ${rest}`
   let code = `i = ${index};\n`
-  if (inline === undefined) {
-    code += `p = list[${index}].run(pc);\nif (p !== undefined) ${rest}`
-  } else if (inline.read !== undefined) {
-    code +=
-      `if (shadows) {\n  p = list[${index}].run(pc);\n  if (p !== undefined) ${rest}} else {\n` +
-      `v = source;\n${readCode(inline.read)}${storeCode(index, inline.ownKey)}}\n`
-  } else {
+  if (value !== undefined) {
+    code += `if (shadows) {\n${viaRun}} else {\n${value.code}${storeCode(pairing, value.fresh, gen)}}\n`
+  } else if (pairing.inline?.get !== undefined) {
     code +=
       `v = list[${index}].inline.get(pc);\n` +
       `if (v instanceof Promise) { const put = list[${index}].inline.put; p = v.then((settled) => put(pc, settled, false)); ${rest}}\n` +
-      storeCode(index, inline.ownKey)
+      storeCode(pairing, false, gen)
+  } else {
+    code += viaRun
   }
   return code + 'if (errors.length > 0) return null;\n'
 }
 
-/** The body of a level's function: (rt) => (context, pc, print) => undefined | null | Promise. */
-export function levelSource(list: readonly Pairing[]): string {
-  let body = ''
-  for (let index = 0; index < list.length; index++) body += pairingCode(list[index]!, index)
+/** The source of a level's functions: (rt) => { level, free }. */
+function levelSource(list: readonly Pairing[], gen: Generator): string {
+  const values = list.map((pairing) => valueCode(pairing, gen))
+  let free: string | undefined
+  if (values.every((value) => value !== undefined)) {
+    let body = ''
+    values.forEach((value, index) => {
+      body += `i = ${index};\n${value!.code}${storeCode(list[index]!, value!.fresh, gen)}if (errors.length > 0) return null;\n`
+    })
+    free =
+      'function free(run, source, target, depth) {\n' +
+      'const errors = run.errors;\n' +
+      'const targetIsArray = Array.isArray(target);\n' +
+      gen.declarations() +
+      `try {\n${body}} catch (error) {\n  throw placed(error, list[i]);\n}\n` +
+      'return target;\n' +
+      '}'
+  }
+  let level: string | undefined
+  // A level with a free form never needs this one (the closure plan serves it while ids shadow pointers).
+  if (free === undefined) {
+    let body = ''
+    list.forEach((pairing, index) => {
+      body += levelPairingCode(pairing, index, values[index], gen)
+    })
+    level =
+      'function level(context, pc, print) {\n' +
+      'const run = context.run;\n' +
+      'const errors = run.errors;\n' +
+      'const shadows = run.registry.shadowsPointers;\n' +
+      'const source = pc.source;\n' +
+      'const target = pc.target;\n' +
+      'const depth = pc.depth;\n' +
+      'const targetIsArray = Array.isArray(target);\n' +
+      'let p;\n' +
+      gen.declarations() +
+      `try {\n${body}} catch (error) {\n  throw placed(error, list[i]);\n}\n` +
+      'return undefined;\n' +
+      '}'
+  }
+  let constants = ''
+  for (let i = 0; i < gen.constants.length; i++) constants += `const c${i} = rt.constants[${i}];\n`
   return (
-    '\'use strict\';\n' +
-    'const list = rt.list;\n' +
-    'return function level(context, pc, print) {\n' +
-    'const run = context.run;\n' +
-    'const errors = run.errors;\n' +
-    'const shadows = run.registry.shadowsPointers;\n' +
-    'const source = pc.source;\n' +
-    'const target = pc.target;\n' +
-    'const targetIsArray = Array.isArray(target);\n' +
-    'let v, p, i = 0;\n' +
-    `try {\n${body}} catch (error) {\n  throw rt.placed(error, list[i]);\n}\n` +
-    'return undefined;\n' +
-    '};\n'
+    "'use strict';\n" +
+    'const list = rt.list, pairings = rt.pairings, readToken = rt.readToken, finishAsync = rt.finishAsync, placed = rt.placed;\n' +
+    constants +
+    `return {\nlevel: ${level ?? 'undefined'},\nfree: ${free ?? 'undefined'}\n};\n`
   )
 }
 
@@ -116,16 +296,22 @@ function canGenerate(): boolean {
   return generationAllowed
 }
 
+type LevelFunction = (context: Context, pc: Context, print: Print | undefined) => ReturnType<Level>
+type FreeFunction = (run: Run, source: unknown, target: object, depth: number) => object | null
+
 /**
- * The generated function of a level, or undefined when the level keeps the closure plan: none of
- * its pairings inlines (the function would only add a frame to every recursion through it), more
- * than MAX_GENERATED, or code generation refused by the process.
+ * The generated functions of a level (nothing when it keeps the closure plan: none of its pairings
+ * has a generated form, so a function would only add a frame to every recursion through it; more
+ * than MAX_GENERATED pairings; code generation refused by the process).
  */
-export function generateLevel(pairings: Pairings): Level | undefined {
+export function generateLevel(pairings: Pairings): { level: Level | undefined; free: Free | undefined } {
   const list = pairings.list
-  if (list.length > MAX_GENERATED || !list.some((pairing) => pairing.inline !== undefined) || !canGenerate()) return undefined
-  const runtime: Runtime = { list, pairings, readToken, finishAsync, placed }
+  const none = { level: undefined, free: undefined }
+  if (list.length > MAX_GENERATED || !list.some((pairing) => pairing.inline !== undefined) || !canGenerate()) return none
+  const gen = new Generator()
+  const source = levelSource(list, gen)
+  const runtime: Runtime = { list, pairings, constants: gen.constants, readToken, finishAsync, placed }
   // eslint-disable-next-line no-new-func -- the source is built from literal() and the generator's own text only
-  const make = new Function('rt', levelSource(list)) as (rt: Runtime) => (context: Context, pc: Context, print: Print | undefined) => ReturnType<Level>
+  const make = new Function('rt', source) as (rt: Runtime) => { level: LevelFunction | undefined; free: FreeFunction | undefined }
   return make(runtime)
 }

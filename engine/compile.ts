@@ -8,7 +8,7 @@ import { MESSAGES, errorObject } from './diagnostics.js'
 import { documentForm } from './document.js'
 import { putVariant, tracedPairing, tracedPipeline, tracedRead } from './explain/instrument.js'
 import { pairingValueOf, PATH_OBSERVING_KEYWORDS, POINTER_KEYWORDS, provenanceOf, shiftsOf, stage, standingAlone, visitChildren, visiting } from './keywords/index.js'
-import { compileDiagnostics, compilePipeline } from './keywords/pipeline.js'
+import { compileDiagnostics, compilePipeline, pipelineCode } from './keywords/pipeline.js'
 import { compilePlugins } from './keywords/plugins.js'
 import type { Locate } from './keywords/record.js'
 import { walkDocument } from './keywords/walk.js'
@@ -259,6 +259,12 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
       return this.pairingSlot(inner)
     }
     if (!isObject(value)) return thrower(new TypeError('mapping must be an object of pairings or a mapping reference'))
+    const fixed = this.pairingMap(value)
+    return () => fixed
+  }
+
+  /** A pairing map compiled (once per map object). */
+  private pairingMap(value: Record<string, unknown>): Pairings {
     let pairings = this.pairingMaps.get(value)
     if (pairings === undefined) {
       const place = this.places.get(value)
@@ -274,14 +280,13 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
         keyBytes += left.length + PAIRING_BYTES
         reach = Math.max(reach, slashes(left) + 1)
       }
-      const built: { -readonly [K in keyof Pairings]: Pairings[K] } = { list, level: undefined, weight, keyBytes, reach }
+      const built: { -readonly [K in keyof Pairings]: Pairings[K] } = { list, level: undefined, free: undefined, weight, keyBytes, reach }
       // Explain mode keeps the instrumented closures: they record what a generated level skips.
-      if (this.options.codegen !== false && !this.tracing) built.level = generateLevel(built)
+      if (this.options.codegen !== false && !this.tracing) Object.assign(built, generateLevel(built))
       pairings = Object.freeze(built)
       this.pairingMaps.set(value, pairings)
     }
-    const fixed = pairings
-    return () => fixed
+    return pairings
   }
 
   /** Re-entrant evaluation for extensions (EXT-4): a derived context, the run's roots and errors. */
@@ -308,6 +313,7 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
       observesPaths: observes,
       pairings: null,
       asPairingMap: thrower(new TypeError('mapping must be an object of pairings or a mapping reference')),
+      emit: undefined,
     })
   }
 
@@ -347,6 +353,7 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
     const structural = pairingValue !== undefined
     const pluginSteps = compilePlugins(descriptor, this)
     let get: (context: Context) => unknown
+    let emit: Plan['emit']
     let stages = 0
     const badPointer = POINTER_KEYWORDS.some((key) => {
       const pointer = descriptor[key]
@@ -364,6 +371,8 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
       const { locate, steps } = this.tracing ? tracedPipeline(descriptor, compiled) : compiled
       get = pipeline(locate.locate, locate.sync, steps)
       stages = steps.length
+      // Explain mode keeps the instrumented steps: the generated form records nothing.
+      if (!this.tracing) emit = (gen) => pipelineCode(descriptor, compiled, gen, provenance)
     }
     const shifts = shiftsOf(descriptor)
     let ownPairings: PairingSlot | undefined
@@ -380,6 +389,7 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
       observesPaths: observesPaths(descriptor, pluginSteps.length > 0),
       pairings: structural ? this.pairingSlot(pairingValue) : null,
       asPairingMap: (context: Context, hops: number) => (ownPairings ??= this.pairingSlot(descriptor))(context, hops),
+      emit,
     })
   }
 
@@ -434,9 +444,16 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
       const plan = this.plan(right)
       if (!plan.structural && !plan.dispatches && !(plan.observesPaths && (plan.sourcePath !== undefined || plan.targetPath !== undefined))) {
         const get = plan.get
-        return pairing((context) => putValue(get(context), context, put), { get, ownKey, put })
+        return pairing((context) => putValue(get(context), context, put), { get, plan, ownKey, put })
       }
-      return pairing((context) => putPlan(plan, context, put))
+      const run = (context: Context): Promise<void> | undefined => putPlan(plan, context, put)
+      if (plan.structural && !plan.dispatches) {
+        // Pairings written in place (not a name) are fixed: a generated level maps through them.
+        const value = pairingValueOf(right)
+        const nested = isObject(value) && documentForm(value) === 'pairings' && standingAlone(value) === undefined ? this.pairingMap(value) : undefined
+        return pairing(run, { plan, nested, ownKey, put })
+      }
+      return pairing(run)
     }
     return pairing(general)
   }

@@ -44,6 +44,14 @@ export interface Pairings {
    * undefined when it ran to the end, null when an error stopped it, else the promise of the rest.
    */
   readonly level: Level | undefined
+  /**
+   * The level's pairings as a generated function that needs no Context (engine/codegen.ts): every
+   * pairing generated, nothing that observes paths or awaits. It runs the entered level (its
+   * caller counts it with `Run.enterLevel` first) in a context `depth` levels down reading
+   * `source`, writing `target`: null when an error stopped it, else the target. Used only while no
+   * registered id shadows a pointer string.
+   */
+  readonly free: Free | undefined
   /** The work steps one run of the level counts for (budgets). */
   readonly weight: number
   /** The printed bytes its pairings' keys and short values take at most (budgets). */
@@ -80,12 +88,36 @@ export type Put = (context: Context, value: unknown, fresh: boolean) => void
 export interface Inline {
   readonly read?: readonly string[]
   readonly get?: (context: Context) => unknown
+  /** The right side's plan (a keyword object), whose pipeline a generated level may inline (`Plan.emit`). */
+  readonly plan?: Plan
+  /** A structural right side's fixed pairings, which a generated level maps the value through (`Pairings.free`). */
+  readonly nested?: Pairings
   readonly ownKey: string | undefined
   readonly put: Put
 }
 
+/** A level's pairings generated to run without a Context (see Pairings.free). */
+export type Free = (run: Run, source: unknown, target: object, depth: number) => object | null
+
 /** A generated level: runs a level's pairings against `pairingContext` (see Pairings.level). */
 export type Level = (context: Context, pairingContext: Context, print: Print | undefined) => Promise<object | null> | null | undefined
+
+/**
+ * What a keyword's `code` may ask of the code generator (engine/codegen.ts). Generated source sees
+ * these locals: `v`, the value the pipeline carries (a locate step sets it; later steps read and
+ * replace it); `source`, the scope's source; `run`, the evaluation's Run; `errors`, its error list.
+ * Document text enters the source only through `value`, `constant` and `read`.
+ */
+export interface CodeGen {
+  /** An expression for a value kept beside the generated function (a closure, an object, any value). */
+  constant(value: unknown): string
+  /** An expression giving a JSON value: a literal for strings, numbers, booleans and null; a fresh copy of an object or array. */
+  value(json: unknown): string
+  /** Source that reads the JSON Pointer `pointer` from the expression `from` into `v`; undefined when code cannot read it (it throws when read). */
+  read(pointer: unknown, from: string): string | undefined
+  /** A local variable of the generated function, for the keyword's own use. */
+  local(): string
+}
 
 /** How a plan came about: a keyword object, one of the string forms, or a variant list. */
 export type PlanKind = 'object' | 'pointer' | 'relative' | 'invalid' | 'variant'
@@ -113,6 +145,11 @@ export interface Plan {
   readonly pairings: PairingSlot | null
   /** Its pairings when it is named as the value of another descriptor's `mapping` / `each`. */
   asPairingMap(context: Context, hops: number): Pairings
+  /**
+   * Its value pipeline as generated source (engine/codegen.ts) leaving GET's value in `v`, or
+   * undefined when some step has no generated form (a keyword without `code`, a plugin, explain mode).
+   */
+  readonly emit: ((gen: CodeGen) => string | undefined) | undefined
 }
 
 /** The extension registries names are bound against when a document compiles. */
@@ -168,6 +205,8 @@ const RESERVED = new Set([
   'input', 'output', 'errors', 'mappings', 'initializers', 'transformers', 'plugins', 'source',
   'target', 'paths', 'run', 'parent', 'index', 'sourcePath', 'targetPath', 'evaluate',
   'evaluateMapping', 'matchInput', 'derive', 'constructor', '__proto__', 'prototype',
+  // Fields of the context itself, read by the engine (an extra of that name would overwrite them).
+  'depth', 'cachedPaths',
 ])
 
 /** How many steps pass between two looks at the clock. */
@@ -529,7 +568,8 @@ const ROOT_PATHS = Object.freeze({ source: '/', target: '/' })
 /** One depth of evaluation: the run's shared fields plus this depth's source, target and paths. */
 export class Context implements EvaluationContext {
   private cachedPaths: { readonly source: string; readonly target: string } | undefined
-  private readonly depth: number
+  /** How many contexts lie above this one (the root is 0), bounded by the depth budget. */
+  readonly depth: number
   readonly [extra: string]: unknown
 
   constructor(

@@ -20,7 +20,7 @@ export function runLevel(plan: Plan, pairings: Pairings | null, context: Context
 }
 
 /** A level without pairings (a name that resolves to none, a descriptor with neither mapping nor each). */
-export const EMPTY_PAIRINGS: Pairings = Object.freeze({ list: Object.freeze([]), level: undefined, weight: 0, keyBytes: 0, reach: 0 })
+export const EMPTY_PAIRINGS: Pairings = Object.freeze({ list: Object.freeze([]), level: undefined, free: undefined, weight: 0, keyBytes: 0, reach: 0 })
 
 /** A budget error passing through a pairing is placed there, unless an inner pairing placed it first. */
 export function placed(error: unknown, pairing: Pairing): unknown {
@@ -41,6 +41,19 @@ export function runPairings(pairings: Pairings | null, context: Context, scope: 
   else {
     const list = pairings.list
     run.enterLevel(pairings)
+    const free = pairings.free
+    if (free !== undefined && !run.registry.shadowsPointers) {
+      // The generated level needs no Context: only the depth the one `withSource` makes is counted.
+      let depth = context.depth
+      let source = context.source
+      if (scope !== undefined && scope !== source) {
+        source = scope
+        if (++depth > run.deepest) run.reached(depth)
+      }
+      if (free(run, source, context.target, depth) === null) return null
+      if (print !== undefined) print(context)
+      return context.target
+    }
     const pairingContext = scope === undefined || scope === context.source ? context : context.withSource(scope)
     const level = pairings.level
     if (level !== undefined) {
@@ -115,6 +128,15 @@ export function dispatch(value: unknown, pairings: Pairings | null, context: Con
 /** NEST (§7.5): map one object or array element into a fresh target. */
 export function nest(pairings: Pairings, context: Context, element: unknown, index: number): Maybe<object | null> {
   const source = element === undefined ? context.source : element
+  const run = context.run
+  const free = pairings.free
+  if (free !== undefined && !run.registry.shadowsPointers) {
+    // As below, with the nested context's depth counted and no Context made.
+    const depth = context.depth + 1
+    if (depth > run.deepest) run.reached(depth)
+    run.enterLevel(pairings)
+    return free(run, source, {}, depth)
+  }
   const nested = new Context(context.run, source, {}, context, index, index >= 0 ? '/' : undefined, undefined)
   return runPairings(pairings, nested, source, undefined)
 }

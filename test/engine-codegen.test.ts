@@ -35,26 +35,53 @@ const HOSTILE = [
   '-',
 ]
 
-const hostile = fc.oneof(fc.constantFrom(...HOSTILE), fc.string({ maxLength: 6 }), fc.string({ unit: 'binary', maxLength: 4 }))
+const hostileKey = fc.oneof(fc.constantFrom(...HOSTILE), fc.string({ maxLength: 6 }), fc.string({ unit: 'binary', maxLength: 4 }))
+/** Few keys, so that documents and inputs meet: reads find values, finds match, each runs over arrays. */
+const narrowKey = fc.constantFrom('a', 'b', 'c', '0', '1', '-', '__proto__', 'constructor', '')
 const pointerTo = (tokens: string[]): string => tokens.map((token) => `/${escapeToken(token)}`).join('')
-const pointer = fc.array(hostile, { minLength: 1, maxLength: 3 }).map(pointerTo)
-const value = fc.oneof(hostile, fc.jsonValue({ maxDepth: 2 }))
 
-const rightSide = fc.oneof(
-  pointer,
-  fc.record({ source: pointer, default: value }),
-  fc.record({ constant: value }),
-  fc.record({ source: pointer, as: fc.constantFrom('string', 'json') }),
-  fc.record({ source: pointer, each: fc.dictionary(pointer, pointer, { maxKeys: 3 }) }),
-  fc.array(pointer, { minLength: 1, maxLength: 3 })
-)
+/** The documents, inputs and budgets of one property, over keys drawn from `key`. */
+function arbitraries(key: fc.Arbitrary<string>) {
+  const hostile = key
+  const pointer = fc.array(hostile, { minLength: 1, maxLength: 3 }).map(pointerTo)
+  const value = fc.oneof(hostile, fc.jsonValue({ maxDepth: 2 }))
 
-const documentOf = fc.dictionary(pointer, rightSide, { minKeys: 1, maxKeys: 8 }).map((mapping) => ({ mapping }))
-const inputOf = fc.dictionary(hostile, fc.oneof(value, fc.dictionary(hostile, value, { maxKeys: 3 }), fc.array(fc.dictionary(hostile, value, { maxKeys: 3 }), { maxLength: 3 })), { maxKeys: 6 })
+  // Right sides in every form a generated level writes out (keyword steps, the combinators of
+  // pointers, structural levels nested in place), and some it leaves to the compiled plan.
+  const { rightSide } = fc.letrec<{ rightSide: unknown; pairings: Record<string, unknown> }>((tie) => ({
+    rightSide: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      pointer,
+      fc.record({ source: pointer, default: value }),
+      fc.record({ constant: value }),
+      fc.record({ source: pointer, as: fc.constantFrom('string', 'number', 'boolean', 'json') }),
+      fc.record({ input: pointer, type: fc.constantFrom('string', 'number', 'integer', 'object', 'array', 'null', 'boolean') }, { requiredKeys: [] }),
+      fc.record({ source: pointer, required: fc.boolean() }, { requiredKeys: ['required'] }),
+      fc.record({ source: pointer, find: fc.record({ eq: fc.dictionary(hostile, value, { maxKeys: 2 }), pointer }, { requiredKeys: ['eq'] }) }),
+      fc.record({ first: fc.array(pointer, { maxLength: 3 }), as: fc.constantFrom('string', 'number') }, { requiredKeys: ['first'] }),
+      fc.record({ last: fc.array(fc.oneof(pointer, fc.constant('name')), { maxLength: 3 }) }),
+      fc.record({ source: pointer, each: tie('pairings') }),
+      fc.record({ source: pointer, mapping: tie('pairings'), default: value }, { requiredKeys: ['mapping'] }),
+      fc.array(pointer, { minLength: 1, maxLength: 3 })
+    ),
+    pairings: fc.dictionary(pointer, tie('rightSide'), { maxKeys: 3 }),
+  }))
 
-async function envelope(codegen: boolean, document: object, input: unknown): Promise<string> {
+  /** Budgets small enough that the properties meet every kind of trip, placed in a nested level or not. */
+  const limitsOf = fc.option(
+    fc.record({ depth: fc.integer({ min: 0, max: 4 }), steps: fc.integer({ min: 1, max: 60 }), outputValues: fc.integer({ min: 1, max: 40 }) }, { requiredKeys: [] }),
+    { nil: undefined }
+  )
+
+  const documentOf = fc.dictionary(pointer, rightSide, { minKeys: 1, maxKeys: 8 }).map((mapping) => ({ mapping }))
+  const member = fc.oneof(value, fc.dictionary(hostile, value, { maxKeys: 3 }))
+  const inputOf = fc.dictionary(hostile, fc.oneof(member, fc.dictionary(hostile, member, { maxKeys: 3 }), fc.array(fc.dictionary(hostile, member, { maxKeys: 3 }), { maxLength: 3 })), { maxKeys: 6 })
+  return { documentOf, inputOf, limitsOf }
+}
+
+async function envelope(codegen: boolean, document: object, input: unknown, limits?: object): Promise<string> {
   try {
-    const mapper = new Mapper({}, {}, { codegen, stdout: () => {} })
+    const mapper = new Mapper({}, {}, { codegen, stdout: () => {}, ...(limits === undefined ? {} : { limits }) })
     return JSON.stringify(await mapper.map(document as never, input))
   } catch (error) {
     return `threw ${(error as Error).name}: ${(error as Error).message}`
@@ -63,7 +90,7 @@ async function envelope(codegen: boolean, document: object, input: unknown): Pro
 
 t.test('a string literal is the only way document text enters generated source, and it round-trips', async (t) => {
   fc.assert(
-    fc.property(fc.oneof(hostile, fc.string({ unit: 'binary' })), (text) => {
+    fc.property(fc.oneof(hostileKey, fc.string({ unit: 'binary' })), (text) => {
       const source = literal(text)
       t.notOk(/[\u2028\u2029]/.test(source), 'line and paragraph separators are escaped')
       // eslint-disable-next-line no-new-func -- the property under test
@@ -73,20 +100,23 @@ t.test('a string literal is the only way document text enters generated source, 
   )
 })
 
-t.test('generated levels give the closure plan\'s envelope on hostile keys and values, and run nothing', async (t) => {
-  delete (globalThis as Record<string, unknown>)[SENTINEL]
-  await fc.assert(
-    fc.asyncProperty(documentOf, inputOf, async (document, input) => {
-      const generated = await envelope(true, document, input)
-      const closures = await envelope(false, document, input)
-      if (generated !== closures) throw new Error(`generated ${generated}\nclosures ${closures}`)
-      return (globalThis as Record<string, unknown>)[SENTINEL] === undefined
-    }),
-    { numRuns: 400 }
-  )
-  t.equal((globalThis as Record<string, unknown>)[SENTINEL], undefined, 'no document text ran')
-  t.equal(({} as Record<string, unknown>).polluted, undefined, 'Object.prototype is untouched')
-})
+for (const [keys, key] of [['hostile', hostileKey], ['few', narrowKey]] as const) {
+  t.test(`generated levels give the closure plan's envelope on ${keys} keys and values, and run nothing`, async (t) => {
+    const { documentOf, inputOf, limitsOf } = arbitraries(key)
+    delete (globalThis as Record<string, unknown>)[SENTINEL]
+    await fc.assert(
+      fc.asyncProperty(documentOf, inputOf, limitsOf, async (document, input, limits) => {
+        const generated = await envelope(true, document, input, limits)
+        const closures = await envelope(false, document, input, limits)
+        if (generated !== closures) throw new Error(`generated ${generated}\nclosures ${closures}`)
+        return (globalThis as Record<string, unknown>)[SENTINEL] === undefined
+      }),
+      { numRuns: 1000 }
+    )
+    t.equal((globalThis as Record<string, unknown>)[SENTINEL], undefined, 'no document text ran')
+    t.equal(({} as Record<string, unknown>).polluted, undefined, 'Object.prototype is untouched')
+  })
+}
 
 t.test('the hostile keys, every one in one document, read and write as data', async (t) => {
   const mapping: Record<string, string> = {}

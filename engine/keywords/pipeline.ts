@@ -3,7 +3,7 @@
 // descriptor, shape, validate (all validators as one step, each reporting at most one error), and
 // finalize. A stage's order is the order of the records in keywords/index.ts.
 import type { Provenance } from '../diagnostics.js'
-import type { CompileContext, Print, Step } from '../context.js'
+import type { CodeGen, CompileContext, Print, Step } from '../context.js'
 import { stage } from './index.js'
 import { pluginNames } from './plugins.js'
 import type { Check, CompiledLocate, KeywordRecord } from './record.js'
@@ -26,6 +26,10 @@ export interface CompiledPipeline {
   readonly steps: readonly Step[]
   /** One label per step (read only when compiling in explain mode). */
   readonly labels: readonly StepLabel[]
+  /** The keywords that take part, in the order they run (the locate keyword that won first). */
+  readonly records: readonly KeywordRecord[]
+  /** True when the descriptor names plugins. */
+  readonly plugins: boolean
 }
 
 export function compilePipeline(descriptor: Record<string, unknown>, cx: CompileContext, provenance: Provenance, plugins: readonly Step[]): CompiledPipeline {
@@ -33,12 +37,14 @@ export function compilePipeline(descriptor: Record<string, unknown>, cx: Compile
   let locate = PASS_THROUGH
   let located: string | undefined
   let readsAt: KeywordRecord['readsAt']
+  const records: KeywordRecord[] = []
   for (const record of stage('locate')) {
     const found = compile<CompiledLocate>(record)
     if (found !== null) {
       locate = found
       located = record.name
       readsAt = record.readsAt
+      records.push(record)
       break
     }
   }
@@ -48,6 +54,7 @@ export function compilePipeline(descriptor: Record<string, unknown>, cx: Compile
     if (step === null) return
     steps.push(step)
     labels.push({ stage: record.stage as 'dispatch' | 'shape' | 'finalize', keyword: record.name })
+    records.push(record)
   }
   for (const record of stage('dispatch')) add(record, compile<Step>(record))
   steps.push(...plugins)
@@ -68,8 +75,9 @@ export function compilePipeline(descriptor: Record<string, unknown>, cx: Compile
     labels.push(null)
   }
   const validators = stage('validate')
-    .map((record): { name: string; check: Check | null } => ({ name: record.name, check: compile<Check>(record) }))
-    .filter((validator): validator is { name: string; check: Check } => validator.check !== null)
+    .map((record): { record: KeywordRecord; name: string; check: Check | null } => ({ record, name: record.name, check: compile<Check>(record) }))
+    .filter((validator): validator is { record: KeywordRecord; name: string; check: Check } => validator.check !== null)
+  for (const validator of validators) records.push(validator.record)
   const checks = validators.map((validator) => validator.check)
   if (checks.length > 0) {
     steps.push({
@@ -82,7 +90,23 @@ export function compilePipeline(descriptor: Record<string, unknown>, cx: Compile
     labels.push({ stage: 'validate', keyword: validators.map((validator) => validator.name).join(', ') })
   }
   for (const record of stage('finalize')) add(record, compile<Step>(record))
-  return { locate, located, readsAt, steps, labels }
+  return { locate, located, readsAt, steps, labels, records, plugins: plugins.length > 0 }
+}
+
+/**
+ * The pipeline as generated source (engine/codegen.ts): each taking part keyword's `code` in the
+ * order its step runs, the value left in `v`; with no locate keyword the scope passes through.
+ * Undefined when a keyword has no generated form here, or plugins take part (they may be async).
+ */
+export function pipelineCode(descriptor: Record<string, unknown>, pipeline: CompiledPipeline, gen: CodeGen, provenance: Provenance): string | undefined {
+  if (pipeline.plugins) return undefined
+  let code = pipeline.located === undefined ? 'v = source;\n' : ''
+  for (const record of pipeline.records) {
+    const part = record.code?.(descriptor, gen, provenance)
+    if (part === undefined) return undefined
+    code += part
+  }
+  return code
 }
 
 /** A descriptor's diagnostics (stage `diagnostic`), run when MAP receives it; undefined when it has none. */

@@ -7,6 +7,7 @@ export default keyword<'default', 'finalize'>({
   stage: 'finalize',
   tier: 'core',
   schema: { description: 'The value when it is undefined (any JSON value).' },
+  code: (descriptor, gen) => `if (v === undefined) v = ${gen.value(descriptor.default)};\n`,
   compile(descriptor) {
     if (!Object.hasOwn(descriptor, 'default') || descriptor.default === undefined) return null
     const fallback = supplier(descriptor.default)

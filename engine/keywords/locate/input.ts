@@ -7,5 +7,6 @@ export default pointerKeyword(
   'Read from the whole input of the invocation at this JSON Pointer.',
   (read) => (context) => read(context.run.input),
   // Explain mode: the read stands at the operand, from the input's root.
-  { readsAt: (operand) => resolvePath(operand) }
+  { readsAt: (operand) => resolvePath(operand) },
+  'run.input'
 )

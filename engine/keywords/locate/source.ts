@@ -10,5 +10,6 @@ export default pointerKeyword(
     shifts: 'source',
     // Explain mode: the read stands where the source does, continued by the operand.
     readsAt: (operand, sourceAt) => resolvePath(sourceAt, operand),
-  }
+  },
+  'source'
 )

@@ -7,6 +7,7 @@ export default keyword<'constant', 'shape'>({
   stage: 'shape',
   tier: 'core',
   schema: { description: 'The value is replaced by this constant (any JSON value).' },
+  code: (descriptor, gen) => `v = ${gen.value(descriptor.constant)};\n`,
   compile(descriptor) {
     if (!Object.hasOwn(descriptor, 'constant') || descriptor.constant === undefined) return null
     return { awaits: false, run: supplier(descriptor.constant) }

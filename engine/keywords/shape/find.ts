@@ -23,6 +23,30 @@ export default keyword<'find', 'shape'>({
   contents(value, at, visit) {
     if (isObject(value)) visit.pointer(value.pointer, visit.at(at, 'pointer'))
   },
+  code(descriptor, gen) {
+    const spec = isObject(descriptor.find) ? descriptor.find : {}
+    const eq = isObject(spec.eq) ? spec.eq : {}
+    const list = gen.local()
+    const index = gen.local()
+    // An object operand is compared as the compiled form compares it: by identity, never equal to an input's member.
+    const expected = (value: unknown): string => (value !== null && typeof value === 'object' ? gen.constant(value) : gen.value(value))
+    // As the compiled form: a plain read of each key, compared by identity with the operand's value.
+    const matches = (member: string): string =>
+      [`${member} !== null`, `typeof ${member} === 'object'`, ...Object.keys(eq).map((key) => `${member}[${gen.value(key)}] === ${expected(eq[key])}`)].join(' && ')
+    let narrow = ''
+    if (truthy(spec.pointer)) {
+      const read = gen.read(spec.pointer, 'v')
+      if (read === undefined) return undefined
+      narrow = read
+    }
+    return (
+      "if (v !== null && typeof v === 'object') {\n" +
+      `  if (Array.isArray(v)) {\n    ${list} = v;\n    v = undefined;\n` +
+      `    for (${index} = 0; ${index} < ${list}.length; ${index}++) if (${matches(`${list}[${index}]`)}) break;\n` +
+      `    run.tick(${index});\n    if (${index} < ${list}.length) {\n      v = ${list}[${index}];\n${narrow}    }\n` +
+      `  } else if (${matches('v')}) {\n${narrow}  } else v = undefined;\n}\n`
+    )
+  },
   compile(descriptor, cx) {
     const operand = descriptor.find
     if (!truthy(operand)) return null

@@ -1,7 +1,7 @@
 // `required` (validate, language.md §10.3): the value must be defined.
 import { truthy } from '../../values.js'
 import { keyword, validatorOperand } from '../record.js'
-import { fail } from './fail.js'
+import { fail, failure } from './fail.js'
 
 export default keyword<'required', 'validate'>({
   name: 'required',
@@ -9,6 +9,8 @@ export default keyword<'required', 'validate'>({
   tier: 'core',
   schema: { description: 'Validator: when true, the value must be defined.', type: 'boolean' },
   operand: validatorOperand('required', (v) => typeof v === 'boolean', 'true or false'),
+  code: (descriptor, gen, provenance) =>
+    `if (v === undefined) errors.push(${gen.constant(failure(provenance, () => [['required', descriptor.required]], 'required value'))}(v));\n`,
   compile(descriptor, _cx, provenance) {
     if (!truthy(descriptor.required)) return null
     const required = descriptor.required
