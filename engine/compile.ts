@@ -312,6 +312,8 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
       print: undefined,
       observesPaths: observes,
       pairings: null,
+      fixedPairings: undefined,
+      passesThrough: false,
       asPairingMap: thrower(new TypeError('mapping must be an object of pairings or a mapping reference')),
       emit: undefined,
     })
@@ -355,6 +357,7 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
     let get: (context: Context) => unknown
     let emit: Plan['emit']
     let stages = 0
+    let passesThrough = false
     const badPointer = POINTER_KEYWORDS.some((key) => {
       const pointer = descriptor[key]
       return typeof pointer === 'string' && pointer.startsWith('/') && hasDotDotSegment(pointer)
@@ -371,11 +374,15 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
       const { locate, steps } = this.tracing ? tracedPipeline(descriptor, compiled) : compiled
       get = pipeline(locate.locate, locate.sync, steps)
       stages = steps.length
+      passesThrough = compiled.located === undefined && steps.length === 0
       // Explain mode keeps the instrumented steps: the generated form records nothing.
       if (!this.tracing) emit = (gen) => pipelineCode(descriptor, compiled, gen, provenance)
     }
     const shifts = shiftsOf(descriptor)
     let ownPairings: PairingSlot | undefined
+    // Pairings written in place (not a name) are fixed: a generated level maps through them.
+    const fixedPairings =
+      isObject(pairingValue) && documentForm(pairingValue) === 'pairings' && standingAlone(pairingValue) === undefined ? this.pairingMap(pairingValue) : undefined
     return Object.freeze({
       kind: 'object' as const,
       descriptor,
@@ -388,6 +395,8 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
       print: compileDiagnostics(descriptor, this, provenance),
       observesPaths: observesPaths(descriptor, pluginSteps.length > 0),
       pairings: structural ? this.pairingSlot(pairingValue) : null,
+      fixedPairings,
+      passesThrough,
       asPairingMap: (context: Context, hops: number) => (ownPairings ??= this.pairingSlot(descriptor))(context, hops),
       emit,
     })
@@ -447,12 +456,7 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
         return pairing((context) => putValue(get(context), context, put), { get, plan, ownKey, put })
       }
       const run = (context: Context): Promise<void> | undefined => putPlan(plan, context, put)
-      if (plan.structural && !plan.dispatches) {
-        // Pairings written in place (not a name) are fixed: a generated level maps through them.
-        const value = pairingValueOf(right)
-        const nested = isObject(value) && documentForm(value) === 'pairings' && standingAlone(value) === undefined ? this.pairingMap(value) : undefined
-        return pairing(run, { plan, nested, ownKey, put })
-      }
+      if (plan.structural && !plan.dispatches) return pairing(run, { plan, nested: plan.fixedPairings, ownKey, put })
       return pairing(run)
     }
     return pairing(general)

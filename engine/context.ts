@@ -143,6 +143,10 @@ export interface Plan {
   readonly observesPaths: boolean
   /** The dereferenced pairing map of its pairing value (null when not structural). */
   readonly pairings: PairingSlot | null
+  /** Its pairings when they are written in place (not a name): `pairings` always gives them. */
+  readonly fixedPairings: Pairings | undefined
+  /** GET gives the context's source as it is: no locate keyword, no step (a plain `{ mapping }`). */
+  readonly passesThrough: boolean
   /** Its pairings when it is named as the value of another descriptor's `mapping` / `each`. */
   asPairingMap(context: Context, hops: number): Pairings
   /**

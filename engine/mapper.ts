@@ -5,8 +5,8 @@ import { Compiler } from './compile.js'
 import { documentForm, MAX_DOCUMENT_DEPTH } from './document.js'
 import { ExplainRegistry } from './explain/instrument.js'
 import { traceRun, type Explanation } from './explain/trace.js'
-import { isKeyword } from './keywords/index.js'
-import { Context, firstCheckpoint, Run, type Maybe, type RegistryView, type ResolvedExtensions, type Slot } from './context.js'
+import { isKeyword, standingAlone } from './keywords/index.js'
+import { Context, firstCheckpoint, Run, type Maybe, type Pairings, type RegistryView, type ResolvedExtensions, type Slot } from './context.js'
 import { mapPlan } from './procedures.js'
 import { flattenBatch, LayeredRegistry, MappingRegistry, type RegisteredMapping } from './registry.js'
 import type { EngineOptions, Envelope, ErrorObject, Extensions, MappingDocument } from './types.js'
@@ -133,7 +133,16 @@ export class CompiledMapping {
   ) {
     this.direct = compiler.slot(entry)
     this.checkpoint = firstCheckpoint(limits)
+    // An entry written in place (not a name, resolved per run), whose own GET and diagnostics do nothing.
+    const plan = typeof entry === 'object' && standingAlone(entry) === undefined ? compiler.plan(entry) : undefined
+    const pairings = plan?.fixedPairings
+    if (plan !== undefined && plan.passesThrough && plan.print === undefined && plan.sourcePath === undefined && plan.targetPath === undefined && pairings?.free !== undefined) {
+      this.entryPairings = pairings
+    }
   }
+
+  /** The entry's pairings when they run generated from the top (see `evaluate`). */
+  private readonly entryPairings: Pairings | undefined
 
   private readonly checkpoint: number
 
@@ -196,10 +205,20 @@ export class CompiledMapping {
   }
 
   private evaluate(run: Run, arrayInput: boolean, output: object, errors: ErrorObject[]): Envelope | Promise<Envelope> {
-    const root = new Context(run, run.input, output, null, -1, undefined, undefined)
     let result: Maybe<object | null>
     try {
-      result = mapPlan(this.entrySlot(arrayInput)(root), root)
+      const entry = arrayInput ? undefined : this.entryPairings
+      if (entry !== undefined && !run.registry.shadowsPointers) {
+        // mapPlan, runLevel and runPairings (procedures.ts) for an entry whose GET passes its
+        // source through to pairings written in place with a generated form: the root's level is
+        // one depth down, counted as the Context mapPlan makes would count it.
+        if (run.deepest < 1) run.reached(1)
+        run.enterLevel(entry)
+        result = entry.free!(run, run.input, output, 1)
+      } else {
+        const root = new Context(run, run.input, output, null, -1, undefined, undefined)
+        result = mapPlan(this.entrySlot(arrayInput)(root), root)
+      }
     } catch (error) {
       throw this.failed(run, error)
     }
