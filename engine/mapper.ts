@@ -6,7 +6,7 @@ import { documentForm, MAX_DOCUMENT_DEPTH } from './document.js'
 import { ExplainRegistry } from './explain/instrument.js'
 import { traceRun, type Explanation } from './explain/trace.js'
 import { isKeyword, standingAlone } from './keywords/index.js'
-import { Context, firstCheckpoint, Run, type Maybe, type Pairings, type RegistryView, type ResolvedExtensions, type Slot } from './context.js'
+import { Context, firstCheckpoint, Run, type Maybe, type Pairings, type Plan, type RegistryView, type ResolvedExtensions, type Slot } from './context.js'
 import { mapPlan } from './procedures.js'
 import { flattenBatch, LayeredRegistry, MappingRegistry, type RegisteredMapping } from './registry.js'
 import type { EngineOptions, Envelope, ErrorObject, Extensions, MappingDocument } from './types.js'
@@ -111,6 +111,17 @@ function isComplete(limits: Limits): limits is Required<Limits> {
   return BUDGETS.every((budget) => typeof limits[budget] === 'number')
 }
 
+/**
+ * The pairings of an entry plan that can run generated from the top, with no Context (see
+ * `CompiledMapping.evaluate`): written in place, each with a generated form, under a GET that
+ * passes the source through, with no diagnostics and no paths of its own.
+ */
+function fromTop(plan: Plan): Pairings | undefined {
+  const pairings = plan.fixedPairings
+  if (pairings?.free === undefined || !plan.passesThrough || plan.print !== undefined || plan.sourcePath !== undefined || plan.targetPath !== undefined) return undefined
+  return pairings
+}
+
 /** An envelope and the explain trace of the evaluation that produced it. */
 export interface Explained {
   readonly envelope: Envelope
@@ -133,16 +144,19 @@ export class CompiledMapping {
   ) {
     this.direct = compiler.slot(entry)
     this.checkpoint = firstCheckpoint(limits)
-    // An entry written in place (not a name, resolved per run), whose own GET and diagnostics do nothing.
-    const plan = typeof entry === 'object' && standingAlone(entry) === undefined ? compiler.plan(entry) : undefined
-    const pairings = plan?.fixedPairings
-    if (plan !== undefined && plan.passesThrough && plan.print === undefined && plan.sourcePath === undefined && plan.targetPath === undefined && pairings?.free !== undefined) {
-      this.entryPairings = pairings
-    }
+    if (typeof entry === 'object' && standingAlone(entry) === undefined) this.fixedEntry = fromTop(compiler.plan(entry))
   }
 
-  /** The entry's pairings when they run generated from the top (see `evaluate`). */
-  private readonly entryPairings: Pairings | undefined
+  /** An entry written in place: its pairings when they run generated from the top (see `fromTop`). */
+  private readonly fixedEntry: Pairings | undefined
+
+  /** The entry's pairings when they run generated from the top, for this evaluation. */
+  private entryPairings(): Pairings | undefined {
+    if (typeof this.entry !== 'string') return this.fixedEntry
+    // A registered mapping is looked up as the entry's slot looks it up, on every evaluation.
+    const plan = this.registry.lookup(this.entry)
+    return plan === undefined ? undefined : fromTop(plan)
+  }
 
   private readonly checkpoint: number
 
@@ -207,8 +221,8 @@ export class CompiledMapping {
   private evaluate(run: Run, arrayInput: boolean, output: object, errors: ErrorObject[]): Envelope | Promise<Envelope> {
     let result: Maybe<object | null>
     try {
-      const entry = arrayInput ? undefined : this.entryPairings
-      if (entry !== undefined && !run.registry.shadowsPointers) {
+      const entry = arrayInput || run.registry.shadowsPointers ? undefined : this.entryPairings()
+      if (entry !== undefined) {
         // mapPlan, runLevel and runPairings (procedures.ts) for an entry whose GET passes its
         // source through to pairings written in place with a generated form: the root's level is
         // one depth down, counted as the Context mapPlan makes would count it.
