@@ -57,6 +57,10 @@ function arbitraries(key: fc.Arbitrary<string>) {
       fc.record({ source: pointer, as: fc.constantFrom('string', 'number', 'boolean', 'json') }),
       fc.record({ input: pointer, type: fc.constantFrom('string', 'number', 'integer', 'object', 'array', 'null', 'boolean') }, { requiredKeys: [] }),
       fc.record({ source: pointer, required: fc.boolean() }, { requiredKeys: ['required'] }),
+      fc.record(
+        { source: pointer, minimum: fc.integer({ min: -5, max: 5 }), maxLength: fc.nat(4), enum: fc.array(value, { maxLength: 3 }), pattern: fc.constantFrom('^a', 'b$', '.') },
+        { requiredKeys: ['source'] }
+      ),
       fc.record({ source: pointer, find: fc.record({ eq: fc.dictionary(hostile, value, { maxKeys: 2 }), pointer }, { requiredKeys: ['eq'] }) }),
       fc.record({ first: fc.array(pointer, { maxLength: 3 }), as: fc.constantFrom('string', 'number') }, { requiredKeys: ['first'] }),
       fc.record({ last: fc.array(fc.oneof(pointer, fc.constant('name')), { maxLength: 3 }) }),

@@ -30,6 +30,8 @@ export interface CompiledPipeline {
   readonly records: readonly KeywordRecord[]
   /** True when the descriptor names plugins. */
   readonly plugins: boolean
+  /** The compiled validators, by record. */
+  readonly checks: ReadonlyMap<KeywordRecord, Check>
 }
 
 export function compilePipeline(descriptor: Record<string, unknown>, cx: CompileContext, provenance: Provenance, plugins: readonly Step[]): CompiledPipeline {
@@ -77,20 +79,25 @@ export function compilePipeline(descriptor: Record<string, unknown>, cx: Compile
   const validators = stage('validate')
     .map((record): { record: KeywordRecord; name: string; check: Check | null } => ({ record, name: record.name, check: compile<Check>(record) }))
     .filter((validator): validator is { record: KeywordRecord; name: string; check: Check } => validator.check !== null)
-  for (const validator of validators) records.push(validator.record)
-  const checks = validators.map((validator) => validator.check)
-  if (checks.length > 0) {
+  const checks = new Map<KeywordRecord, Check>()
+  for (const validator of validators) {
+    records.push(validator.record)
+    checks.set(validator.record, validator.check)
+  }
+  if (checks.size > 0) {
+    const list = [...checks.values()]
     steps.push({
       awaits: false,
       run(value, context) {
-        for (const check of checks) check(value, context)
+        const run = context.run
+        for (const check of list) check(value, run)
         return value
       },
     })
     labels.push({ stage: 'validate', keyword: validators.map((validator) => validator.name).join(', ') })
   }
   for (const record of stage('finalize')) add(record, compile<Step>(record))
-  return { locate, located, readsAt, steps, labels, records, plugins: plugins.length > 0 }
+  return { locate, located, readsAt, steps, labels, records, plugins: plugins.length > 0, checks }
 }
 
 /**
@@ -102,7 +109,10 @@ export function pipelineCode(descriptor: Record<string, unknown>, pipeline: Comp
   if (pipeline.plugins) return undefined
   let code = pipeline.located === undefined ? 'v = source;\n' : ''
   for (const record of pipeline.records) {
-    const part = record.code?.(descriptor, gen, provenance)
+    let part = record.code?.(descriptor, gen, provenance)
+    // A validator needs nothing but the value and the run: one without code of its own is called.
+    const check = pipeline.checks.get(record)
+    if (part === undefined && check !== undefined) part = `${gen.constant(check)}(v, run);\n`
     if (part === undefined) return undefined
     code += part
   }

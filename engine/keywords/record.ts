@@ -6,7 +6,7 @@
 // decides what it does. Each keyword is one module under its stage's folder; keywords/index.ts
 // lists them in pipeline order, and everything else — the compiler, validation, the expansion
 // bound, explain, the descriptor type, the catalogue — is derived from that list.
-import type { CodeGen, CompileContext, Context, Maybe, Print, Step } from '../context.js'
+import type { CodeGen, CompileContext, Context, Maybe, Print, Run, Step } from '../context.js'
 import type { KeywordName } from '../descriptor.js'
 import type { Provenance } from '../diagnostics.js'
 
@@ -40,8 +40,8 @@ export interface CompiledLocate {
   readonly sync: boolean
 }
 
-/** A validator: appends at most one error object, never changes the value. */
-export type Check = (value: unknown, context: Context) => void
+/** A validator: appends at most one error object to the run's errors, never changes the value. */
+export type Check = (value: unknown, run: Run) => void
 
 /** What a keyword of each pipeline stage compiles to. */
 export interface Compiled {

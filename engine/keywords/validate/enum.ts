@@ -12,8 +12,8 @@ export default keyword<'enum', 'validate'>({
     if (!Array.isArray(descriptor.enum)) return null
     const allowed = descriptor.enum
     const message = `must be one of ${JSON.stringify(allowed)}`
-    return (value, context) => {
-      if (value !== undefined && !allowed.includes(value)) fail(context, provenance, [['value', value], ['enum', allowed]], message)
+    return (value, run) => {
+      if (value !== undefined && !allowed.includes(value)) fail(run, provenance, [['value', value], ['enum', allowed]], message)
     }
   },
 })

@@ -1,13 +1,13 @@
 // What the validators share: an error object in the language's key order, and the bound checks.
 import type { KeywordName } from '../../descriptor.js'
-import type { Context } from '../../context.js'
+import type { Run } from '../../context.js'
 import { errorObject, type Provenance } from '../../diagnostics.js'
 import type { ErrorObject } from '../../types.js'
 import { keyword, validatorOperand } from '../record.js'
 
 /** Append one validator's error object. */
-export function fail(context: Context, provenance: Provenance, fields: Array<[string, unknown]>, message: string): void {
-  context.run.errors.push(errorObject(provenance, fields, message))
+export function fail(run: Run, provenance: Provenance, fields: Array<[string, unknown]>, message: string): void {
+  run.errors.push(errorObject(provenance, fields, message))
 }
 
 /** A validator's error object for the value it rejects, as generated code appends it (engine/codegen.ts). */
@@ -24,8 +24,8 @@ export function numericCheck(
   provenance: Provenance
 ) {
   if (typeof operand !== 'number') return null
-  return (value: unknown, context: Context): void => {
-    if (typeof value === 'number' && !passes(value, operand)) fail(context, provenance, [['value', value], [keyword, operand]], message)
+  return (value: unknown, run: Run): void => {
+    if (typeof value === 'number' && !passes(value, operand)) fail(run, provenance, [['value', value], [keyword, operand]], message)
   }
 }
 
@@ -46,8 +46,8 @@ export function lengthKeyword<N extends KeywordName>(
       const operand = descriptor[name]
       if (typeof operand !== 'number') return null
       const text = message(operand)
-      return (value, context) => {
-        if (typeof value === 'string' && !passes(value.length, operand)) fail(context, provenance, [['value', value], [name, operand]], text)
+      return (value, run) => {
+        if (typeof value === 'string' && !passes(value.length, operand)) fail(run, provenance, [['value', value], [name, operand]], text)
       }
     },
   })

@@ -24,11 +24,11 @@ export default keyword<'pattern', 'validate'>({
     } catch (error) {
       invalid = error
     }
-    return (value, context) => {
+    return (value, run) => {
       if (typeof value !== 'string') return
       if (regex === undefined) throw invalid
-      context.run.matchInput(value.length)
-      if (!regex.test(value)) fail(context, provenance, [['value', value], ['pattern', pattern]], 'must match pattern')
+      run.matchInput(value.length)
+      if (!regex.test(value)) fail(run, provenance, [['value', value], ['pattern', pattern]], 'must match pattern')
     }
   },
 })

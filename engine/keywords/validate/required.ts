@@ -14,8 +14,8 @@ export default keyword<'required', 'validate'>({
   compile(descriptor, _cx, provenance) {
     if (!truthy(descriptor.required)) return null
     const required = descriptor.required
-    return (value, context) => {
-      if (value === undefined) fail(context, provenance, [['required', required]], 'required value')
+    return (value, run) => {
+      if (value === undefined) fail(run, provenance, [['required', required]], 'required value')
     }
   },
 })

@@ -30,8 +30,8 @@ export default keyword<'type', 'validate'>({
     const type = descriptor.type
     if (typeof type !== 'string' || !Object.hasOwn(TESTS, type)) return null
     const [test, message] = TESTS[type]!
-    return (value, context) => {
-      if (value !== undefined && !test(value)) fail(context, provenance, [['value', value], ['type', type]], message)
+    return (value, run) => {
+      if (value !== undefined && !test(value)) fail(run, provenance, [['value', value], ['type', type]], message)
     }
   },
 })
