@@ -92,6 +92,7 @@ const servicePlugin: FastifyPluginAsync<ServerPluginOptions> = async (app, opts)
     {
       limits: config.limits,
       explicitStdout: config.map.explicit !== false && config.map.explicit.stdout,
+      strict: config.validate.strict,
       cacheBytes: config.map.explicit === false ? 0 : config.map.explicit.cacheBytes,
     },
     config.isolation === false ? undefined : { config: config.isolation, extensions: isolatedExtensions(surface, opts.extensionsModule) }

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs'
 import { readFile, stat } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
+import { relative, sep } from 'node:path'
 import { loadExtensions } from '../config/extensions.js'
 import { DocumentSyntaxError, SourceError, extensionOf, parseDocumentText, readDocumentFile } from '../config/files.js'
 import { locator, type Position } from '../config/positions.js'
@@ -57,6 +58,13 @@ EXAMPLE-1 error as in POST /validate. From a directory, only the files the serve
 (with mapping, mappings, $id or $extend at the top; the others are named on stderr). Prints each
 report; a file that does not parse is reported and the others still run. Exits 0 when all are
 valid, 1 when any is invalid or does not parse, 2 on bad arguments or unreadable files.
+
+  --strict           warnings are errors (an unknown keyword, KW-2; a pairing to valid or
+                     errors, CTX-3), as under the service's validate.strict
+  --include <glob>   from a directory, take only files whose path below it matches (repeatable;
+                     * within a name, ** across directories, ? one character; a glob without /
+                     matches the file name anywhere: --include '*.mapping.json')
+  --exclude <glob>   from a directory, leave out files whose path below it matches (repeatable)
 `,
   test: `Usage: mapper-service test <file|dir>...
 
@@ -67,7 +75,10 @@ one) and the mappings (MAPPINGS, else the bundled examples, plus every document 
 envelope is compared with the example. From a directory, only the files the server would register
 (the others are named on stderr). Prints one line per document as it is done and, for each
 failing example, where the envelope differs. Exits 0 when every example passes, 1 when any fails
-or a document is invalid or does not parse, 2 on bad arguments or unreadable files.
+or a document is invalid or does not parse, 2 on bad arguments or unreadable files. A running
+count of examples goes to stderr past 200 of them.
+
+  --strict, --include <glob>, --exclude <glob>   as for validate
 `,
   schema: `Usage: mapper-service schema
 
@@ -95,10 +106,43 @@ async function surface(env: NodeJS.ProcessEnv): Promise<{ extensions: Extensions
 }
 
 /**
- * The document files a path names: a file as it is, a directory's document files (the server's
- * MAPPINGS scan: hidden entries and other files skipped, each named on stderr).
+ * A glob as a regular expression over a path relative to the directory scanned, `/`-separated: `**`
+ * any number of whole segments, `*` any characters within a segment, `?` one character within a
+ * segment; every other character stands for itself. A pattern without `/` matches a file's name in
+ * any directory (`*.mapping.json`), as in .gitignore.
  */
-async function documentFiles(path: string, io: Io): Promise<Array<{ file: string; scanned: boolean }>> {
+export function globPattern(glob: string): RegExp {
+  let source = ''
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!
+    if (c === '*' && glob[i + 1] === '*') {
+      i++
+      // `**/` matches no segment or several; a trailing `**` everything below.
+      if (glob[i + 1] === '/') {
+        i++
+        source += '(?:[^/]*/)*'
+      } else source += '.*'
+    } else if (c === '*') source += '[^/]*'
+    else if (c === '?') source += '[^/]'
+    else source += c.replace(/[.+^${}()|[\]\\]/g, '\\$&')
+  }
+  return new RegExp(`^${glob.includes('/') ? '' : '(?:[^/]*/)*'}${source}$`)
+}
+
+/** Which files of a directory scan `validate` and `test` take: --include (any of them, when given) and not --exclude. */
+export interface FileFilter {
+  readonly include: readonly RegExp[]
+  readonly exclude: readonly RegExp[]
+}
+
+const ALL_FILES: FileFilter = { include: [], exclude: [] }
+
+/**
+ * The document files a path names: a file as it is, a directory's document files (the server's
+ * MAPPINGS scan: hidden entries and other files skipped, each named on stderr), narrowed by
+ * `filter` (patterns over the path below the directory).
+ */
+async function documentFiles(path: string, io: Io, filter: FileFilter): Promise<Array<{ file: string; scanned: boolean }>> {
   let info
   try {
     info = await stat(path)
@@ -107,7 +151,12 @@ async function documentFiles(path: string, io: Io): Promise<Array<{ file: string
   }
   if (!info.isDirectory()) return [{ file: path, scanned: false }]
   const files = await documentFilesUnder(path, (message) => io.err(`mapper-service: ${message}\n`))
-  return files.map((file) => ({ file, scanned: true }))
+  return files
+    .filter((file) => {
+      const below = relative(path, file).split(sep).join('/')
+      return (filter.include.length === 0 || filter.include.some((pattern) => pattern.test(below))) && !filter.exclude.some((pattern) => pattern.test(below))
+    })
+    .map((file) => ({ file, scanned: true }))
 }
 
 type Describe = (entry: Diagnostic, severity: 'error' | 'warning') => string
@@ -159,9 +208,9 @@ const parsed = (given: Given): given is Parsed => !('problem' in given)
  * is a usage error; one found in a directory that holds no mappings (an input fixture, say:
  * `holdsMappings`, the server's rule) is skipped, named on stderr.
  */
-async function readDocuments(paths: readonly string[], io: Io): Promise<Given[]> {
+async function readDocuments(paths: readonly string[], io: Io, filter: FileFilter = ALL_FILES): Promise<Given[]> {
   const files: Array<{ file: string; scanned: boolean }> = []
-  for (const path of paths) files.push(...(await documentFiles(path, io)))
+  for (const path of paths) files.push(...(await documentFiles(path, io, filter)))
   const documents: Given[] = []
   for (const { file, scanned } of files) {
     let document: unknown
@@ -203,15 +252,25 @@ async function engineWith(documents: readonly Given[], env: NodeJS.ProcessEnv): 
  * What `validate` and `test` work on: the documents named (files, directories recursively) and an
  * engine that sees them beside MAPPINGS; undefined when only --help was asked for (and printed).
  */
-async function givenDocuments(command: 'validate' | 'test', args: string[], io: Io): Promise<{ documents: Given[]; mapper: Mapper } | undefined> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } })
+async function givenDocuments(command: 'validate' | 'test', args: string[], io: Io): Promise<{ documents: Given[]; mapper: Mapper; strict: boolean } | undefined> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      help: { type: 'boolean', short: 'h' },
+      strict: { type: 'boolean' },
+      include: { type: 'string', multiple: true },
+      exclude: { type: 'string', multiple: true },
+    },
+  })
   if (values.help) {
     io.out(USAGE[command])
     return undefined
   }
   if (positionals.length === 0) throw new UsageError(`${command} needs at least one file or directory`)
-  const documents = await readDocuments(positionals, io)
-  return { documents, mapper: await engineWith(documents, io.env) }
+  const filter = { include: (values.include ?? []).map(globPattern), exclude: (values.exclude ?? []).map(globPattern) }
+  const documents = await readDocuments(positionals, io, filter)
+  return { documents, mapper: await engineWith(documents, io.env), strict: values.strict === true }
 }
 
 /** `3 documents`, `1 warning`. */
@@ -221,8 +280,8 @@ const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' 
  * A document's report as POST /validate gives it: when it is valid, its examples run and each
  * failing one is an `EXAMPLE-1` error. The failing results come back too, for their differences.
  */
-async function validateWithExamples(mapper: Mapper, document: unknown, run: RunOptions): Promise<{ report: ValidationReport; failing: ExampleResult[] }> {
-  const report = mapper.validate(document)
+async function validateWithExamples(mapper: Mapper, document: unknown, run: RunOptions, strict: boolean): Promise<{ report: ValidationReport; failing: ExampleResult[] }> {
+  const report = mapper.validate(document, { strict })
   if (!report.valid || countExamples(document) === 0) return { report, failing: [] }
   const failing = (await mapper.examples(document, { run })).filter((result) => !result.pass)
   if (failing.length === 0) return { report, failing }
@@ -233,7 +292,7 @@ async function validateWithExamples(mapper: Mapper, document: unknown, run: RunO
 async function validateCommand(args: string[], io: Io): Promise<number> {
   const given = await givenDocuments('validate', args, io)
   if (given === undefined) return 0
-  const { documents, mapper } = given
+  const { documents, mapper, strict } = given
   // What a `stdout` keyword prints goes to stderr: stdout carries the reports.
   const run = { stdout: (text: string): void => io.err(`${text}\n`) }
   let invalid = 0
@@ -243,7 +302,7 @@ async function validateCommand(args: string[], io: Io): Promise<number> {
       io.out(`${given.file}: invalid\n  error ${given.problem}\n`)
       continue
     }
-    const { report, failing } = await validateWithExamples(mapper, given.document, run)
+    const { report, failing } = await validateWithExamples(mapper, given.document, run, strict)
     if (!report.valid) invalid++
     const describe = describer(given.file)
     io.out(`${given.file}: ${report.valid ? 'valid' : 'invalid'}${report.warnings.length > 0 ? ` (${plural(report.warnings.length, 'warning')})` : ''}\n`)
@@ -276,7 +335,7 @@ function failureLines(result: ExampleResult): string[] {
 async function testCommand(args: string[], io: Io): Promise<number> {
   const given = await givenDocuments('test', args, io)
   if (given === undefined) return 0
-  const { documents, mapper } = given
+  const { documents, mapper, strict } = given
   const total = documents.reduce((sum, given) => sum + (parsed(given) ? countExamples(given.document) : 0), 0)
   let done = 0
   let passed = 0
@@ -292,7 +351,7 @@ async function testCommand(args: string[], io: Io): Promise<number> {
       continue
     }
     const { document } = given
-    const report = mapper.validate(document)
+    const report = mapper.validate(document, { strict })
     if (!report.valid) {
       invalid++
       const describe = describer(file)

@@ -45,7 +45,7 @@ export interface ServiceConfig {
   }
   readonly limits: { readonly registered: Readonly<Required<Limits>>; readonly explicit: Readonly<Required<Limits>> }
   readonly underPressure: false | UnderPressureConfig
-  readonly validate: { readonly claims: Claims | undefined }
+  readonly validate: { readonly claims: Claims | undefined; readonly strict: boolean }
   readonly health: { readonly mapping: string | undefined; readonly timeout: number }
   readonly openapi: boolean
   readonly playground: boolean
@@ -402,7 +402,7 @@ export function resolveConfig(raw: unknown = {}): ServiceConfig {
     },
     limits: resolveBudgets(options.limits),
     underPressure: resolveUnderPressure(options.underPressure),
-    validate: { claims: options.validate?.claims },
+    validate: { claims: options.validate?.claims, strict: options.validate?.strict === true },
     health: { mapping: options.health?.mapping, timeout: options.health?.timeout ?? 5000 },
     openapi: options.openapi ?? true,
     playground: options.playground ?? false,

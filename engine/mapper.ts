@@ -70,6 +70,12 @@ export interface ValidateOptions {
   limits?: Limits
   /** `false`: the document may not use `stdout` (KW-stdout-1). */
   stdout?: boolean
+  /**
+   * `true`: what validation reports as a warning is an error (strict mode): a key that is neither
+   * a keyword nor a registered extension (KW-2, usually a misspelt keyword), a pairing written to
+   * the envelope's `valid` or `errors` (CTX-3).
+   */
+  strict?: boolean
 }
 
 /** A caller's document validated and, when valid, compiled (`Mapper.prepare`). */
@@ -383,7 +389,7 @@ export class Mapper {
     }
     const reach = this.reachability(documentOrId)
     const document = typeof documentOrId === 'string' ? this.registry.document(documentOrId) : documentOrId
-    const report = validateDocument(document, reach)
+    const report = validateDocument(document, reach, options.strict === true)
     if (!report.valid) return { report, expansion: undefined }
     const fanOut = (options.limits === undefined ? this.limits : resolveLimits(options.limits, this.limits)).fanOut
     const expansion = staticExpansion(document, reach.mapping)
@@ -414,7 +420,7 @@ export class Mapper {
     const content = contentKey(document, MAX_DOCUMENT_DEPTH)
     if (content === undefined) return this.prepareNow(document, options)
     const fanOut = options.limits?.fanOut ?? this.limits.fanOut
-    const key = `${options.stdout === false ? 0 : 1}${fanOut}\n${content.key}`
+    const key = `${options.stdout === false ? 0 : 1}${options.strict === true ? 1 : 0}${fanOut}\n${content.key}`
     const cached = this.prepared.get(key)
     if (cached !== undefined) return { report: cached.report, plan: cached.plan, cached: true }
     const prepared = this.prepareNow(document, options)

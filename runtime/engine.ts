@@ -58,7 +58,7 @@ export class EngineService {
   }
 
   #validate(entry: MappingEntry): void {
-    const report = this.mapper.validate(entry.id)
+    const report = this.mapper.validate(entry.id, { strict: this.settings.strict })
     if (!report.valid) {
       // The first error in words, placed in its file where the source is one; then the report.
       const [first] = report.errors
@@ -117,12 +117,12 @@ export class EngineService {
 
   /** The validation report of a registered id, with its static expansion bound. */
   registeredReport(id: string): ValidationReport & { expansion?: number } {
-    return this.mapper.report(id)
+    return this.mapper.report(id, { strict: this.settings.strict })
   }
 
   /** An explicit document validated (its budgets and stdout policy included) and, when valid, compiled. */
   explicit(document: object): Prepared {
-    return this.mapper.prepare(document, { limits: this.settings.limits.explicit, stdout: this.settings.explicitStdout ? undefined : false })
+    return this.mapper.prepare(document, { limits: this.settings.limits.explicit, stdout: this.settings.explicitStdout ? undefined : false, strict: this.settings.strict })
   }
 }
 

@@ -9,6 +9,8 @@ export interface EngineSettings {
   readonly limits: { readonly registered: Readonly<Required<Limits>>; readonly explicit: Readonly<Required<Limits>> }
   /** Whether explicit documents may use `stdout`. */
   readonly explicitStdout: boolean
+  /** Strict mode (options.validate.strict): validation's warnings are errors, registered and explicit documents alike. */
+  readonly strict: boolean
   /** Total document bytes the explicit-document cache may hold. */
   readonly cacheBytes: number
 }

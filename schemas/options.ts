@@ -191,7 +191,20 @@ export const OptionsSchema = Type.Object(
         { additionalProperties: false }
       )
     ),
-    validate: Type.Optional(Type.Object({ claims: Type.Optional(ClaimsSchema) }, { additionalProperties: false })),
+    validate: Type.Optional(
+      Type.Object(
+        {
+          claims: Type.Optional(ClaimsSchema),
+          strict: Type.Optional(
+            Type.Boolean({
+              description:
+                'Strict mode: what validation reports as a warning is an error (a key that is neither a keyword nor a registered extension, KW-2; a pairing written to the envelope\'s valid or errors, CTX-3). Registered mappings with one do not start, POST /validate reports them invalid, and /map refuses an explicit document with one (default false).',
+            })
+          ),
+        },
+        { additionalProperties: false }
+      )
+    ),
     health: Type.Optional(
       Type.Object(
         {

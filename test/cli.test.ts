@@ -187,3 +187,56 @@ t.test('the real process: standard input in, the envelope on stdout, errors on s
   t.equal(usage.stdout, '')
   t.equal(usage.stderr, 'mapper-service: validate needs at least one file or directory\n')
 })
+
+t.test('validate and test --strict: warnings are errors; --include and --exclude narrow a directory', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'mapper-cli-strict-'))
+  mkdirSync(join(root, 'sub'))
+  writeFileSync(join(root, 'typo.mapping.json'), JSON.stringify({ $id: 'typo', mapping: { '/a': { sourc: '/b' } } }))
+  writeFileSync(join(root, 'sub', 'clean.mapping.yaml'), '$id: clean\nmapping:\n  /a: /b\n')
+  writeFileSync(join(root, 'sub', 'other.json'), JSON.stringify({ $id: 'other', mapping: { '/x': { source: '/x', as: 'integer' } } }))
+
+  const lenient = await runCli(['validate', join(root, 'typo.mapping.json')])
+  t.equal(lenient.code, 0)
+  t.match(lenient.stdout, /typo\.mapping\.json: valid \(1 warning\)/)
+  t.match(lenient.stdout, /warning KW-2 at \/mapping\/~1a\/sourc/)
+  const strict = await runCli(['validate', '--strict', join(root, 'typo.mapping.json')])
+  t.equal(strict.code, 1)
+  t.match(strict.stdout, /typo\.mapping\.json: invalid/)
+  t.match(strict.stdout, `${join(root, 'typo.mapping.json')}:1:40: error KW-2 at /mapping/~1a/sourc: sourc matches no keyword or registered extension`)
+  const tested = await runCli(['test', '--strict', join(root, 'typo.mapping.json')])
+  t.equal(tested.code, 1)
+  t.match(tested.stdout, /INVALID .*typo\.mapping\.json/)
+
+  const included = await runCli(['validate', '--include', '*.mapping.*', root])
+  t.match(included.stdout, /2 documents, 0 invalid/, 'both *.mapping.* files, in any directory')
+  t.notMatch(included.stdout, /other\.json/)
+  const excluded = await runCli(['validate', '--exclude', 'sub/**', root])
+  t.match(excluded.stdout, /1 document, 0 invalid/)
+  t.match(excluded.stdout, /typo\.mapping\.json/)
+  const both = await runCli(['validate', '--include', 'sub/*', '--exclude', '*.yaml', root])
+  t.equal(both.code, 1)
+  t.match(both.stdout, /other\.json: invalid/)
+  t.match(both.stdout, /1 document, 1 invalid/)
+  const none = await runCli(['validate', '--include', 'nothing/**', root])
+  t.equal(none.code, 2)
+  t.match(none.stderr, /no mapping documents/)
+})
+
+t.test('globPattern: * within a name, ** across directories, ? one character, the rest literal', async (t) => {
+  const { globPattern } = await import('../bin/commands.js')
+  const cases: Array<[string, string, boolean]> = [
+    ['*.json', 'a.json', true],
+    ['*.json', 'deep/er/a.json', true],
+    ['*.json', 'a.jsonx', false],
+    ['sub/*.json', 'sub/a.json', true],
+    ['sub/*.json', 'sub/x/a.json', false],
+    ['sub/**/*.json', 'sub/a.json', true],
+    ['sub/**/*.json', 'sub/x/y/a.json', true],
+    ['sub/**', 'sub/x/a.json', true],
+    ['a?.json', 'ab.json', true],
+    ['a?.json', 'a/.json', false],
+    ['a+(b).json', 'a+(b).json', true],
+    ['a+(b).json', 'aab.json', false],
+  ]
+  for (const [glob, path, matches] of cases) t.equal(globPattern(glob).test(path), matches, `${glob} ~ ${path}`)
+})

@@ -173,7 +173,7 @@ t.test('load shedding: past a threshold every request is 503 with the error body
 })
 
 t.test('the explicit-plan cache is bounded by the bytes of the documents it holds', async (t) => {
-  const settings = (cacheBytes: number) => ({ limits: resolveConfig({}).limits, explicitStdout: false, cacheBytes })
+  const settings = (cacheBytes: number) => ({ limits: resolveConfig({}).limits, explicitStdout: false, strict: false, cacheBytes })
   const engine = new EngineService([], {}, () => {}, settings(20_000))
   const documents = Array.from({ length: 60 }, (_, i) => {
     const mapping: Record<string, unknown> = {}

@@ -127,3 +127,30 @@ t.test('any JSON document gets a well-formed report at 200, never a server error
   )
   t.pass('150 documents')
 })
+
+t.test('validate.strict: warnings are errors in /validate, an explicit /map refuses them, a registered one does not start', async (t) => {
+  const misspelt = { mapping: { '/a': { sourc: '/b' } } }
+  const lenient = await serve(t, { options: { map: { explicit: {} }, isolation: false } })
+  const warned = await call(lenient, validate({ mapping: misspelt }))
+  t.equal(warned.data.valid, true, 'without strict: a warning')
+  t.match(warned.data.warnings, [{ rule: 'KW-2', pointer: '/mapping/~1a/sourc' }])
+  const copied = await call(lenient, { method: 'POST', url: '/map', payload: { mapping: misspelt, input: { b: 1 } } })
+  t.equal(copied.statusCode, 200, 'and /map runs it (the misspelt key is inert)')
+
+  for (const isolation of [false, undefined]) {
+    const strict = await serve(t, { options: { map: { explicit: {} }, validate: { strict: true }, ...(isolation === false ? { isolation } : {}) } })
+    const report = await call(strict, validate({ mapping: misspelt }))
+    t.equal(report.statusCode, 200)
+    t.same(report.data, { valid: false, errors: [{ rule: 'KW-2', message: 'sourc matches no keyword or registered extension', pointer: '/mapping/~1a/sourc', descriptor: '/b' }], warnings: [] })
+    const refused = await call(strict, { method: 'POST', url: '/map', payload: { mapping: misspelt, input: { b: 1 } } })
+    t.equal(refused.statusCode, 422, `isolation ${String(isolation)}: refused`)
+    t.equal(refused.data.code, 'InvalidMappingDocument')
+    t.match(JSON.stringify(refused.data), /KW-2/)
+    const fine = await call(strict, { method: 'POST', url: '/map', payload: { mapping: { mapping: { '/a': { source: '/b' } } }, input: { b: 1 } } })
+    t.same(fine.data, { a: 1, valid: true, errors: [] }, 'a clean document still runs')
+  }
+
+  await t.rejects(serve(t, { mappings: [{ $id: 'typo', mapping: { '/a': { sourc: '/b' } } }], options: { validate: { strict: true } } }), /mapping "typo" .*is invalid: first at .*KW-2 at \/mapping\/~1a\/sourc/)
+  const started = await serve(t, { mappings: [{ $id: 'typo', mapping: { '/a': { sourc: '/b' } } }] })
+  t.equal((await call(started, { method: 'POST', url: '/map', payload: { mapping: 'typo', input: {} } })).statusCode, 200, 'without strict it starts, with a warning in the log')
+})

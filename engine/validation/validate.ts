@@ -37,8 +37,11 @@ class Reporter {
   readonly errors: Diagnostic[] = []
   readonly warnings: Diagnostic[] = []
 
+  /** `strict`: a warning is reported as an error (validation.md §1, strict mode). */
+  constructor(private readonly strict = false) {}
+
   add(rule: string, message: string, pointer: string, descriptor: unknown): void {
-    ;(WARNINGS.has(rule) ? this.warnings : this.errors).push({ rule, message, pointer, descriptor })
+    ;(WARNINGS.has(rule) && !this.strict ? this.warnings : this.errors).push({ rule, message, pointer, descriptor })
   }
 
   report(): ValidationReport {
@@ -273,8 +276,8 @@ class Traversal {
 }
 
 /** Validate a document; with `reach`, at the instance level. */
-export function validateDocument(document: unknown, reach: Reachability | null): ValidationReport {
-  const out = new Reporter()
+export function validateDocument(document: unknown, reach: Reachability | null, strict = false): ValidationReport {
+  const out = new Reporter(strict)
   const deep = tooDeep(document, MAX_DOCUMENT_DEPTH)
   if (deep !== undefined) {
     out.add('DOC-6', `mapping nesting exceeds the maximum depth of ${MAX_DOCUMENT_DEPTH}`, deep, null)
