@@ -190,3 +190,17 @@ t.test('examples on a SharedBudget: the one that spends it fails, the rest are n
   t.equal(shared.length, 3, 'the third example spends the budget; the other seven do not run')
   t.match(shared[2], { pass: false, error: new RegExp(`fanOut budget: ${limit + 1} of at most ${limit}`) })
 })
+
+t.test('the depth budget holds on every path, whatever the extra an evaluation is given', async (t) => {
+  // A context's own fields are not extras: an extra named `depth` once overwrote the count the
+  // depth budget is kept by, and nested levels then never reached it.
+  const nested = { mapping: { '/a': { source: '/a', each: { '/b': { source: '/b', each: { '/c': '/c' } } } } } }
+  const input = { a: [{ b: [{ c: 1 }] }] }
+  for (const codegen of [true, false]) {
+    const mapper = new Mapper({}, {}, { codegen, limits: { depth: 3 } })
+    for (const extra of [undefined, { depth: -100 }, { cachedPaths: { source: '/', target: '/' } }]) {
+      t.throws(() => mapper.compile(nested).run(input, extra), { budget: 'depth', limit: 3 }, `codegen ${String(codegen)}, extra ${JSON.stringify(extra)}`)
+    }
+    t.strictSame(new Mapper({}, {}, { codegen, limits: { depth: 6 } }).compile(nested).run(input, { depth: -100 }), { a: [{ b: [{ c: 1 }] }], valid: true, errors: [] })
+  }
+})
