@@ -196,6 +196,8 @@ export interface RegistryView {
   lookup(id: string): Plan | undefined
   /** True when some id starts with `/`, so a pointer string could name a mapping (§2.4 rule 1). */
   readonly shadowsPointers: boolean
+  /** Changes whenever what `lookup` returns may change; absent when a lookup's answer is never kept. */
+  readonly version?: number
   /** The visible documents keyed by `$id` (read-only). */
   view(): Readonly<Record<string, Readonly<MappingDocument>>>
 }

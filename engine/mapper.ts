@@ -57,7 +57,8 @@ export function admitDocument<T>(document: T): T {
 function envelope(result: object | null, output: object, errors: ErrorObject[]): Envelope {
   const valid = errors.length === 0
   if (result === null) return { valid, errors }
-  if (Object.hasOwn(output, 'valid') || Object.hasOwn(output, 'errors')) return { ...output, valid, errors }
+  // `in` (no getter runs): an inherited name only sends the envelope the copying way, as an own one does.
+  if ('valid' in output || 'errors' in output) return { ...output, valid, errors }
   const out = output as Envelope
   out.valid = valid
   out.errors = errors
@@ -156,12 +157,23 @@ export class CompiledMapping {
   /** An entry written in place: its pairings when they run generated from the top (see `fromTop`). */
   private readonly fixedEntry: Pairings | undefined
 
+  /** The registry version `looked` was found at (-1: none yet). */
+  private lookedAt = -1
+  private looked: Pairings | undefined
+
   /** The entry's pairings when they run generated from the top, for this evaluation. */
   private entryPairings(): Pairings | undefined {
     if (typeof this.entry !== 'string') return this.fixedEntry
-    // A registered mapping is looked up as the entry's slot looks it up, on every evaluation.
+    // A registered mapping, looked up as the entry's slot looks it up: again whenever the registry changed.
+    const version = this.registry.version
+    if (version !== undefined && version === this.lookedAt) return this.looked
     const plan = this.registry.lookup(this.entry)
-    return plan === undefined ? undefined : fromTop(plan)
+    const pairings = plan === undefined ? undefined : fromTop(plan)
+    if (version !== undefined) {
+      this.lookedAt = version
+      this.looked = pairings
+    }
+    return pairings
   }
 
   private readonly checkpoint: number

@@ -183,3 +183,13 @@ t.test('a process that forbids code generation gets the closure plan and the sam
   t.strictSame(JSON.parse(out), { t: 'x', n: '2', valid: true, errors: [] })
   t.equal(out, JSON.stringify(await new Mapper({}, {}, { stdout: () => {} }).map({ mapping: { '/t': '/title', '/n': { source: '/a/b', as: 'string' } } }, { title: 'x', a: { b: 2 } })))
 })
+
+t.test('a registered entry compiled once follows re-registration, and a name that starts shadowing pointers', async (t) => {
+  const mapper = new Mapper({ mappings: [{ $id: 'entry', mapping: { '/a': '/x' } }] }, {}, { stdout: () => {} })
+  const compiled = mapper.compile('entry')
+  t.strictSame(compiled.run({ x: 1, y: 2 }), { a: 1, valid: true, errors: [] })
+  mapper.register({ $id: 'entry', mapping: { '/b': '/y' } })
+  t.strictSame(compiled.run({ x: 1, y: 2 }), { b: 2, valid: true, errors: [] }, 'the new document, not the one looked up before')
+  mapper.register({ $id: '/y', mapping: { '/named': { constant: true } } })
+  t.strictSame(compiled.run({ x: 1, y: 2 }), { b: { named: true }, valid: true, errors: [] }, 'a registered id now names what /y used to read')
+})
