@@ -5,12 +5,39 @@
 // routes, where each status would cost a compiled serializer that no error (sent as text) uses:
 // its security (`[]` on the public routes, so generated clients send no token there) and the error
 // statuses any request can meet (timeouts, header limits, rate limiting and load shedding when
-// they are on). Named schemas (`ErrorBody`, `PairingTrace`) keep their `$id` as their component name.
+// they are on). Named schemas (`ErrorBody`, `PairingTrace`, the request and answer bodies) keep
+// their `$id` as their component name.
 import fastifySwagger, { type SwaggerTransform } from '@fastify/swagger'
 import type { FastifySchema } from 'fastify'
 import fp from 'fastify-plugin'
 import { packageInfo } from '../config/package.js'
 import { errorResponses } from '../schemas/error.js'
+import { EnvelopeSchema, MapRequestSchema, MappingDocumentSchema, ValidateRequestSchema } from '../schemas/map.js'
+import { ReportSchema } from '../schemas/report.js'
+
+/**
+ * The schemas the document names (generated clients get types of these names): the routes
+ * validate and serialize with them inline, and the document refers to them as components.
+ */
+const NAMED: readonly Record<string, unknown>[] = [MapRequestSchema, ValidateRequestSchema, EnvelopeSchema, ReportSchema, MappingDocumentSchema]
+const NAMED_IDS = new Set(NAMED.map((schema) => schema.$id))
+
+/** A named schema as a reference to its component; any other as it is. */
+function named(schema: unknown): unknown {
+  const id = (schema as { $id?: unknown } | undefined)?.$id
+  return typeof id === 'string' && NAMED_IDS.has(id) ? { $ref: `${id}#` } : schema
+}
+
+/** A named schema as its component: a copy in which every other named schema it holds is a reference. */
+function component(schema: Record<string, unknown>): Record<string, unknown> {
+  const copy = (value: unknown): unknown => {
+    if (value === null || typeof value !== 'object') return value
+    if (value !== schema && named(value) !== value) return named(value)
+    if (Array.isArray(value)) return value.map(copy)
+    return Object.fromEntries(Object.entries(value).map(([key, member]) => [key, copy(member)]))
+  }
+  return copy(schema) as Record<string, unknown>
+}
 
 interface OpenApiPluginOptions {
   readonly bearer: boolean
@@ -44,8 +71,12 @@ export const openapiPlugin = fp<OpenApiPluginOptions>(
       const own = schema as (FastifySchema & { response?: Record<string, unknown> }) | undefined
       const isPublic = (route.config as { public?: boolean } | undefined)?.public === true
       const statuses = [...(bearer && !isPublic ? [401, 403] : []), ...everywhere]
-      return { url, schema: { ...own, security: bearer && !isPublic ? [{ bearer: [] }] : [], response: { ...errorResponses(...statuses), ...own?.response } } }
+      const response: Record<string, unknown> = { ...errorResponses(...statuses), ...own?.response }
+      if (response[200] !== undefined) response[200] = named(response[200])
+      return { url, schema: { ...own, ...(own?.body === undefined ? {} : { body: named(own.body) }), security: bearer && !isPublic ? [{ bearer: [] }] : [], response } }
     }
+    // The components the document refers to.
+    for (const schema of NAMED) app.addSchema(component(schema))
     await app.register(fastifySwagger, {
       openapi: {
         openapi: '3.1.0',

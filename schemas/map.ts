@@ -1,13 +1,20 @@
 // POST /map and POST /validate bodies, and the envelope a mapping returns.
 import { Type } from '@sinclair/typebox'
 
-const MappingReference = Type.Union(
-  [
-    Type.String({ description: 'The id of a registered mapping.' }),
-    Type.Object({}, { additionalProperties: true, description: 'A mapping document (explicit form).' }),
-  ],
-  { description: 'A registered id, or a mapping document object.' }
+/** A mapping document: named, so that generated clients have a type of that name; its grammar is the language's JSON Schema. */
+export const MappingDocumentSchema = Type.Object(
+  {},
+  {
+    $id: 'MappingDocument',
+    additionalProperties: true,
+    description: 'A mapping document (explicit form): a descriptor object, a bare pairing map or a compound document. Its full JSON Schema (draft 2020-12) is served at GET /schema/mapping.json.',
+    externalDocs: { description: 'The JSON Schema of a mapping document', url: 'schema/mapping.json' },
+  }
 )
+
+const MappingReference = Type.Union([Type.String({ description: 'The id of a registered mapping.' }), MappingDocumentSchema], {
+  description: 'A registered id, or a mapping document object.',
+})
 
 export const MapRequestSchema = Type.Object(
   {
@@ -18,10 +25,13 @@ export const MapRequestSchema = Type.Object(
     ),
   },
   // A misspelt member (`inptu`) would otherwise run the mapping on no input and answer 200.
-  { additionalProperties: false }
+  { $id: 'MapRequest', additionalProperties: false, description: 'What POST /map evaluates: a mapping and its input.' }
 )
 
-export const ValidateRequestSchema = Type.Object({ mapping: MappingReference }, { additionalProperties: false })
+export const ValidateRequestSchema = Type.Object(
+  { mapping: MappingReference },
+  { $id: 'ValidateRequest', additionalProperties: false, description: 'What POST /validate judges: a registered id or a mapping document.' }
+)
 
 const JsonPreview = Type.Unknown({ description: 'A JSON preview of the value: the first members only when truncated is true.' })
 
@@ -79,5 +89,5 @@ export const EnvelopeSchema = Type.Object(
     errors: Type.Array(Type.Object({ message: Type.String() }, { additionalProperties: true })),
     explain: Type.Optional(ExplanationSchema),
   },
-  { additionalProperties: true, description: 'The mapped output keys, plus valid and errors.' }
+  { $id: 'MapResponse', additionalProperties: true, description: 'The envelope: the mapped output keys, plus valid and errors.' }
 )

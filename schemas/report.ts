@@ -31,5 +31,6 @@ export const ReportSchema = Type.Object(
         description: 'Static upper bound of the mapping levels one evaluation enters on any input (each `each` counted once); absent when references recurse.',
       })
     ),
-  }
+  },
+  { $id: 'ValidationReport', description: 'A validation report: valid, the errors and the warnings, each naming its rule and where it applies.' }
 )

@@ -1,10 +1,12 @@
-// The OpenAPI document is accurate enough to generate a client from (http.md §9): generate
-// TypeScript types with openapi-typescript, type-check a small program that calls every endpoint
-// with them, then run that program against a real listening server.
+// The OpenAPI document is accurate enough to generate clients from (http.md §9): types with
+// openapi-typescript (used by hand and through openapi-fetch) and an SDK with @hey-api/openapi-ts;
+// programs calling every operation through each are type-checked strictly, then run against a
+// real listening server.
 import { execFile } from 'node:child_process'
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
+import { createClient } from '@hey-api/openapi-ts'
 import openapiTS, { astToString } from 'openapi-typescript'
 import t from 'tap'
 import { buildServer } from '../server.js'
@@ -59,6 +61,77 @@ const checks: Array<[string, boolean]> = [
 process.stdout.write(JSON.stringify(Object.fromEntries(checks)))
 `
 
+/** The same calls through openapi-fetch, typed by the generated paths and named components. */
+const FETCH_CLIENT = `// A client of mapper-service: openapi-fetch over the types openapi-typescript generated.
+import createClient from 'openapi-fetch'
+import type { components, paths } from './schema.js'
+
+type MapRequest = components['schemas']['MapRequest']
+type ValidateRequest = components['schemas']['ValidateRequest']
+type MappingDocument = components['schemas']['MappingDocument']
+
+const client = createClient<paths>({ baseUrl: process.argv[2]! })
+const health = await client.GET('/health')
+const canary = await client.GET('/health/mapping')
+const request: MapRequest = { mapping: 'greet', input: { message: 'hi' } }
+const mapped = await client.POST('/map', { body: request })
+const document: MappingDocument = { mapping: { '/n': '/n' } }
+const explicit = await client.POST('/map', { body: { mapping: document, input: { n: 1 } } })
+const missing = await client.POST('/map', { body: { mapping: 'nope' } })
+const judged: ValidateRequest = { mapping: { mapping: { '/v': { source: '/a', as: 'integer' } } } }
+const report = await client.POST('/validate', { body: judged })
+const mappings = await client.GET('/mappings')
+const extensions = await client.GET('/extensions')
+const schema = await client.GET('/schema/mapping.json')
+
+const checks: Array<[string, boolean]> = [
+  ['health', health.data?.status === 'ok'],
+  ['canary', canary.data?.mapping === 'echo'],
+  ['map', mapped.data?.valid === true && mapped.data.text === 'hi'],
+  ['explicit', explicit.data?.n === 1],
+  ['error body', missing.response.status === 404 && missing.error?.code === 'NotFound'],
+  ['validate', report.data?.valid === false && report.data.errors[0]?.rule === 'KW-pipeline-1'],
+  ['mappings', typeof mappings.data?.greet === 'object'],
+  ['extensions', extensions.data?.plugins.includes('request') === true],
+  ['schema', schema.response.status === 200 && typeof schema.data === 'object'],
+]
+process.stdout.write(JSON.stringify(Object.fromEntries(checks)))
+`
+
+/** The same calls through the SDK @hey-api/openapi-ts generated: one function per operationId. */
+const HEY_CLIENT = `// A client of mapper-service: the SDK @hey-api/openapi-ts generated from /openapi.json.
+import { client } from './hey/client.gen.js'
+import { health, healthMapping, listExtensions, listMappings, map, mappingSchema, validate } from './hey/sdk.gen.js'
+import type { MapRequest, MappingDocument, ValidateRequest } from './hey/types.gen.js'
+
+client.setConfig({ baseUrl: process.argv[2]! })
+const live = await health()
+const canary = await healthMapping()
+const request: MapRequest = { mapping: 'greet', input: { message: 'hi' } }
+const mapped = await map({ body: request })
+const document: MappingDocument = { mapping: { '/n': '/n' } }
+const explicit = await map({ body: { mapping: document, input: { n: 1 } } })
+const missing = await map({ body: { mapping: 'nope' } })
+const judged: ValidateRequest = { mapping: { mapping: { '/v': { source: '/a', as: 'integer' } } } }
+const report = await validate({ body: judged })
+const mappings = await listMappings()
+const extensions = await listExtensions()
+const schema = await mappingSchema()
+
+const checks: Array<[string, boolean]> = [
+  ['health', live.data?.status === 'ok'],
+  ['canary', canary.data?.mapping === 'echo'],
+  ['map', mapped.data?.valid === true && mapped.data.text === 'hi'],
+  ['explicit', explicit.data?.n === 1],
+  ['error body', missing.response.status === 404 && missing.error?.code === 'NotFound'],
+  ['validate', report.data?.valid === false && report.data.errors[0]?.rule === 'KW-pipeline-1'],
+  ['mappings', typeof mappings.data?.greet === 'object'],
+  ['extensions', extensions.data?.plugins.includes('request') === true],
+  ['schema', schema.response.status === 200 && typeof schema.data === 'object'],
+]
+process.stdout.write(JSON.stringify(Object.fromEntries(checks)))
+`
+
 t.test('a client generated from /openapi.json type-checks and works against a running server', async (t) => {
   const app = await buildServer({ mappings: await loadMappings(bundledMappingsPath()), options: { logging: { level: 'silent' }, map: { explicit: true } } })
   await app.listen({ port: 0, host: '127.0.0.1' })
@@ -73,11 +146,19 @@ t.test('a client generated from /openapi.json type-checks and works against a ru
   const dir = mkdtempSync(join(root, '.tap', 'openapi-client-'))
   writeFileSync(join(dir, 'schema.d.ts'), astToString(await openapiTS(document as never)))
   writeFileSync(join(dir, 'client.ts'), CLIENT)
+  writeFileSync(join(dir, 'fetch-client.ts'), FETCH_CLIENT)
+  await createClient({
+    input: document as never,
+    output: { path: join(dir, 'hey'), importFileExtension: '.js' },
+    plugins: ['@hey-api/client-fetch', '@hey-api/sdk', '@hey-api/typescript'],
+    logs: { level: 'silent' },
+  })
+  writeFileSync(join(dir, 'hey-client.ts'), HEY_CLIENT)
   writeFileSync(
     join(dir, 'tsconfig.json'),
     JSON.stringify({
       compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true, types: ['node'], typeRoots: [join(root, 'node_modules/@types')] },
-      files: ['client.ts', 'schema.d.ts'],
+      include: ['*.ts', 'hey/**/*.ts'],
     })
   )
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }))
@@ -95,4 +176,9 @@ t.test('a client generated from /openapi.json type-checks and works against a ru
     mappings: true,
     extensions: true,
   })
+  const everyOperation = { health: true, canary: true, map: true, explicit: true, 'error body': true, validate: true, mappings: true, extensions: true, schema: true }
+  for (const client of ['fetch-client.ts', 'hey-client.ts']) {
+    const ran = await run(process.execPath, ['--import', 'tsx', join(dir, client), base], { cwd: root, timeout: 60000 })
+    t.same(JSON.parse(ran.stdout), everyOperation, `${client}: every operation, typed by the named components`)
+  }
 })
