@@ -61,6 +61,22 @@ const checks: Array<[string, boolean]> = [
 process.stdout.write(JSON.stringify(Object.fromEntries(checks)))
 `
 
+/** What the openapi-fetch and @hey-api clients check of the answers ({ data, error, response } both). */
+const CHECKS = `
+const checks: Array<[string, boolean]> = [
+  ['health', live.data?.status === 'ok'],
+  ['canary', canary.data?.mapping === 'echo'],
+  ['map', mapped.data?.valid === true && mapped.data.text === 'hi'],
+  ['explicit', explicit.data?.n === 1],
+  ['error body', missing.response.status === 404 && missing.error?.code === 'NotFound'],
+  ['validate', report.data?.valid === false && report.data.errors[0]?.rule === 'KW-pipeline-1'],
+  ['mappings', typeof mappings.data?.greet === 'object'],
+  ['extensions', extensions.data?.plugins.includes('request') === true],
+  ['schema', schema.response.status === 200 && typeof schema.data === 'object'],
+]
+process.stdout.write(JSON.stringify(Object.fromEntries(checks)))
+`
+
 /** The same calls through openapi-fetch, typed by the generated paths and named components. */
 const FETCH_CLIENT = `// A client of mapper-service: openapi-fetch over the types openapi-typescript generated.
 import createClient from 'openapi-fetch'
@@ -71,7 +87,7 @@ type ValidateRequest = components['schemas']['ValidateRequest']
 type MappingDocument = components['schemas']['MappingDocument']
 
 const client = createClient<paths>({ baseUrl: process.argv[2]! })
-const health = await client.GET('/health')
+const live = await client.GET('/health')
 const canary = await client.GET('/health/mapping')
 const request: MapRequest = { mapping: 'greet', input: { message: 'hi' } }
 const mapped = await client.POST('/map', { body: request })
@@ -84,19 +100,7 @@ const mappings = await client.GET('/mappings')
 const extensions = await client.GET('/extensions')
 const schema = await client.GET('/schema/mapping.json')
 
-const checks: Array<[string, boolean]> = [
-  ['health', health.data?.status === 'ok'],
-  ['canary', canary.data?.mapping === 'echo'],
-  ['map', mapped.data?.valid === true && mapped.data.text === 'hi'],
-  ['explicit', explicit.data?.n === 1],
-  ['error body', missing.response.status === 404 && missing.error?.code === 'NotFound'],
-  ['validate', report.data?.valid === false && report.data.errors[0]?.rule === 'KW-pipeline-1'],
-  ['mappings', typeof mappings.data?.greet === 'object'],
-  ['extensions', extensions.data?.plugins.includes('request') === true],
-  ['schema', schema.response.status === 200 && typeof schema.data === 'object'],
-]
-process.stdout.write(JSON.stringify(Object.fromEntries(checks)))
-`
+${CHECKS}`
 
 /** The same calls through the SDK @hey-api/openapi-ts generated: one function per operationId. */
 const HEY_CLIENT = `// A client of mapper-service: the SDK @hey-api/openapi-ts generated from /openapi.json.
@@ -118,19 +122,7 @@ const mappings = await listMappings()
 const extensions = await listExtensions()
 const schema = await mappingSchema()
 
-const checks: Array<[string, boolean]> = [
-  ['health', live.data?.status === 'ok'],
-  ['canary', canary.data?.mapping === 'echo'],
-  ['map', mapped.data?.valid === true && mapped.data.text === 'hi'],
-  ['explicit', explicit.data?.n === 1],
-  ['error body', missing.response.status === 404 && missing.error?.code === 'NotFound'],
-  ['validate', report.data?.valid === false && report.data.errors[0]?.rule === 'KW-pipeline-1'],
-  ['mappings', typeof mappings.data?.greet === 'object'],
-  ['extensions', extensions.data?.plugins.includes('request') === true],
-  ['schema', schema.response.status === 200 && typeof schema.data === 'object'],
-]
-process.stdout.write(JSON.stringify(Object.fromEntries(checks)))
-`
+${CHECKS}`
 
 t.test('a client generated from /openapi.json type-checks and works against a running server', async (t) => {
   const app = await buildServer({ mappings: await loadMappings(bundledMappingsPath()), options: { logging: { level: 'silent' }, map: { explicit: true } } })
