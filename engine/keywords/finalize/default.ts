@@ -1,4 +1,5 @@
 // `default` (finalize, language.md §8.8): the value when it is undefined (objects copied per use).
+import { constant, union } from '../../output-types.js'
 import { supplier } from '../../values.js'
 import { keyword } from '../record.js'
 
@@ -7,6 +8,7 @@ export default keyword<'default', 'finalize'>({
   stage: 'finalize',
   tier: 'core',
   schema: { description: 'The value when it is undefined (any JSON value).' },
+  outputType: (value, operand) => (operand === undefined ? value : { alts: union(value.alts, constant(operand).alts), undefined: false }),
   compile(descriptor) {
     if (!Object.hasOwn(descriptor, 'default') || descriptor.default === undefined) return null
     const fallback = supplier(descriptor.default)

@@ -1,7 +1,7 @@
 // `first` (locate, language.md §8.3): the first element whose value is defined.
 import { firstDefined } from '../../procedures.js'
 import { keyword, READ_DESCRIPTOR_SCHEMA } from '../record.js'
-import { combinator, listChildren, listContents, listOperand } from './scope.js'
+import { combinator, listChildren, listContents, listOperand, oneOfElements } from './scope.js'
 
 export default keyword<'first', 'locate'>({
   name: 'first',
@@ -12,5 +12,6 @@ export default keyword<'first', 'locate'>({
   operand: listOperand('first'),
   contents: listContents,
   children: listChildren,
+  outputType: oneOfElements,
   compile: combinator('first', firstDefined),
 })

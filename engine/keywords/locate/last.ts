@@ -1,6 +1,6 @@
 // `last` (locate, language.md §8.3): the last element whose value is defined.
 import { keyword, READ_DESCRIPTOR_SCHEMA } from '../record.js'
-import { combinator, listChildren, listContents, listOperand } from './scope.js'
+import { combinator, listChildren, listContents, listOperand, oneOfElements } from './scope.js'
 
 export default keyword<'last', 'locate'>({
   name: 'last',
@@ -11,6 +11,7 @@ export default keyword<'last', 'locate'>({
   operand: listOperand('last'),
   contents: listContents,
   children: listChildren,
+  outputType: oneOfElements,
   compile: combinator('last', (values) => {
     for (let i = values.length - 1; i >= 0; i--) if (values[i] !== undefined) return values[i]
     return undefined

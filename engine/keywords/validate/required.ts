@@ -9,6 +9,8 @@ export default keyword<'required', 'validate'>({
   tier: 'core',
   schema: { description: 'Validator: when true, the value must be defined.', type: 'boolean' },
   operand: validatorOperand('required', (v) => typeof v === 'boolean', 'true or false'),
+  // In a valid evaluation the value was defined when validated; finalize keeps it defined.
+  outputType: (value, operand) => (truthy(operand) ? { ...value, undefined: false } : value),
   compile(descriptor, _cx, provenance) {
     if (!truthy(descriptor.required)) return null
     const required = descriptor.required

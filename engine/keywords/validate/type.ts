@@ -1,4 +1,5 @@
 // `type` (validate, language.md §10.3): one of the seven JSON types.
+import { narrowType } from '../../output-types.js'
 import { isObject } from '../../values.js'
 import { keyword, validatorOperand } from '../record.js'
 import { fail } from './fail.js'
@@ -19,6 +20,7 @@ export default keyword<'type', 'validate'>({
   stage: 'validate',
   tier: 'core',
   schema: { description: 'Validator: the value is of this JSON type.', enum: TYPES },
+  outputType: (value, operand) => (typeof operand === 'string' && Object.hasOwn(TESTS, operand) ? narrowType(value, operand) : value),
   operand: validatorOperand('type', (v) => typeof v === 'string' && TYPES.includes(v), `one of ${TYPES.join(', ')}`),
   compile(descriptor, _cx, provenance) {
     const type = descriptor.type
