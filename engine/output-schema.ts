@@ -19,6 +19,7 @@ import { documentForm } from './document.js'
 import { isKeyword, keywordRecord, pairingValueOf, stage, visitChildren, visiting, type KeywordRecord } from './keywords/index.js'
 import { ANY_ARRAY, ANY_OBJECT, UNKNOWN, union, type Alt, type Inference, type Inferred, type Property } from './output-types.js'
 import { escapeToken, isArrayIndex, parsePointer } from './pointer.js'
+import { flattenBatch } from './registry.js'
 import { isObject, truthy } from './values.js'
 
 /** A registered mapping's (flattened) document by id, or undefined. */
@@ -339,6 +340,19 @@ export interface InferredOutput {
  * pairing map), with `lookup` finding the registered mappings it refers to.
  */
 export function inferOutput(entry: unknown, lookup: MappingLookup, options: OutputSchemaOptions = {}): InferredOutput {
+  // A compound document runs its last member with its members visible, flattened (§6.2 step 1).
+  if (isObject(entry) && documentForm(entry) === 'compound') {
+    const members = isObject(entry.mappings) ? Object.values(entry.mappings).filter(isObject) : []
+    const last = members[members.length - 1]
+    let local: ReadonlyMap<string, unknown>
+    try {
+      local = flattenBatch(members, lookup)
+    } catch {
+      return { output: ANY_OBJECT, item: ANY_OBJECT, defs: new Map() }
+    }
+    const id = last !== undefined && typeof last.$id === 'string' && last.$id !== '' ? last.$id : undefined
+    return inferOutput(id ?? last ?? {}, (name) => (local.has(name) ? local.get(name) : lookup(name)), options)
+  }
   const inferrer = new Inferrer(lookup, options.plugin ?? ((name) => keywordRecord(name) === undefined))
   const document = typeof entry === 'string' ? lookup(entry) : entry
   let output: Alt = ANY_OBJECT
@@ -357,9 +371,9 @@ export type RefOf = (id: string) => string
 /** The standalone document's `$ref` for a mapping id (a `$defs` member, its name escaped). */
 export const defsRef: RefOf = (id) => `#/$defs/${encodeURIComponent(escapeToken(id))}`
 
-/** An object with null prototype to hold arbitrary names (`__proto__` is a property like any other). */
-function record(): Record<string, unknown> {
-  return Object.create(null) as Record<string, unknown>
+/** Set a member by any name, `__proto__` included, as an own data property. */
+function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true })
 }
 
 /** The JSON Schema of a union of alternatives. */
@@ -399,10 +413,10 @@ export function renderAlt(alt: Alt, refOf: RefOf): JsonSchema {
       return { $ref: refOf(alt.id) }
     case 'object': {
       if (alt.properties.size === 0) return { type: 'object' }
-      const properties = record()
+      const properties: Record<string, unknown> = {}
       const required: string[] = []
       for (const [key, property] of alt.properties) {
-        properties[key] = renderAlts(property.alts, refOf)
+        setOwn(properties, key, renderAlts(property.alts, refOf))
         if (property.required) required.push(key)
       }
       return required.length === 0 ? { type: 'object', properties } : { type: 'object', properties, required }
@@ -424,8 +438,8 @@ export function outputSchema(entry: unknown, lookup: MappingLookup, options: Out
     anyOf: [renderAlt(output, defsRef), { type: 'object', properties: { items: { type: 'array', items: renderAlt(item, defsRef) } }, required: ['items'] }],
   }
   if (defs.size > 0) {
-    const rendered = record()
-    for (const [id, level] of defs) rendered[escapeToken(id)] = renderAlt(level, defsRef)
+    const rendered: Record<string, unknown> = {}
+    for (const [id, level] of defs) setOwn(rendered, escapeToken(id), renderAlt(level, defsRef))
     schema.$defs = rendered
   }
   return schema
