@@ -21,6 +21,12 @@ export const MapRequestSchema = Type.Object(
   { additionalProperties: false }
 )
 
+/** POST /map/{id}: the registered mapping is the path's; the body carries the input only. */
+export const MapByIdRequestSchema = Type.Object(
+  { input: Type.Optional(Type.Unknown({ description: 'The input document; absent means every read is undefined.' })) },
+  { additionalProperties: false }
+)
+
 export const ValidateRequestSchema = Type.Object({ mapping: MappingReference }, { additionalProperties: false })
 
 const JsonPreview = Type.Unknown({ description: 'A JSON preview of the value: the first members only when truncated is true.' })
