@@ -20,6 +20,8 @@ export {
   type ExampleResult,
 } from './examples.js'
 export { mappingSchema } from './schema.js'
+export { inferOutput, MAX_INFERRED_PAIRINGS, outputSchema, renderAlt, renderOutput, renderAlts, defsRef, type InferredOutput, type JsonSchema, type MappingLookup, type OutputSchemaOptions, type RefOf } from './output-schema.js'
+export type { Alt, Inferred, Property } from './output-types.js'
 export { validate, type ValidationReport, type Diagnostic } from './validation/validate.js'
 export { KEYWORDS, isKeyword, type KeywordRecord, type OperandIssue, type Stage, type Tier } from './keywords/index.js'
 export type {

@@ -7,11 +7,14 @@
 // statuses any request can meet (timeouts, header limits, rate limiting and load shedding when
 // they are on). Named schemas (`ErrorBody`, `PairingTrace`, the request and answer bodies) keep
 // their `$id` as their component name.
+// Each registered mapping gets its own typed operation (plugins/openapi-mappings.ts), regenerated
+// for each served set, so a reload changes the document.
 import fastifySwagger, { type SwaggerTransform } from '@fastify/swagger'
 import type { FastifySchema } from 'fastify'
 import fp from 'fastify-plugin'
 import { packageInfo } from '../config/package.js'
 import { errorResponses } from '../schemas/error.js'
+import { withMappingOperations } from './openapi-mappings.js'
 import { EnvelopeSchema, MapRequestSchema, MappingDocumentSchema, ValidateRequestSchema } from '../schemas/map.js'
 import { ReportSchema } from '../schemas/report.js'
 
@@ -98,7 +101,15 @@ export const openapiPlugin = fp<OpenApiPluginOptions>(
         buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
       },
     })
-    app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger())
+    // One document per served set of mappings, with each mapping's typed operation: built on the
+    // first request after the set is admitted, then answered as it is.
+    const documents = new WeakMap<object, unknown>()
+    app.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => {
+      const engine = app.engine
+      let document = documents.get(engine)
+      if (document === undefined) documents.set(engine, (document = withMappingOperations(app.swagger() as Parameters<typeof withMappingOperations>[0], engine.outputs)))
+      return document
+    })
   },
   { name: 'mapper-openapi', fastify: '5.x' }
 )

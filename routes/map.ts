@@ -2,8 +2,11 @@
 // explicit document: claims, then validation at the instance level (screens included; invalid →
 // 422 with the report), then stateless evaluation. Results are data at 200 unless
 // `map.invalidStatus` promotes `valid: false`. The route checks what the caller may ask for; where
-// and how the evaluation runs is the evaluator's (runtime/evaluator.ts).
+// and how the evaluation runs is the evaluator's (runtime/evaluator.ts). POST /map/{id} is the same
+// evaluation of a registered mapping with the id in the path and the input in the body: the form the
+// OpenAPI document gives each registered mapping as its own typed operation (plugins/openapi-mappings.ts).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
 import type { ServiceConfig } from '../config/resolve.js'
 import type { Envelope } from '../engine/index.js'
 import { Forbidden, MESSAGES, ValidationError } from '../errors.js'
@@ -13,7 +16,7 @@ import type { MapOutcome } from '../runtime/evaluation.js'
 import type { Evaluator } from '../runtime/evaluator.js'
 import { callerOf } from './caller.js'
 import { errorResponses } from '../schemas/error.js'
-import { EnvelopeSchema, MapRequestSchema } from '../schemas/map.js'
+import { EnvelopeSchema, MapByIdRequestSchema, MapRequestSchema } from '../schemas/map.js'
 
 const JSON_TYPE = 'application/json; charset=utf-8'
 
@@ -55,6 +58,32 @@ export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app
       const answer = (settled: MapOutcome): void => {
         if (!settled.valid && map.invalidStatus !== undefined && !explain) throw new ValidationError(map.invalidStatus, [...settled.errors])
         // A string payload is sent as it is (the response schema serializes objects only).
+        reply.type(JSON_TYPE).send(settled.text as unknown as Envelope)
+      }
+      if (outcome instanceof Promise) return outcome.then(answer)
+      answer(outcome)
+    }
+  )
+
+  app.post(
+    '/map/:id',
+    {
+      preValidation: requireBody,
+      config: { claims: { for: '/map', required: map.claims } },
+      schema: {
+        operationId: 'mapById',
+        summary: 'Evaluate a registered mapping against an input',
+        description: 'The registered mapping named in the path, evaluated against the input; answers the envelope: the output keys, valid and errors.',
+        tags: ['mapping'],
+        params: Type.Object({ id: Type.String({ description: 'The $id of a registered mapping.' }) }),
+        body: MapByIdRequestSchema,
+        response: { 200: EnvelopeSchema, ...errorResponses(400, 401, 403, 404, 413, 422, 500) },
+      },
+    },
+    (request, reply) => {
+      const outcome = evaluator.map(app.engine, { mapping: request.params.id, input: request.body.input, explain: false }, callerOf(request, reply))
+      const answer = (settled: MapOutcome): void => {
+        if (!settled.valid && map.invalidStatus !== undefined) throw new ValidationError(map.invalidStatus, [...settled.errors])
         reply.type(JSON_TYPE).send(settled.text as unknown as Envelope)
       }
       if (outcome instanceof Promise) return outcome.then(answer)

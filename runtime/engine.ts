@@ -4,11 +4,15 @@
 // ids and explicit documents alike — are cached by the Mapper itself; this service keeps none of its own.
 import {
   describeFailure,
+  inferOutput,
   Mapper,
+  renderOutput,
   SharedBudget,
   type CompiledMapping,
   type ExampleResult,
   type Extensions,
+  type InferredOutput,
+  type JsonSchema,
   type Prepared,
   type RunOptions,
   type ValidationReport,
@@ -22,6 +26,14 @@ import { IsolationPool, type ExtensionsSpec } from './isolation.js'
 /** A registered mapping failed validation or one of its examples at startup; the message says which and why. */
 export class RegistrationError extends Error {
   override readonly name = 'RegistrationError'
+}
+
+/** A registered mapping's inferred output (engine/output-schema.ts): as the engine infers it, and its JSON Schema document. */
+export interface MappingOutput {
+  readonly inferred: InferredOutput
+  readonly schema: JsonSchema
+  /** The schema's JSON text, as GET /mappings/{id}/schema answers it. */
+  readonly text: string
 }
 
 /** Let the event loop run what waits (requests, timers) before the next slice of a reload. */
@@ -57,6 +69,44 @@ export class EngineService {
     }
   }
 
+  #outputs: ReadonlyMap<string, MappingOutput> | undefined
+
+  /**
+   * The inferred output of every registered mapping, by id: computed once per served set (when it
+   * is admitted, at start-up and at each reload), never per request.
+   */
+  get outputs(): ReadonlyMap<string, MappingOutput> {
+    if (this.#outputs !== undefined) return this.#outputs
+    const outputs = new Map<string, MappingOutput>()
+    const infer = this.#inferrer()
+    for (const id of Object.keys(this.mapper.mappings)) outputs.set(id, infer(id))
+    return (this.#outputs = outputs)
+  }
+
+  /** Infer one registered mapping's output (bounded: engine/output-schema.ts MAX_INFERRED_PAIRINGS). */
+  #inferrer(): (id: string) => MappingOutput {
+    const registered = this.mapper.mappings
+    const lookup = (id: string): unknown => (Object.hasOwn(registered, id) ? registered[id] : undefined)
+    const { plugins } = this.mapper.extensions
+    const options = { plugin: (name: string) => Object.hasOwn(plugins, name) }
+    return (id) => {
+      const inferred = inferOutput(id, lookup, options)
+      const schema = renderOutput(inferred, id)
+      return { inferred, schema, text: JSON.stringify(schema) }
+    }
+  }
+
+  /** The outputs inferred one mapping per turn of the event loop, as a reload validates them. */
+  async #inferInTurns(): Promise<void> {
+    const outputs = new Map<string, MappingOutput>()
+    const infer = this.#inferrer()
+    for (const id of Object.keys(this.mapper.mappings)) {
+      await nextTurn()
+      outputs.set(id, infer(id))
+    }
+    this.#outputs = outputs
+  }
+
   #validate(entry: MappingEntry): void {
     const report = this.mapper.validate(entry.id, { strict: this.settings.strict })
     if (!report.valid) {
@@ -89,6 +139,7 @@ export class EngineService {
   async admit(): Promise<void> {
     await this.#validateInTurns()
     await this.#checkExamples()
+    await this.#inferInTurns()
   }
 
   async #checkExamples(): Promise<void> {

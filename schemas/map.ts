@@ -28,6 +28,12 @@ export const MapRequestSchema = Type.Object(
   { $id: 'MapRequest', additionalProperties: false, description: 'What POST /map evaluates: a mapping and its input.' }
 )
 
+/** POST /map/{id}: the registered mapping is the path's; the body carries the input only. */
+export const MapByIdRequestSchema = Type.Object(
+  { input: Type.Optional(Type.Unknown({ description: 'The input document; absent means every read is undefined.' })) },
+  { additionalProperties: false }
+)
+
 export const ValidateRequestSchema = Type.Object(
   { mapping: MappingReference },
   { $id: 'ValidateRequest', additionalProperties: false, description: 'What POST /validate judges: a registered id or a mapping document.' }

@@ -31,3 +31,11 @@ export const MappingSchemaDocumentSchema = Type.Object(
     description: 'The JSON Schema (draft 2020-12) of a mapping document, generated from the keyword catalogue: point an editor at it for completion and checks.',
   }
 )
+
+export const OutputSchemaDocumentSchema = Type.Object(
+  {},
+  {
+    additionalProperties: true,
+    description: 'The JSON Schema (draft 2020-12) of what the mapping outputs when the result is valid (the envelope without valid and errors), inferred from its document; for an array input, its members\' outputs under items.',
+  }
+)

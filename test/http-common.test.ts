@@ -204,8 +204,10 @@ t.test('OPTIONS: 204 with Allow on known paths, never authenticated; 404 on unkn
     '/health': 'GET, HEAD, OPTIONS',
     '/health/mapping': 'GET, HEAD, OPTIONS',
     '/map': 'POST, OPTIONS',
+    '/map/echo': 'POST, OPTIONS',
     '/validate': 'POST, OPTIONS',
     '/mappings': 'GET, HEAD, OPTIONS',
+    '/mappings/echo/schema': 'GET, HEAD, OPTIONS',
     '/extensions': 'GET, HEAD, OPTIONS',
     '/openapi.json': 'GET, HEAD, OPTIONS',
   }
@@ -216,7 +218,7 @@ t.test('OPTIONS: 204 with Allow on known paths, never authenticated; 404 on unkn
     t.equal(response.body, '')
     t.notOk(response.headers['access-control-allow-origin'], 'no CORS headers when CORS is off')
   }
-  for (const url of ['/nope', '/mappings/x', '/map/']) {
+  for (const url of ['/nope', '/mappings/x', '/map/echo/x']) {
     const response = await call(app, { method: 'OPTIONS', url })
     t.equal(response.statusCode, 404, url)
     t.equal(response.data.message, `No route for OPTIONS ${url}`)

@@ -83,3 +83,26 @@ t.test('other methods: 405 Use GET; HEAD answers without a body', async (t) => {
     t.equal(head.body, '')
   }
 })
+
+t.test('GET /mappings/{id}/schema: the inferred output schema of a registered mapping; 404 with the error body for an unknown id', async (t) => {
+  const app = await serve(t, { mappings: [ECHO, GREETINGS, { $id: 'mapping:Kv', mapping: { '/key': { constant: 'k' }, '/value': { source: '/v', type: 'number' } } }] })
+  const response = await call(app, { method: 'GET', url: '/mappings/mapping%3AKv/schema' })
+  t.equal(response.statusCode, 200)
+  t.match(response.headers['content-type'], /^application\/schema\+json/)
+  t.equal(response.data.$schema, 'https://json-schema.org/draft/2020-12/schema')
+  t.same(response.data.anyOf[0], { type: 'object', properties: { key: { const: 'k' }, value: { type: 'number' } }, required: ['key'] })
+  t.same((await call(app, { method: 'GET', url: '/mappings/greet/schema' })).data.anyOf[0].properties, { text: {} }, 'a compound document\'s member')
+  const unknown = await call(app, { method: 'GET', url: '/mappings/nope/schema' })
+  t.equal(unknown.statusCode, 404)
+  t.equal(unknown.data.code, 'NotFound')
+  t.equal(unknown.data.message, 'No mapping registered as "nope"')
+  t.ok(unknown.data.requestId)
+})
+
+t.test('GET /mappings/{id}/schema needs authentication when auth is on, as GET /mappings does', async (t) => {
+  const app = await serve(t, { options: { auth: { secret: SECRET } } })
+  t.equal((await call(app, { method: 'GET', url: '/mappings/echo/schema' })).statusCode, 401)
+  const response = await call(app, { method: 'GET', url: '/mappings/echo/schema', headers: bearer({}) })
+  t.equal(response.statusCode, 200)
+  t.same(response.data.anyOf[0], { type: 'object', properties: { echo: {} } })
+})

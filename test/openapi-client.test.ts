@@ -17,7 +17,7 @@ const run = promisify(execFile)
 const root = packageInfo().root
 
 const CLIENT = `// A client of mapper-service written against the generated types only.
-import type { paths } from './schema.js'
+import type { components, operations, paths } from './schema.js'
 
 type Json<T> = T extends { content: { 'application/json': infer B } } ? B : never
 type MapRequest = Json<paths['/map']['post']['requestBody']>
@@ -29,6 +29,10 @@ type Mappings = Json<paths['/mappings']['get']['responses']['200']>
 type Extensions = Json<paths['/extensions']['get']['responses']['200']>
 type Health = Json<paths['/health']['get']['responses']['200']>
 type CanaryHealth = Json<paths['/health/mapping']['get']['responses']['200']>
+// Each registered mapping is an operation of its own, answering its inferred envelope.
+type Citation = components['schemas']['Citation']
+type CitationEnvelope = Json<operations['mapCitation']['responses']['200']>
+type CitationRequest = Json<NonNullable<operations['mapCitation']['requestBody']>>
 
 const base = process.argv[2]!
 
@@ -46,6 +50,18 @@ const missing = await call<ErrorBody>('/map', { mapping: 'nope' } satisfies MapR
 const validateRequest: ValidateRequest = { mapping: { mapping: { '/v': { source: '/a', as: 'integer' } } } }
 const report = await call<Report>('/validate', validateRequest)
 const mappings = await call<Mappings>('/mappings')
+async function mapCitation(input: unknown): Promise<{ status: number; json: CitationEnvelope }> {
+  return call<CitationEnvelope>('/map/citation', { input } satisfies CitationRequest)
+}
+const cited = await mapCitation({ title: 'T', ids: [{ idType: 'doi', value: '10.1/x' }], issued: { year: '2024' }, contributors: [{ surname: 'Hopper' }] })
+let citation: Citation | undefined
+let source: 'import' | undefined
+let year: number | null | undefined
+if (cited.json.valid && 'citation' in cited.json) {
+  citation = cited.json
+  source = cited.json.citation.source
+  year = cited.json.citation.year
+}
 const extensions = await call<Extensions>('/extensions')
 
 const checks: Array<[string, boolean]> = [
@@ -57,6 +73,7 @@ const checks: Array<[string, boolean]> = [
   ['validate', report.status === 200 && !report.json.valid && report.json.errors[0]?.rule === 'KW-pipeline-1'],
   ['mappings', mappings.status === 200 && typeof mappings.json.greet === 'object'],
   ['extensions', extensions.status === 200 && extensions.json.plugins.includes('request')],
+  ['typed mapping', cited.status === 200 && citation !== undefined && source === 'import' && year === 2024],
 ]
 process.stdout.write(JSON.stringify(Object.fromEntries(checks)))
 `
@@ -131,7 +148,19 @@ t.test('a client generated from /openapi.json type-checks and works against a ru
   const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
   const document = (await (await fetch(`${base}/openapi.json`)).json()) as { openapi: string; paths: Record<string, unknown> }
   t.equal(document.openapi, '3.1.0')
-  t.same(Object.keys(document.paths).sort(), ['/extensions', '/health', '/health/mapping', '/map', '/mappings', '/schema/mapping.json', '/validate'])
+  t.same(Object.keys(document.paths).sort(), [
+    '/extensions',
+    '/health',
+    '/health/mapping',
+    '/map',
+    '/map/citation',
+    '/map/echo',
+    '/map/greet',
+    '/mappings',
+    '/mappings/{id}/schema',
+    '/schema/mapping.json',
+    '/validate',
+  ])
 
   // The generated client lives inside the project so it resolves the project's own packages.
   mkdirSync(join(root, '.tap'), { recursive: true })
@@ -167,6 +196,7 @@ t.test('a client generated from /openapi.json type-checks and works against a ru
     validate: true,
     mappings: true,
     extensions: true,
+    'typed mapping': true,
   })
   const everyOperation = { health: true, canary: true, map: true, explicit: true, 'error body': true, validate: true, mappings: true, extensions: true, schema: true }
   for (const client of ['fetch-client.ts', 'hey-client.ts']) {

@@ -6,6 +6,8 @@ import { createConfig, lintFromString } from '@redocly/openapi-core'
 import Fastify from 'fastify'
 import t from 'tap'
 import mapperService from '../app.js'
+import { bundledMappingsPath, loadMappings } from '../config/mappings.js'
+import { Reloader } from '../runtime/reloader.js'
 import { buildServer } from '../server.js'
 import type { Options } from '../schemas/options.js'
 
@@ -17,6 +19,7 @@ interface Operation {
   responses: Record<string, { content?: Record<string, { schema?: { $ref?: string } }> }>
 }
 interface Document {
+  openapi?: string
   servers: Array<{ url: string }>
   paths: Record<string, Record<string, Operation>>
   components: { schemas: Record<string, unknown> }
@@ -77,3 +80,57 @@ for (const [name, options, prefix] of CASES) {
     }
   })
 }
+
+/** Lint a document: the problems Redocly's recommended rules find, as lines. */
+async function lint(source: string): Promise<string[]> {
+  const config = await createConfig({ extends: ['recommended'] })
+  const problems = await lintFromString({ source, absoluteRef: 'openapi.json', config })
+  return problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} ${p.location[0]?.pointer ?? ''}`)
+}
+
+t.test('one typed operation per registered mapping, clean under the recommended rules, regenerated on reload', async (t) => {
+  const bundled = await loadMappings(bundledMappingsPath())
+  const tree = { $id: 'mapping:Tree', mapping: { '/name': '/n', '/kids': { source: '/c', each: 'mapping:Tree' } } }
+  let served: unknown[] = [...bundled, tree]
+  const reloader = new Reloader(() => served as never)
+  for (const [name, options, prefix] of CASES) {
+    t.test(name, async (t) => {
+      const app = prefix === '' ? await buildServer({ options, mappings: served as never }) : Fastify()
+      if (prefix !== '') await app.register(mapperService, { prefix, options, mappings: served as never })
+      t.teardown(() => app.close())
+      const source = (await app.inject({ method: 'GET', url: `${prefix}/openapi.json` })).body
+      t.strictSame(await lint(source), [], 'no errors, no warnings')
+      const document = JSON.parse(source) as Document
+      t.notOk(document.paths[`${prefix}/map/{id}`], 'the generic path form is not listed: each mapping has its own operation')
+      const citation = document.paths[`${prefix}/map/citation`]?.post
+      t.equal(citation?.operationId, 'mapCitation')
+      t.equal(document.paths[`${prefix}/map/mapping%3ATree`]?.post?.operationId, 'mapMappingTree', 'an id that is no identifier is sanitized, its path encoded')
+      t.equal(document.paths[`${prefix}/map/greet`]?.post?.operationId, 'mapGreet', 'a compound document\'s member has its own')
+      const answer = citation?.responses['200'] as { content: Record<string, { schema: { anyOf: Array<{ allOf?: Array<{ $ref?: string }> }> } }> }
+      t.equal(answer.content['application/json']!.schema.anyOf[0]!.allOf![0]!.$ref, '#/components/schemas/Citation', 'the answer is the inferred envelope, its output a named component')
+      const component = document.components.schemas.Citation as { properties: { citation: { properties: Record<string, unknown> } } }
+      t.strictSame(component.properties.citation.properties.source, { const: 'import' })
+      t.ok(document.components.schemas.MappingTree, 'a recursive mapping is a component its own output refers to')
+      t.equal(citation?.security?.length, options.auth === undefined ? 0 : 1, 'secured as POST /map is')
+      if (prefix === '') {
+        const response = await app.inject({ method: 'POST', url: '/map/mapping%3ATree', headers: options.auth === undefined ? {} : { authorization: 'Bearer x' }, payload: { input: { n: 1 } } })
+        if (options.auth === undefined) t.strictSame(response.json(), { name: 1, valid: true, errors: [] }, 'the path form evaluates the mapping it names')
+      }
+    })
+  }
+  t.test('a reload replaces the operations', async (t) => {
+    const app = await buildServer({ options: { logging: { level: 'silent' } }, mappings: served as never, reloader })
+    t.teardown(() => app.close())
+    const before = JSON.parse((await app.inject({ method: 'GET', url: '/openapi.json' })).body) as Document
+    t.ok(before.paths['/map/citation'])
+    served = [{ $id: 'other', mapping: { '/x': { constant: 1 } } }]
+    t.equal((await reloader.reload()).ok, true)
+    const source = (await app.inject({ method: 'GET', url: '/openapi.json' })).body
+    const after = JSON.parse(source) as Document
+    t.notOk(after.paths['/map/citation'], 'the mapping reloaded away is gone')
+    t.equal(after.paths['/map/other']?.post?.operationId, 'mapOther')
+    t.strictSame((after.components.schemas.Other as { properties: unknown }).properties, { x: { const: 1 } })
+    t.notOk(after.components.schemas.Citation)
+    t.strictSame(await lint(source), [])
+  })
+})

@@ -9,6 +9,7 @@
 import type { CodeGen, CompileContext, Context, Maybe, Print, Run, Step } from '../context.js'
 import type { KeywordName } from '../descriptor.js'
 import type { Provenance } from '../diagnostics.js'
+import type { Inference, Inferred } from '../output-types.js'
 
 export type Stage =
   | 'registry'
@@ -155,6 +156,14 @@ export interface KeywordRecord<N extends KeywordName = KeywordName, S extends St
   readonly settlesLater?: boolean
   /** Shape stage: it needs a settled value (an initializer's promise is settled before it). */
   readonly needsSettled?: boolean
+  /**
+   * Output-schema inference (engine/output-schema.ts): the value after this keyword in an
+   * evaluation that ends valid, given the value before it (for a locate keyword, the scope passed
+   * through), or undefined when a locate keyword does not act. Absent: a keyword without `compile`
+   * or a validator leaves the value as it is; any other makes it unknown. Never narrower than
+   * what evaluation can give.
+   */
+  readonly outputType?: (value: Inferred, operand: unknown, descriptor: Record<string, unknown>, infer: Inference) => Inferred | undefined
 }
 
 /**

@@ -2,6 +2,7 @@
 // matching case (own keys only; a falsy case falls back to `default`).
 import type { Context, Slot, Step } from '../../context.js'
 import { noteBranch } from '../../explain/trace.js'
+import { union } from '../../output-types.js'
 import { read } from '../../procedures.js'
 import { isObject, toKey, truthy } from '../../values.js'
 import { issue, keyword, ok, POINTER_SCHEMA, READ_DESCRIPTOR_SCHEMA } from '../record.js'
@@ -52,6 +53,12 @@ export default keyword<'switch', 'dispatch'>({
     if (isObject(value.cases)) {
       for (const [name, branch] of Object.entries(value.cases)) visit.descriptor(branch, visit.at(at, 'cases', name))
     }
+  },
+  // The value unswitched (a falsy key), a case's, or undefined (no case).
+  outputType(value, operand, _descriptor, infer) {
+    if (!truthy(operand)) return value
+    const cases = isObject(operand) && isObject(operand.cases) ? Object.values(operand.cases).filter(truthy) : []
+    return { alts: union(value.alts, ...cases.map((branch) => infer.read(branch).alts)), undefined: true }
   },
   // A run takes one case at most.
   children(value, _descriptor, visit) {

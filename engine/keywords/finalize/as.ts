@@ -1,5 +1,6 @@
 // `as` (finalize, language.md §8.8): the value coerced, the very last step (undefined stays undefined, GET-4).
 import type { Run } from '../../context.js'
+import { mapAlts, scalar, type Alt, type ScalarType } from '../../output-types.js'
 import { toText } from '../../values.js'
 import { issue, keyword, ok } from '../record.js'
 
@@ -32,6 +33,25 @@ const COERCIONS: Record<string, (value: unknown, run: Run) => unknown> = {
   json: (value, run) => run.stringify(value),
 }
 
+/** What each coercion gives, by type: a value already of that type is kept (number: null when not finite). */
+const COERCED: Record<string, { keeps: readonly ScalarType[]; gives: readonly ScalarType[] }> = {
+  string: { keeps: ['string'], gives: ['string'] },
+  number: { keeps: ['number', 'integer'], gives: ['number', 'null'] },
+  boolean: { keeps: ['boolean'], gives: ['boolean'] },
+  json: { keeps: [], gives: ['string'] },
+}
+
+/** Output-schema inference: the coerced type (undefined stays undefined). */
+function coercedType(as: string) {
+  const { keeps, gives } = COERCED[as]!
+  const kept = (type: string): boolean => (keeps as readonly string[]).includes(type)
+  return (alt: Alt): Alt[] => {
+    if (alt.kind === 'scalar' && kept(alt.type)) return [alt]
+    if (alt.kind === 'const' && (kept(typeof alt.value) || (typeof alt.value === 'number' && kept('number')))) return [alt]
+    return gives.map(scalar)
+  }
+}
+
 export default keyword<'as', 'finalize'>({
   name: 'as',
   stage: 'finalize',
@@ -52,6 +72,7 @@ export default keyword<'as', 'finalize'>({
     }
     return `if (v !== undefined) v = ${coerce}(v, run);\n`
   },
+  outputType: (value, operand) => (typeof operand === 'string' && Object.hasOwn(COERCED, operand) ? mapAlts(value, coercedType(operand)) : value),
   compile(descriptor) {
     const as = descriptor.as
     if (typeof as !== 'string' || !Object.hasOwn(COERCIONS, as)) return null

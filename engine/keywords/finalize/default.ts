@@ -1,4 +1,5 @@
 // `default` (finalize, language.md §8.8): the value when it is undefined (objects copied per use).
+import { constant, union } from '../../output-types.js'
 import { supplier } from '../../values.js'
 import { keyword } from '../record.js'
 
@@ -8,6 +9,7 @@ export default keyword<'default', 'finalize'>({
   tier: 'core',
   schema: { description: 'The value when it is undefined (any JSON value).' },
   code: (descriptor, gen) => `if (v === undefined) v = ${gen.value(descriptor.default)};\n`,
+  outputType: (value, operand) => (operand === undefined ? value : { alts: union(value.alts, constant(operand).alts), undefined: false }),
   compile(descriptor) {
     if (!Object.hasOwn(descriptor, 'default') || descriptor.default === undefined) return null
     const fallback = supplier(descriptor.default)

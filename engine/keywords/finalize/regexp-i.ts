@@ -1,5 +1,6 @@
 // `regexp_i` (finalize, experimental; decision 10): the value's text as a case-insensitive regular
 // expression literal. It acts only when true, and leaves undefined undefined.
+import { mapAlts, scalar } from '../../output-types.js'
 import { toText } from '../../values.js'
 import { booleanOperand, keyword } from '../record.js'
 
@@ -9,6 +10,7 @@ export default keyword<'regexp_i', 'finalize'>({
   tier: 'experimental',
   schema: { description: 'Experimental: when true, the value\'s text as a case-insensitive regular expression literal (/text/i).', type: 'boolean' },
   operand: booleanOperand('regexp_i', 'KW-pipeline-1'),
+  outputType: (value, operand) => (operand === true ? mapAlts(value, () => [scalar('string')]) : value),
   compile(descriptor) {
     if (descriptor.regexp_i !== true) return null
     return {

@@ -1,4 +1,5 @@
 // `all` (locate, language.md §8.3): the values of every element, undefined ones left out.
+import { union } from '../../output-types.js'
 import { keyword, READ_DESCRIPTOR_SCHEMA } from '../record.js'
 import { combinator, listChildren, listContents, listOperand } from './scope.js'
 
@@ -11,5 +12,8 @@ export default keyword<'all', 'locate'>({
   operand: listOperand('all'),
   contents: listContents,
   children: listChildren,
+  // An array of the defined values, always defined.
+  outputType: (_value, operand, _descriptor, infer) =>
+    Array.isArray(operand) ? { alts: [{ kind: 'array', items: union(...operand.map((element) => infer.read(element).alts)) }], undefined: false } : undefined,
   compile: combinator('all', (values) => values.filter((value) => value !== undefined)),
 })

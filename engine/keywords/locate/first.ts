@@ -1,7 +1,7 @@
 // `first` (locate, language.md §8.3): the first element whose value is defined.
 import { firstDefined } from '../../procedures.js'
 import { keyword, READ_DESCRIPTOR_SCHEMA } from '../record.js'
-import { combinator, firstDefinedCode, listChildren, listContents, listOperand } from './scope.js'
+import { combinator, firstDefinedCode, listChildren, listContents, listOperand, oneOfElements } from './scope.js'
 
 export default keyword<'first', 'locate'>({
   name: 'first',
@@ -13,5 +13,6 @@ export default keyword<'first', 'locate'>({
   contents: listContents,
   children: listChildren,
   code: (descriptor, gen) => firstDefinedCode(descriptor.first, gen, 'forward'),
+  outputType: oneOfElements,
   compile: combinator('first', firstDefined),
 })

@@ -1,6 +1,6 @@
 // `last` (locate, language.md §8.3): the last element whose value is defined.
 import { keyword, READ_DESCRIPTOR_SCHEMA } from '../record.js'
-import { combinator, firstDefinedCode, listChildren, listContents, listOperand } from './scope.js'
+import { combinator, firstDefinedCode, listChildren, listContents, listOperand, oneOfElements } from './scope.js'
 
 export default keyword<'last', 'locate'>({
   name: 'last',
@@ -12,6 +12,7 @@ export default keyword<'last', 'locate'>({
   contents: listContents,
   children: listChildren,
   code: (descriptor, gen) => firstDefinedCode(descriptor.last, gen, 'backward'),
+  outputType: oneOfElements,
   compile: combinator('last', (values) => {
     for (let i = values.length - 1; i >= 0; i--) if (values[i] !== undefined) return values[i]
     return undefined

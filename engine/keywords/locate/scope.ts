@@ -3,6 +3,7 @@ import type { KeywordName } from '../../descriptor.js'
 import type { CompileContext } from '../../context.js'
 import { readEach } from '../../procedures.js'
 import { hasDotDotSegment, type Reader } from '../../pointer.js'
+import { UNKNOWN, union, type Inference, type Inferred } from '../../output-types.js'
 import { truthy } from '../../values.js'
 import { issue, keyword, ok, POINTER_SCHEMA, type Children, type CodeGen, type CompiledLocate, type KeywordRecord, type Locate, type OperandIssue, type Visit } from '../record.js'
 
@@ -27,6 +28,8 @@ export function pointerKeyword<N extends KeywordName>(
     ...more,
     operand: (value) => (typeof value === 'string' ? ok : issue('KW-locate-1', `${name} must be a JSON Pointer string`)),
     contents: (value, at, visit) => visit.pointer(value, at),
+    // A read from a scope: nothing is known of what it finds.
+    outputType: (_value, operand) => (truthy(operand) ? UNKNOWN : undefined),
     compile(descriptor, cx) {
       if (!truthy(descriptor[name])) return null
       return { locate: locateWith(cx.reader(descriptor[name])), sync: true }
@@ -46,6 +49,13 @@ export const listContents = (value: unknown, at: string, visit: Visit): void => 
 /** A combinator's elements: every one is READ whenever it runs. */
 export const listChildren = (value: unknown, _descriptor: Record<string, unknown>, visit: Children): void => {
   if (Array.isArray(value)) value.forEach((element, i) => visit.descriptor(element, [String(i)]))
+}
+
+/** Output-schema inference of `first` and `last`: one of the elements' values, undefined when all may be. */
+export function oneOfElements(_value: Inferred, operand: unknown, _descriptor: Record<string, unknown>, infer: Inference): Inferred | undefined {
+  if (!Array.isArray(operand)) return undefined
+  const values = operand.map((element) => infer.read(element))
+  return { alts: union(...values.map((v) => v.alts)), undefined: values.every((v) => v.undefined) }
 }
 
 /** A combinator: every element READ, then `choose` picks from the values. */

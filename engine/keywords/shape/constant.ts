@@ -1,4 +1,5 @@
 // `constant` (shape, language.md §8.6): the value is replaced by the operand.
+import { constant } from '../../output-types.js'
 import { supplier } from '../../values.js'
 import { keyword } from '../record.js'
 
@@ -8,6 +9,7 @@ export default keyword<'constant', 'shape'>({
   tier: 'core',
   schema: { description: 'The value is replaced by this constant (any JSON value).' },
   code: (descriptor, gen) => `v = ${gen.value(descriptor.constant)};\n`,
+  outputType: (value, operand) => (operand === undefined ? value : constant(operand)),
   compile(descriptor) {
     if (!Object.hasOwn(descriptor, 'constant') || descriptor.constant === undefined) return null
     return { awaits: false, run: supplier(descriptor.constant) }

@@ -2,6 +2,7 @@
 // the enclosing target, and its placeholders render the mapped values.
 import { Context } from '../../context.js'
 import { runPairings } from '../../procedures.js'
+import { mapAlts, scalar, type Alt } from '../../output-types.js'
 import { toText, truthy } from '../../values.js'
 import { issue, keyword, ok } from '../record.js'
 
@@ -19,6 +20,18 @@ export default keyword<'template', 'shape'>({
   observesPaths: true,
   needsSettled: true,
   operand: (value) => (typeof value === 'string' ? ok : issue('KW-pipeline-1', 'template must be a string')),
+  // Text in place of any object-typed value (null and arrays included); its pairings write into the level.
+  outputType(value, operand, descriptor, infer) {
+    if (!truthy(operand) || !truthy(descriptor.mapping)) return value
+    infer.writesInto(descriptor.mapping)
+    const text = scalar('string')
+    return mapAlts(value, (alt): Alt[] => {
+      if (alt.kind === 'any') return [text, scalar('number'), scalar('boolean')]
+      if (alt.kind === 'const') return alt.value === null || typeof alt.value === 'object' ? [text] : [alt]
+      if (alt.kind === 'scalar') return alt.type === 'null' ? [text] : [alt]
+      return [text]
+    })
+  },
   compile(descriptor, cx) {
     if (!truthy(descriptor.template) || !truthy(descriptor.mapping)) return null
     // Alternating literal text and placeholder names: [text, name, text, name, …, text].

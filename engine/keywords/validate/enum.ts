@@ -1,4 +1,5 @@
 // `enum` (validate, language.md §10.3): one of the listed values (strict equality).
+import { narrowEnum } from '../../output-types.js'
 import { keyword, validatorOperand } from '../record.js'
 import { fail } from './fail.js'
 
@@ -8,6 +9,7 @@ export default keyword<'enum', 'validate'>({
   tier: 'core',
   schema: { description: 'Validator: the value is one of these (strict equality).', type: 'array' },
   operand: validatorOperand('enum', Array.isArray, 'an array'),
+  outputType: (value, operand) => (Array.isArray(operand) ? narrowEnum(value, operand) : value),
   compile(descriptor, _cx, provenance) {
     if (!Array.isArray(descriptor.enum)) return null
     const allowed = descriptor.enum

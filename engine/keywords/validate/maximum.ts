@@ -1,4 +1,5 @@
 // `maximum` (validate, language.md §10.3): a number at most the operand.
+import { bound } from '../../output-types.js'
 import { isNumber, keyword, validatorOperand } from '../record.js'
 import { numericCheck } from './fail.js'
 
@@ -8,6 +9,7 @@ export default keyword<'maximum', 'validate'>({
   tier: 'core',
   schema: { description: 'Validator: a number value is at most this.', type: 'number' },
   operand: validatorOperand('maximum', isNumber, 'a number'),
+  outputType: (value, operand) => bound(value, 'maximum', operand),
   compile: (descriptor, _cx, provenance) =>
     numericCheck('maximum', descriptor.maximum, (v, max) => v <= max, `cannot be greater than ${String(descriptor.maximum)}`, provenance),
 })

@@ -11,6 +11,8 @@ export default keyword<'required', 'validate'>({
   operand: validatorOperand('required', (v) => typeof v === 'boolean', 'true or false'),
   code: (descriptor, gen, provenance) =>
     `if (v === undefined) errors.push(${gen.constant(failure(provenance, () => [['required', descriptor.required]], 'required value'))}(v));\n`,
+  // In a valid evaluation the value was defined when validated; finalize keeps it defined.
+  outputType: (value, operand) => (truthy(operand) ? { ...value, undefined: false } : value),
   compile(descriptor, _cx, provenance) {
     if (!truthy(descriptor.required)) return null
     const required = descriptor.required

@@ -1,4 +1,5 @@
 // `type` (validate, language.md §10.3): one of the seven JSON types.
+import { narrowType } from '../../output-types.js'
 import { isObject } from '../../values.js'
 import { keyword, validatorOperand } from '../record.js'
 import { fail, failure } from './fail.js'
@@ -20,6 +21,7 @@ export default keyword<'type', 'validate'>({
   stage: 'validate',
   tier: 'core',
   schema: { description: 'Validator: the value is of this JSON type.', enum: TYPES },
+  outputType: (value, operand) => (typeof operand === 'string' && Object.hasOwn(TESTS, operand) ? narrowType(value, operand) : value),
   operand: validatorOperand('type', (v) => typeof v === 'string' && TYPES.includes(v), `one of ${TYPES.join(', ')}`),
   code(descriptor, gen, provenance) {
     const type = descriptor.type as string
