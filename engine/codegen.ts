@@ -18,12 +18,21 @@
 // document, the keywords' helpers) is passed in as constants, and every identifier in the source
 // is the generator's own.
 import type { CodeGen, Context, Free, Level, Pairing, Pairings, Print, Run } from './context.js'
-import { isArrayIndex, isInherited, parsePointer, readToken } from './pointer.js'
+import { compileReader, isArrayIndex, isInherited, parsePointer, readToken } from './pointer.js'
 import { finishAsync, placed } from './procedures.js'
 import { supplier } from './values.js'
 
 /** Past this many pairings a level keeps the closure plan: one huge function is compiled slowly and seldom optimized. */
 export const MAX_GENERATED = 1000
+
+/**
+ * Past this many characters of source a level keeps the closure plan: what a document's text can
+ * make the generator write is bounded, whatever its shape (a pipeline's many elements, long pointers).
+ */
+export const MAX_SOURCE = 256 * 1024
+
+/** Pointers of more reference tokens than this are read and written through their compiled closures, not written out. */
+export const MAX_INLINE_TOKENS = 16
 
 /** A string as a JavaScript string literal: the only way document text enters generated source. */
 export function literal(text: string): string {
@@ -41,9 +50,11 @@ interface Runtime {
 }
 
 /** Source that reads reference `tokens` from the value in `v`, leaving the result in `v`. */
-function readCode(tokens: readonly string[]): string {
+function readCode(tokens: readonly string[], gen: Generator): string {
   // An empty pointer, or one whose first token is empty, denotes the whole value (pointer.ts).
   if (tokens.length === 0 || tokens[0] === '') return ''
+  // A long pointer is one call of its compiled reader, not a line per token.
+  if (tokens.length > MAX_INLINE_TOKENS) return `v = ${gen.constant(compileReader(tokens))}(v);\n`
   let code = ''
   for (const token of tokens) {
     code += isInherited(token)
@@ -92,7 +103,7 @@ class Generator implements CodeGen {
     } catch {
       return undefined
     }
-    return (from === 'v' ? '' : `v = ${from};\n`) + readCode(tokens)
+    return (from === 'v' ? '' : `v = ${from};\n`) + readCode(tokens, this)
   }
 
   local(): string {
@@ -121,7 +132,7 @@ interface ValueCode {
 function valueCode(pairing: Pairing, gen: Generator): ValueCode | undefined {
   const inline = pairing.inline
   if (inline === undefined) return undefined
-  if (inline.read !== undefined) return { code: `v = source;\n${readCode(inline.read)}`, fresh: false }
+  if (inline.read !== undefined) return { code: `v = source;\n${readCode(inline.read, gen)}`, fresh: false }
   const plan = inline.plan
   const pipeline = plan?.emit?.(gen)
   if (plan === undefined || pipeline === undefined) return undefined
@@ -175,7 +186,7 @@ function objectPath(pointer: string): readonly string[] | undefined {
   } catch {
     return undefined
   }
-  if (tokens.length < 2 || tokens[tokens.length - 1] === '__proto__') return undefined
+  if (tokens.length < 2 || tokens.length > MAX_INLINE_TOKENS || tokens[tokens.length - 1] === '__proto__') return undefined
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i]!
     if (i > 0 && (token === '-' || isArrayIndex(token))) return undefined
@@ -310,6 +321,7 @@ export function generateLevel(pairings: Pairings): { level: Level | undefined; f
   if (list.length > MAX_GENERATED || !list.some((pairing) => pairing.inline !== undefined) || !canGenerate()) return none
   const gen = new Generator()
   const source = levelSource(list, gen)
+  if (source.length > MAX_SOURCE) return none
   const runtime: Runtime = { list, pairings, constants: gen.constants, readToken, finishAsync, placed }
   // eslint-disable-next-line no-new-func -- the source is built from literal() and the generator's own text only
   const make = new Function('rt', source) as (rt: Runtime) => { level: LevelFunction | undefined; free: FreeFunction | undefined }

@@ -332,8 +332,10 @@ t.test('the OpenAPI document shows the explain flag and the trace', async (t) =>
   const app = await serve(t)
   const openapi = (await call(app, { method: 'GET', url: '/openapi.json' })).data
   const post = openapi.paths['/map'].post
-  t.equal(post.requestBody.content['application/json'].schema.properties.explain.type, 'boolean')
-  const envelope = post.responses['200'].content['application/json'].schema
+  // The bodies are named components (MapRequest, MapResponse) the operation refers to.
+  const component = (schema: { $ref?: string }): any => (schema.$ref === undefined ? schema : openapi.components.schemas[schema.$ref.replace('#/components/schemas/', '')])
+  t.equal(component(post.requestBody.content['application/json'].schema).properties.explain.type, 'boolean')
+  const envelope = component(post.responses['200'].content['application/json'].schema)
   t.ok(envelope.properties.explain.properties.pairings, 'the trace is described')
 })
 
