@@ -66,7 +66,7 @@ t.test('a client generated from /openapi.json type-checks and works against a ru
   const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
   const document = (await (await fetch(`${base}/openapi.json`)).json()) as { openapi: string; paths: Record<string, unknown> }
   t.equal(document.openapi, '3.1.0')
-  t.same(Object.keys(document.paths).sort(), ['/extensions', '/health', '/health/mapping', '/map', '/mappings', '/schema/mapping.json', '/validate'])
+  t.same(Object.keys(document.paths).sort(), ['/extensions', '/health', '/health/mapping', '/map', '/map/stream', '/mappings', '/schema/mapping.json', '/validate'])
 
   // The generated client lives inside the project so it resolves the project's own packages.
   mkdirSync(join(root, '.tap'), { recursive: true })
