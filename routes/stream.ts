@@ -18,6 +18,7 @@ import type { ServiceConfig } from '../config/resolve.js'
 import { isObject } from '../engine/index.js'
 import { BadRequest, FIELD_MESSAGES, Forbidden, MESSAGES, ValidationError } from '../errors.js'
 import { requireClaims } from '../plugins/auth.js'
+import { streamingSockets } from '../plugins/client-errors.js'
 import { shapeError } from '../plugins/errors.js'
 import type { MapOutcome } from '../runtime/evaluation.js'
 import type { Evaluator } from '../runtime/evaluator.js'
@@ -132,6 +133,10 @@ export const streamRoutes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = asyn
         },
       }
       const answers = answerLines(reader.batches(), answering)
+      // Admitted: the upload may take as long as the batch (plugins/client-errors.ts); silence is still bounded.
+      const socket = request.raw.socket
+      streamingSockets.add(socket)
+      reply.raw.once('close', () => streamingSockets.delete(socket))
       reply.type(NDJSON_TYPE)
       return reply.send(Readable.from(metrics === undefined ? answers : counted(answers, reader, metrics)))
     }

@@ -149,6 +149,27 @@ t.test('answers start before the upload ends: the first lines are answered while
   t.strictSame(seen.slice(3).map((envelope) => envelope.echo), [{ a: 4 }, 'last, with no newline'])
 })
 
+t.test('a stream may upload for longer than server.requestTimeout; a /map body may not', async (t) => {
+  const { origin } = await listening(t, { options: { server: { requestTimeout: 600, headersTimeout: 600 } } })
+  const body = Readable.from((async function * () {
+    for (let i = 0; i < 8; i++) {
+      yield `{"i":${i}}\n`
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+  })())
+  const response = await post(origin, '/map/stream?mapping=echo', body)
+  const answers: any[] = []
+  await eachLine(response, (line) => answers.push(JSON.parse(line)))
+  t.equal(response.statusCode, 200)
+  t.strictSame(answers.map((answer) => answer.echo.i), [0, 1, 2, 3, 4, 5, 6, 7], 'every line answered after 1.6 s of upload')
+
+  const slow = new Readable({ read() {} })
+  slow.push('{"mapping":"echo",')
+  const refused = await post(origin, '/map', slow, { 'content-type': 'application/json' })
+  t.equal(refused.statusCode, 408)
+  slow.destroy()
+})
+
 t.test('an async mapping runs lines concurrently (bounded) and answers in input order; a failing line is an error line', async (t) => {
   let inFlight = 0
   let most = 0
