@@ -206,6 +206,19 @@ t.test('an async mapping runs lines concurrently (bounded) and answers in input 
   t.equal((await send(origin, '/map/stream?mapping=slow&concurrency=17', '')).status, 400, 'concurrency is at most 16')
 })
 
+t.test('each line is one evaluation on the mapping\'s own budgets: the line that passes one is a 422 line, inline and in worker threads', async (t) => {
+  const mappings = [{ $id: 'each', mapping: { '/out': { source: '/items', each: { '/v': '/v' } } } }]
+  for (const isolation of [false, { registered: true }] as const) {
+    const { origin } = await listening(t, { mappings, options: { limits: { fanOut: 10 }, isolation } })
+    const items = (n: number): string => JSON.stringify({ items: Array.from({ length: n }, (_, v) => ({ v })) })
+    const { status, lines } = await send(origin, '/map/stream?mapping=each', `${items(2)}\n${items(50)}\n${items(3)}\n`)
+    t.equal(status, 200)
+    t.strictSame(lines[0], { out: [{ v: 0 }, { v: 1 }], valid: true, errors: [] })
+    t.match(lines[1], { line: 2, status: 422, error: { code: 'BudgetExceeded', budget: 'fanOut', limit: 10 } })
+    t.strictSame(lines[2], { out: [{ v: 0 }, { v: 1 }, { v: 2 }], valid: true, errors: [] }, `the next line has the whole budget again (isolation ${JSON.stringify(isolation)})`)
+  }
+})
+
 t.test('a client that leaves stops the stream: no more lines are read or evaluated', async (t) => {
   let calls = 0
   const counted: Plugin = async (_options, value) => {
