@@ -26,6 +26,7 @@ import { metricsRoutes } from './routes/metrics.js'
 import { playgroundRoutes } from './routes/playground.js'
 import { registryRoutes } from './routes/registry.js'
 import { schemaRoutes } from './routes/schema.js'
+import { streamRoutes } from './routes/stream.js'
 import { validateRoutes } from './routes/validation.js'
 import { EngineRegistry } from './runtime/engine.js'
 import type { ExtensionsSpec } from './runtime/isolation.js'
@@ -127,6 +128,8 @@ const servicePlugin: FastifyPluginAsync<ServerPluginOptions> = async (app, opts)
   await app.register(healthRoutes, { mapping: config.health.mapping, timeout: config.health.timeout })
   const evaluator = new Evaluator(config.isolation, evaluations)
   await app.register(mapRoutes, { map: config.map, evaluator })
+  // Its own plugin: the only one whose bodies are read as streams (its content-type parser stays inside it).
+  await app.register(streamRoutes, { map: config.map, evaluator, maxBodyBytes: config.maxBodyBytes, errorDetail: config.errorDetail, metrics })
   await app.register(validateRoutes, { validate: config.validate, map: config.map, evaluator })
   await app.register(registryRoutes)
   await app.register(schemaRoutes)

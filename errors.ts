@@ -36,6 +36,7 @@ export const MESSAGES = {
 /** The 400 message of a body field that failed its schema, by field (others are named generically). */
 export const FIELD_MESSAGES: Readonly<Record<string, string>> = {
   mapping: '"mapping" must be a string naming a registered mapping, or a mapping document object',
+  concurrency: '"concurrency" must be an integer from 1 to 16',
 }
 
 export const lacksClaims = (what: string): InstanceType<typeof Forbidden> =>

@@ -3,7 +3,7 @@
 // examples, `map` evaluates one mapping once, `schema` prints the JSON Schema of a mapping
 // document. `validate`, `test` and `map` read MAPPINGS and EXTENSIONS as the server does.
 import { readFileSync } from 'node:fs'
-import { readFile, stat } from 'node:fs/promises'
+import { open, readFile, stat } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
 import { relative, sep } from 'node:path'
 import { loadExtensions } from '../config/extensions.js'
@@ -16,19 +16,31 @@ import {
   exampleDiagnostics,
   Mapper,
   mappingSchema,
+  type CompiledMapping,
   type Diagnostic,
+  type Envelope,
   type ExampleResult,
   type Extensions,
   type RunOptions,
   type ValidationReport,
 } from '../engine/index.js'
 import { stockExtensions } from '../extensions/stock.js'
+import { shapeError } from '../plugins/errors.js'
+import { answerLines, errorLine, NdjsonReader, type Answering } from '../runtime/ndjson.js'
 
 interface Io {
   readonly out: (text: string) => void
   readonly err: (text: string) => void
   readonly stdin: () => Promise<string>
   readonly env: NodeJS.ProcessEnv
+  /** Standard input a chunk at a time (`map --ndjson`); without it, `stdin()` is read whole. */
+  readonly stdinStream?: () => AsyncIterable<Buffer | string>
+  /** Writes to standard output, false when it should be let drain first (`map --ndjson`); without it, `out`. */
+  readonly write?: (text: string) => boolean
+  /** Resolves once standard output has drained after `write` returned false. */
+  readonly drain?: () => Promise<void>
+  /** Whether standard error is a terminal: `map --ndjson` shows its progress there only then. */
+  readonly errIsTerminal?: boolean
 }
 
 /** Bad arguments or unreadable files: exit code 2, one line on stderr. */
@@ -43,7 +55,8 @@ Commands:
   (none)                               serve (PORT, MAPPINGS, EXTENSIONS, OPTIONS / OPTIONS_FILE)
   validate <file|dir>...               validate mapping documents; exit 1 if any is invalid
   test <file|dir>...                   run the examples of mapping documents; exit 1 on a mismatch
-  map <mapping-file-or-id> [input|-]   evaluate a mapping once and print the envelope (--explain: with its trace)
+  map <mapping-file-or-id> [input|-]   evaluate a mapping once and print the envelope (--explain: with its trace;
+                                       --ndjson: once per line of newline-delimited JSON, streamed)
   schema                               print the JSON Schema of a mapping document
 
 Run "mapper-service <command> --help" for a command's details.
@@ -87,15 +100,28 @@ catalogue: the document GET /schema/mapping.json serves. Point an editor at it f
 hovers and checks (README, "Authoring mappings").
 `,
   map: `Usage: mapper-service map <mapping-file-or-id> [input.json|-]
+       mapper-service map <mapping-file-or-id> --ndjson [input.ndjson|-]
 
 Evaluates a mapping once and prints the envelope { ...output, valid, errors } as JSON. The
 mapping is a document file, or the id of a mapping in MAPPINGS (else the bundled examples). The
 input is a JSON or YAML file, "-" for standard input, or absent. Exits 0 when the envelope is
 valid, 1 when it is not, 2 on bad arguments, unreadable files or an evaluation failure.
 
-  --explain   add the explain trace beside valid and errors, as POST /map does with
-              "explain": true: per pairing, its target, the input pointers read, the value after
-              each pipeline stage, the branch taken and plugin timings
+  --explain            add the explain trace beside valid and errors, as POST /map does with
+                       "explain": true: per pairing, its target, the input pointers read, the
+                       value after each pipeline stage, the branch taken and plugin timings
+  --ndjson             the input (a file, or standard input when "-" or absent) is newline-delimited
+                       JSON: each line is evaluated and answered by one line on standard output, in
+                       input order, as POST /map/stream answers: the envelope, or an error line
+                       {"line": n, "status": s, "error": {code, message, ...}} for a line that is
+                       not JSON, is over --max-line-bytes or fails; empty lines are skipped. Read
+                       and written a chunk at a time, in constant memory. On a terminal, standard
+                       error shows records, records/s and bytes (from a file: a bar and an ETA).
+                       Exits 0 when every line answered a valid envelope, 1 otherwise
+  --concurrency <n>    with --ndjson, lines evaluated at once when the mapping awaits (plugins),
+                       1 to 64, default 4; the output keeps the input order
+  --max-line-bytes <n> with --ndjson, the longest line read (default 1048576, the service's
+                       maxBodyBytes); a longer one is answered by a 413 error line and skipped
 `,
 }
 
@@ -412,12 +438,26 @@ async function readInput(path: string | undefined, io: Io): Promise<unknown> {
   }
 }
 
+/** A positive integer option, at most `max`. */
+function integerOption(name: string, value: string | undefined, fallback: number, max: number): number {
+  if (value === undefined) return fallback
+  const n = Number(value)
+  if (!/^[0-9]+$/.test(value) || n < 1 || n > max) throw new UsageError(`--${name} must be an integer from 1 to ${max}`)
+  return n
+}
+
 /** `map <mapping-file-or-id> [input|-]` → exit code. */
 async function mapCommand(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { help: { type: 'boolean', short: 'h' }, explain: { type: 'boolean' } },
+    options: {
+      help: { type: 'boolean', short: 'h' },
+      explain: { type: 'boolean' },
+      ndjson: { type: 'boolean' },
+      concurrency: { type: 'string' },
+      'max-line-bytes': { type: 'string' },
+    },
   })
   if (values.help) {
     io.out(USAGE.map)
@@ -445,6 +485,13 @@ async function mapCommand(args: string[], io: Io): Promise<number> {
     io.err(`${target} is not a valid mapping:\n${report.errors.map((e) => describe(e, 'error')).join('\n')}\n`)
     return 2
   }
+  if (values.ndjson) {
+    if (values.explain) throw new UsageError('--explain and --ndjson do not go together')
+    const concurrency = integerOption('concurrency', values.concurrency, 4, 64)
+    const maxLineBytes = integerOption('max-line-bytes', values['max-line-bytes'], 1048576, 1073741824)
+    return mapNdjson(mapper.compile(mapping), inputPath, io, { concurrency, maxLineBytes })
+  }
+  if (values.concurrency !== undefined || values['max-line-bytes'] !== undefined) throw new UsageError('--concurrency and --max-line-bytes go with --ndjson')
   const input = await readInput(inputPath, io)
   let envelope
   try {
@@ -459,6 +506,130 @@ async function mapCommand(args: string[], io: Io): Promise<number> {
   }
   io.out(`${JSON.stringify(envelope, null, 2)}\n`)
   return envelope.valid ? 0 : 1
+}
+
+/** Where `map --ndjson` reads: a file (its size known) or standard input. */
+async function ndjsonSource(path: string | undefined, io: Io): Promise<{ source: AsyncIterable<Buffer | string>; size: number | undefined }> {
+  if (path === undefined || path === '-') {
+    const source = io.stdinStream?.() ?? (async function * () {
+      yield await io.stdin()
+    })()
+    return { source, size: undefined }
+  }
+  let file
+  try {
+    file = await open(path)
+  } catch {
+    throw new UsageError(`${path}: cannot be read`)
+  }
+  const { size } = await file.stat()
+  return { source: file.createReadStream({ highWaterMark: 65536 }), size }
+}
+
+/**
+ * `map --ndjson`: each line of the input evaluated by `plan` and answered by one line on standard
+ * output, in input order, the same lines as POST /map/stream (runtime/ndjson.ts), written as fast
+ * as standard output takes them and read no faster; progress on standard error when it is a
+ * terminal. Exit 0 when every line answered a valid envelope, 1 otherwise.
+ */
+async function mapNdjson(plan: CompiledMapping, path: string | undefined, io: Io, options: { concurrency: number; maxLineBytes: number }): Promise<number> {
+  const { source, size } = await ndjsonSource(path, io)
+  const reader = new NdjsonReader(source, options.maxLineBytes)
+  let records = 0
+  let failed = 0
+  const answer = (envelope: Envelope): string => {
+    records++
+    if (!envelope.valid) failed++
+    return `${JSON.stringify(envelope)}\n`
+  }
+  const answering: Answering = {
+    concurrency: options.concurrency,
+    maxLineBytes: options.maxLineBytes,
+    evaluate: (input) => {
+      const envelope = plan.run(input)
+      return envelope instanceof Promise ? envelope.then(answer) : answer(envelope)
+    },
+    fail: (line, error) => {
+      records++
+      failed++
+      const shaped = shapeError(error, options.maxLineBytes)
+      return errorLine(line, shaped.status, { code: shaped.code, message: shaped.message, ...shaped.extra })
+    },
+  }
+  const progress = io.errIsTerminal === true ? new Progress(io.err, size, () => ({ records, bytes: reader.bytes })) : undefined
+  const write = io.write ?? ((text: string): boolean => {
+    io.out(text)
+    return true
+  })
+  try {
+    for await (const text of answerLines(reader.batches(), answering)) {
+      if (!write(text)) await io.drain?.()
+    }
+  } finally {
+    progress?.stop()
+  }
+  return failed === 0 ? 0 : 1
+}
+
+/** `12.3 MB`: bytes in the units a reader expects. */
+function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`
+  const units = ['kB', 'MB', 'GB', 'TB']
+  let value = bytes / 1024
+  let unit = 0
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024
+    unit++
+  }
+  return `${value.toFixed(1)} ${units[unit]}`
+}
+
+/** `1m05s`: a duration to come. */
+function formatSeconds(seconds: number): string {
+  if (!Number.isFinite(seconds)) return '?'
+  const whole = Math.round(seconds)
+  return whole < 60 ? `${whole}s` : `${Math.floor(whole / 60)}m${String(whole % 60).padStart(2, '0')}s`
+}
+
+/** A one-line progress display on a terminal, redrawn four times a second and once at the end. */
+class Progress {
+  readonly #timer: NodeJS.Timeout
+  readonly #started = performance.now()
+
+  constructor(
+    private readonly show: (text: string) => void,
+    private readonly size: number | undefined,
+    private readonly read: () => { records: number; bytes: number }
+  ) {
+    this.#timer = setInterval(() => this.#draw(false), 250)
+    this.#timer.unref()
+  }
+
+  /** The line as it reads now: records, records/s, bytes and, when the size is known, a bar and an ETA. */
+  line(): string {
+    const { records, bytes } = this.read()
+    const seconds = (performance.now() - this.#started) / 1000
+    const rate = seconds > 0 ? Math.round(records / seconds) : 0
+    let text = `${records.toLocaleString('en')} records  ${rate.toLocaleString('en')} records/s  ${formatBytes(bytes)}`
+    if (this.size !== undefined && this.size > 0) {
+      const done = Math.min(1, bytes / this.size)
+      const width = 24
+      const filled = Math.round(done * width)
+      const eta = done > 0 ? (seconds / done) * (1 - done) : Number.POSITIVE_INFINITY
+      text += ` of ${formatBytes(this.size)}  [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${Math.floor(done * 100)}%  ETA ${formatSeconds(eta)}`
+    }
+    return text
+  }
+
+  #draw(last: boolean): void {
+    // Carriage return and erase to the end of the line: the display stays one line.
+    this.show(`\r\x1b[K${this.line()}${last ? '\n' : ''}`)
+  }
+
+  stop(): void {
+    clearInterval(this.#timer)
+    this.#draw(true)
+  }
 }
 
 /** Dispatch a command line (without the node and script arguments); undefined means "serve". */

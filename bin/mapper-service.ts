@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // The mapper-service command. With no arguments it serves, configured by the environment
 // (PORT, MAPPINGS, EXTENSIONS, OPTIONS / OPTIONS_FILE); a configuration that cannot start prints
-// one line on stderr and exits 1. `validate` and `map` are in bin/commands.ts.
+// one line on stderr and exits 1. `validate` and `map` are in bin/commands.ts; `map --ndjson`
+// streams, so it gets standard input and output as streams (and whether stderr is a terminal).
+import { once } from 'node:events'
 import { startFromEnvironment, startupFailureLine } from '../server.js'
 import { runCommand } from './commands.js'
 
@@ -16,6 +18,12 @@ const code = await runCommand(process.argv.slice(2), {
   err: (text) => process.stderr.write(text),
   stdin: readStdin,
   env: process.env,
+  stdinStream: () => process.stdin,
+  write: (text) => process.stdout.write(text),
+  drain: async () => {
+    await once(process.stdout, 'drain')
+  },
+  errIsTerminal: process.stderr.isTTY === true,
 })
 if (code !== undefined) {
   process.exitCode = code

@@ -25,7 +25,7 @@ const POISONED_BODY = 'Body must not contain __proto__ or constructor.prototype 
  * The deepest body accepted: far beyond any mapping (documents nest at most 100 levels) or
  * sensible input, and far below what printing an output that copies the input could survive.
  */
-const MAX_BODY_DEPTH = 512
+export const MAX_BODY_DEPTH = 512
 
 const DEEP_BODY = `Body must not nest deeper than ${MAX_BODY_DEPTH} levels`
 

@@ -16,6 +16,15 @@ interface ClientErrorOptions {
   readonly maxHeaderSize: number
 }
 
+/**
+ * Connections whose request may outlast `server.requestTimeout`: a POST /map/stream upload, whose
+ * body is read a line at a time and may run as long as the batch (routes/stream.ts adds its socket
+ * once the stream is admitted, and removes it when the answer ends). Node still reports such a
+ * request as expired on every check; it is left alone here. A stream that stalls is still ended
+ * by `server.connectionTimeout`, which counts silence, not length.
+ */
+export const streamingSockets = new WeakSet<Socket>()
+
 /** Node's codes are fixed identifiers; anything else is not repeated into the log. */
 const ERROR_CODE = /^[A-Z][A-Z0-9_]{0,63}$/
 
@@ -35,6 +44,7 @@ export function clientErrorHandler({ log, requestIdPrefix, maxHeaderSize }: Clie
     const code = (error as NodeJS.ErrnoException).code
     // A connection the client already reset has nobody to answer.
     if (code === 'ECONNRESET' || socket.destroyed) return
+    if (code === 'ERR_HTTP_REQUEST_TIMEOUT' && streamingSockets.has(socket)) return
     const { status, code: bodyCode, message } = shapeError(failureFor(code, maxHeaderSize), maxHeaderSize)
     const requestId = freshRequestId(requestIdPrefix)
     log.info({ requestId, status, code: bodyCode, error: code !== undefined && ERROR_CODE.test(code) ? code : 'unknown' }, 'client error')

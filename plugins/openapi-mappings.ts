@@ -101,6 +101,9 @@ export function withMappingOperations(base: OpenApiDocument, outputs: ReadonlyMa
   for (const [id, name] of defNames) schemas[name] = renderAlt(defs.get(id)!, refOf)
 
   for (const [id, output] of outputs) {
+    // An id that is a path of its own (`stream`: POST /map/stream) is reached through POST /map only.
+    const path = `${prefix}/map/${encodeURIComponent(id)}`
+    if (Object.hasOwn(paths, path)) continue
     const name = names.get(id)!
     const shown = withoutEnvelopeKeys(output.inferred.output)
     schemas[name] = { ...renderAlt(shown, refOf), description: `What the mapping ${JSON.stringify(id)} outputs for an input that is not an array, when the result is valid.` }
@@ -127,7 +130,7 @@ export function withMappingOperations(base: OpenApiDocument, outputs: ReadonlyMa
     const parameters = generic.parameters?.filter((parameter) => !(parameter.in === 'path' && parameter.name === 'id'))
     if (parameters === undefined || parameters.length === 0) delete operation.parameters
     else operation.parameters = parameters
-    paths[`${prefix}/map/${encodeURIComponent(id)}`] = { post: operation }
+    paths[path] = { post: operation }
   }
   return { ...base, paths, components: { ...base.components, schemas } }
 }

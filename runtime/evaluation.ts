@@ -86,6 +86,15 @@ export function evaluateRequest(
   return envelope instanceof Promise ? envelope.then(outcomeOf) : outcomeOf(envelope)
 }
 
+/**
+ * One evaluation of a plan already chosen and admitted (a stream's lines, runtime/evaluator.ts
+ * `stream`): synchronous when the plan did not await.
+ */
+export function runPlan(plan: CompiledMapping, input: unknown, extra: Record<string, unknown>, options: RunOptions): MapOutcome | Promise<MapOutcome> {
+  const envelope = plan.run(input, extra, options)
+  return envelope instanceof Promise ? envelope.then(outcomeOf) : outcomeOf(envelope)
+}
+
 function outcomeOf(envelope: Envelope): MapOutcome {
   return { text: printEnvelope(envelope), valid: envelope.valid, errors: envelope.errors }
 }

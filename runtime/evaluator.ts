@@ -3,9 +3,9 @@
 // the served set's pool, by options.isolation), runs it (runtime/evaluation.ts, the same on both
 // sides) and has the observer watch it whole: its span, its metrics, what a worker saw.
 import type { ServiceConfig } from '../config/resolve.js'
-import { unknownMapping } from '../errors.js'
+import { InvalidMappingDocument, unknownMapping } from '../errors.js'
 import type { EngineService } from './engine.js'
-import { evaluateRequest, validateDocument, type MapOutcome, type MapRequest, type Report } from './evaluation.js'
+import { evaluateRequest, runPlan, validateDocument, type MapOutcome, type MapRequest, type Report } from './evaluation.js'
 import { IsolatedFailure, type IsolationPool, type TaskAnswer } from './isolation.js'
 import { EXPLICIT, type EvaluationObserver } from './observer.js'
 
@@ -83,6 +83,48 @@ export class Evaluator {
       if (!('outcome' in settled)) throw new Error('an isolated evaluation answered without an outcome')
       return settled.outcome
     })
+  }
+
+  /**
+   * POST /map/stream: the evaluation of each line of a stream, decided once for the whole stream
+   * where `map` decides per request, by the same rules: a registered id not served is 404, an
+   * invalid explicit document 422 with its report, both before any line runs. Each line is then
+   * one evaluation on the mapping's own budgets, observed (counted, traced) as a /map evaluation
+   * is. Inline, the plan is looked up (or the explicit document validated) once, and a line that
+   * needs no await is answered synchronously; isolated, each line is a task of the pool, and an
+   * explicit document is validated there first.
+   */
+  async stream(engine: EngineService, mapping: string | object, caller: Caller): Promise<(input: unknown) => MapOutcome | Promise<MapOutcome>> {
+    const registered = typeof mapping === 'string'
+    const label = registered ? mapping : EXPLICIT
+    const pool = this.#pool(engine, registered, false)
+    if (pool === undefined) {
+      let plan
+      let limits
+      if (registered) {
+        plan = engine.registered(mapping)
+        if (plan === undefined) throw unknownMapping(mapping)
+      } else {
+        const prepared = engine.explicit(mapping)
+        this.observer.prepared(prepared)
+        if (prepared.plan === null) throw new InvalidMappingDocument(prepared.report)
+        plan = prepared.plan
+        limits = engine.settings.limits.explicit
+      }
+      const options = { limits, stdout: caller.stdout }
+      return (input) => {
+        const extra = new CallerExtra(caller)
+        return this.observer.run(label, extra, () => runPlan(plan, input, extra, options))
+      }
+    }
+    if (registered && engine.registered(label) === undefined) throw unknownMapping(label)
+    if (!registered) {
+      const task = { kind: 'validate', document: mapping, mayEvaluate: false, identity: caller.identity, stdout: caller.wantsStdout } as const
+      const settled = this.#settle(await pool.run(task, engine.settings.limits.explicit.timeMs, caller.signal()), caller)
+      if (!('report' in settled)) throw new Error('an isolated validation answered without a report')
+      if (!settled.report.valid) throw new InvalidMappingDocument(settled.report)
+    }
+    return (input) => this.map(engine, { mapping, input, explain: false }, caller)
   }
 
   /**

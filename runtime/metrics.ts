@@ -127,10 +127,32 @@ export class ServiceMetrics {
     registers: [this.registry],
   })
 
+  private readonly streamLines = new Counter({
+    name: 'mapper_stream_lines_total',
+    help: 'Lines answered by POST /map/stream, by mapping and result: envelope, or error (an error line: not JSON, over the line limit, or its evaluation failed).',
+    labelNames: ['mapping', 'result'] as const,
+    registers: [this.registry],
+  })
+
+  private readonly streamErrors = new Counter({
+    name: 'mapper_stream_line_errors_total',
+    help: 'Error lines of POST /map/stream, by mapping and error code.',
+    labelNames: ['mapping', 'code'] as const,
+    registers: [this.registry],
+  })
+
+  private readonly streamBytes = new Counter({
+    name: 'mapper_stream_bytes_total',
+    help: 'Bytes of POST /map/stream bodies, by direction: in (read from requests) or out (answer lines written).',
+    labelNames: ['direction'] as const,
+    registers: [this.registry],
+  })
+
   constructor() {
     // Series a dashboard divides by exist from the start, at zero.
     for (const result of ['hit', 'miss']) this.cache.series(result)
     for (const result of ['ok', 'failed']) this.reloads.series(result)
+    for (const direction of ['in', 'out']) this.streamBytes.series(direction)
   }
 
   /** The exposition: this instance's series, then the process's. */
@@ -173,6 +195,20 @@ export class ServiceMetrics {
 
   looked(hit: boolean): void {
     this.cache.series(hit ? 'hit' : 'miss').value++
+  }
+
+  /** A stream's line answered with its envelope (`code` undefined) or an error line of that code. */
+  streamLine(mapping: string, code: string | undefined): void {
+    if (code === undefined) {
+      this.streamLines.series(mapping, 'envelope').value++
+      return
+    }
+    this.streamLines.series(mapping, 'error').value++
+    this.streamErrors.series(mapping, code).value++
+  }
+
+  streamed(direction: 'in' | 'out', bytes: number): void {
+    this.streamBytes.series(direction).value += bytes
   }
 
   reloaded(ok: boolean): void {

@@ -97,3 +97,19 @@ export const EnvelopeSchema = Type.Object(
   },
   { $id: 'MapResponse', additionalProperties: true, description: 'The envelope: the mapped output keys, plus valid and errors.' }
 )
+
+/** POST /map/stream's query: the mapping, and how many answers may be in flight. */
+export const StreamQuerySchema = Type.Object(
+  {
+    mapping: Type.Optional(
+      Type.String({ description: 'The id of a registered mapping. Absent: the first line of the body names it, or carries the document (explicit form): {"mapping": <id or document>}.' })
+    ),
+    concurrency: Type.Optional(
+      Type.String({
+        pattern: '^([1-9]|1[0-6])$',
+        description: 'Lines evaluated at once when the mapping awaits (plugins), 1 to 16, default 4; answers keep the input order. A mapping that never awaits runs line by line.',
+      })
+    ),
+  },
+  { additionalProperties: false }
+)

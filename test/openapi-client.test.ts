@@ -156,6 +156,7 @@ t.test('a client generated from /openapi.json type-checks and works against a ru
     '/map/citation',
     '/map/echo',
     '/map/greet',
+    '/map/stream',
     '/mappings',
     '/mappings/{id}/schema',
     '/schema/mapping.json',

@@ -133,4 +133,14 @@ t.test('one typed operation per registered mapping, clean under the recommended 
     t.notOk(after.components.schemas.Citation)
     t.strictSame(await lint(source), [])
   })
+  t.test('a mapping registered as stream keeps POST /map/stream the batch endpoint', async (t) => {
+    const app = await buildServer({ options: { logging: { level: 'silent' } }, mappings: [{ $id: 'stream', mapping: { '/x': '/x' } }] as never })
+    t.teardown(() => app.close())
+    const source = (await app.inject({ method: 'GET', url: '/openapi.json' })).body
+    const document = JSON.parse(source) as Document
+    t.equal(document.paths['/map/stream']?.post?.operationId, 'mapStream')
+    t.strictSame(await lint(source), [])
+    const mapped = await app.inject({ method: 'POST', url: '/map', payload: { mapping: 'stream', input: { x: 1 } } })
+    t.strictSame(mapped.json(), { x: 1, valid: true, errors: [] }, 'reached through POST /map')
+  })
 })

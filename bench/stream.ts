@@ -1,0 +1,75 @@
+// The batch benchmark (README "Batches"): `npm run bench:stream`. The same registered mapping
+// (`citation`, the bundled example) and input, measured three ways on 127.0.0.1, each load from a
+// separate process: POST /map requests/s (autocannon, --connections, --duration), POST /map/stream
+// lines/s (one stream of --lines lines, bench/stream-client.ts), and the CLI's `map --ndjson`
+// lines/s over a file of as many lines (output to /dev/null). The service logs as by default (one
+// line per request) into /dev/null.
+import { spawn } from 'node:child_process'
+import { writeFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { pino } from 'pino'
+import { bundledMappingsPath, loadMappings } from '../config/mappings.js'
+import { buildServer } from '../server.js'
+import { LOADER, runLoad } from './load-client.js'
+import { citationInput } from './workloads.js'
+
+const { values } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '10' },
+    lines: { type: 'string', default: '200000' },
+  },
+})
+const duration = Number(values.duration)
+const connections = Number(values.connections)
+const lines = Number(values.lines)
+
+/** Run a script of this directory (or the CLI) in its own process; resolves with its stdout. */
+function run(args: string[], stdout: 'pipe' | 'ignore' = 'pipe'): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', LOADER, ...args], { stdio: ['ignore', stdout, 'inherit'] })
+    let out = ''
+    child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()))
+    child.on('error', reject)
+    child.on('close', (code) => (code === 0 || (code === 1 && stdout === 'ignore') ? resolve(out) : reject(new Error(`${args[0]} exited ${code}`))))
+  })
+}
+
+const service = await buildServer({
+  mappings: await loadMappings(bundledMappingsPath()),
+  logger: pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false })),
+})
+await service.listen({ port: 0, host: '127.0.0.1' })
+const origin = `http://127.0.0.1:${(service.server.address() as { port: number }).port}`
+const line = JSON.stringify(citationInput)
+
+// Warm-up, unmeasured: the JIT sees both paths first.
+await runLoad({ url: `${origin}/map`, body: JSON.stringify({ mapping: 'citation', input: citationInput }), connections, duration: 2 })
+await run([fileURLToPath(new URL('./stream-client.ts', import.meta.url)), `${origin}/map/stream?mapping=citation`, String(Math.min(lines, 50000)), line])
+
+const map = await runLoad({ url: `${origin}/map`, body: JSON.stringify({ mapping: 'citation', input: citationInput }), connections, duration })
+const streamed = JSON.parse(await run([fileURLToPath(new URL('./stream-client.ts', import.meta.url)), `${origin}/map/stream?mapping=citation`, String(lines), line])) as { lines: number; errors: number; seconds: number }
+await service.close()
+if (streamed.lines !== lines || streamed.errors !== 0) throw new Error(`the stream answered ${streamed.lines} lines, ${streamed.errors} errors`)
+
+const dir = mkdtempSync(join(tmpdir(), 'bench-stream-'))
+const file = join(dir, 'input.ndjson')
+writeFileSync(file, `${line}\n`.repeat(lines))
+const cliStarted = performance.now()
+await run([fileURLToPath(new URL('../bin/mapper-service.ts', import.meta.url)), 'map', 'citation', '--ndjson', file], 'ignore')
+const cliSeconds = (performance.now() - cliStarted) / 1000
+rmSync(dir, { recursive: true, force: true })
+
+const rate = (n: number): string => Math.round(n).toLocaleString('en')
+process.stdout.write(
+  [
+    `mapper-service batch benchmark — node ${process.version}, registered citation, 127.0.0.1`,
+    `POST /map          ${rate(map.requests).padStart(9)} requests/s  (autocannon, ${connections} connections, ${duration} s; p50 ${map.latencyP50} ms)`,
+    `POST /map/stream   ${rate(streamed.lines / streamed.seconds).padStart(9)} lines/s     (one stream of ${rate(lines)} lines in ${streamed.seconds.toFixed(2)} s)`,
+    `map --ndjson (CLI) ${rate(lines / cliSeconds).padStart(9)} lines/s     (${rate(lines)} lines from a file in ${cliSeconds.toFixed(2)} s, process start included)`,
+    '',
+  ].join('\n')
+)
