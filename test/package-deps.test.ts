@@ -1,6 +1,6 @@
 // What an install brings: the shipped files (tsconfig.build.json's) import at run time only the
 // packages of `dependencies`; the optional packages (`peerDependencies` marked optional: the
-// OpenTelemetry SDK, @fastify/otel, tsx, pino-pretty) are imported only by config/optional.ts, which turns their
+// OpenTelemetry SDK, @fastify/otel, tsx, pino-pretty, ioredis) are imported only by config/optional.ts, which turns their
 // absence into one line naming the package; the engine imports nothing of the service. Then a real
 // light install: the source tree beside a node_modules without the optional packages, started
 // through the entry point.
