@@ -170,6 +170,14 @@ t.test('a light install: serves without the optional packages, and a feature tha
   t.test('logging.format pretty, no pino-pretty', (t) =>
     failsWith(t, root, { OPTIONS: JSON.stringify({ logging: { format: 'pretty' }, host: '127.0.0.1' }) }, 'options.logging.format "pretty" needs the package pino-pretty, which is not installed: npm install pino-pretty'))
 
+  t.test('rateLimit.redis, no ioredis', (t) =>
+    failsWith(
+      t,
+      root,
+      { OPTIONS: JSON.stringify({ logging: { level: 'silent' }, host: '127.0.0.1', rateLimit: { redis: 'redis://:secret@127.0.0.1:1/0' } }) },
+      'options.rateLimit.redis needs the package ioredis, which is not installed: npm install ioredis'
+    ))
+
   t.test('a TypeScript EXTENSIONS module, no tsx', async (t) => {
     const extensions = join(root, 'extensions.ts')
     writeFileSync(extensions, 'export default {}\n')
