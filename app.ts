@@ -119,7 +119,7 @@ const servicePlugin: FastifyPluginAsync<ServerPluginOptions> = async (app, opts)
   await app.register(corsPlugin, { cors: config.cors })
   await app.register(authPlugin, { auth: config.auth })
   // Before the routes: it limits the routes registered after it.
-  if (config.rateLimit !== false) await app.register(rateLimitPlugin, { rateLimit: config.rateLimit })
+  if (config.rateLimit !== false) await app.register(rateLimitPlugin, { rateLimit: config.rateLimit, metrics })
   await app.register(enginePlugin, { registry })
   // The error body every route's error responses refer to, by name.
   app.addSchema(ErrorBodySchema)

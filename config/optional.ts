@@ -1,5 +1,6 @@
 // The optional packages (package.json `peerDependencies`, marked optional): the OpenTelemetry SDK and
-// @fastify/otel for tracing, tsx for TypeScript modules, pino-pretty for `logging.format: pretty`. An install without them is the light one;
+// @fastify/otel for tracing, tsx for TypeScript modules, pino-pretty for `logging.format: pretty`,
+// ioredis for rate limits shared in Redis (`rateLimit.redis`). An install without them is the light one;
 // each is imported here, by the feature that needs it, only once that feature is configured. The
 // only module that may import a package outside `dependencies` (test/package-deps.test.ts). The
 // types below are the little the service uses of each, so the published declarations name none of
@@ -46,6 +47,28 @@ export interface PinoPrettyModule {
   default: (options: { colorize: boolean; sync: boolean }) => DestinationStream
 }
 
+/** The ioredis options the rate-limit store sets (plugins/rate-limit.ts). */
+export interface RedisClientOptions {
+  connectTimeout: number
+  commandTimeout: number
+  maxRetriesPerRequest: number
+  enableOfflineQueue: boolean
+  retryStrategy: (attempt: number) => number
+}
+
+/** An ioredis client, as far as the service and @fastify/rate-limit's RedisStore use it. */
+export interface RedisClient {
+  readonly status: string
+  on(event: 'error', listener: (error: Error) => void): unknown
+  on(event: 'ready', listener: () => void): unknown
+  defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void
+  disconnect(): void
+}
+
+export interface IoredisModule {
+  Redis: new (url: string, options: RedisClientOptions) => RedisClient
+}
+
 export interface TsxModule {
   register(): unknown
 }
@@ -63,3 +86,6 @@ export const loadTsx = (feature: string): Promise<TsxModule> => loadOptional('ts
 
 /** pino-pretty, for `logging.format: pretty`. */
 export const loadPinoPretty = (): Promise<PinoPrettyModule> => loadOptional('pino-pretty', 'options.logging.format "pretty"', () => import('pino-pretty'))
+
+/** ioredis, for `rateLimit.redis`. */
+export const loadIoredis = (): Promise<IoredisModule> => loadOptional('ioredis', 'options.rateLimit.redis', () => import('ioredis'))

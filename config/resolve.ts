@@ -77,6 +77,8 @@ const ISOLATION_DEFAULTS = { memoryMb: 256, graceMs: 1000 } as const
 export interface RateLimitConfig {
   readonly max: number
   readonly timeWindow: number
+  /** The Redis URL holding the counters, shared by every replica; absent: in memory, per process. */
+  readonly redis?: string
 }
 
 /** The standalone server's connection limits (options.server), every one filled in. */
@@ -160,7 +162,39 @@ function resolveBudgets(options: Options['limits']): ServiceConfig['limits'] {
 function resolveRateLimit(options: Options['rateLimit']): false | RateLimitConfig {
   if (options === undefined || options === false) return false
   const limit = options === true ? {} : options
-  return { max: limit.max ?? 100, timeWindow: limit.timeWindow ?? 60000 }
+  const resolved = { max: limit.max ?? 100, timeWindow: limit.timeWindow ?? 60000 }
+  return limit.redis === undefined ? resolved : { ...resolved, redis: redisUrl(limit.redis) }
+}
+
+/**
+ * A URL fit for a log line or an error: its user name and password replaced by `***`. Anything
+ * that does not parse as a URL is not printed at all (it could be a password pasted in alone).
+ */
+export function redactUrl(text: string): string {
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    return '(not a URL)'
+  }
+  if (url.username !== '') url.username = '***'
+  if (url.password !== '') url.password = '***'
+  return url.href
+}
+
+/** options.rateLimit.redis, checked as ioredis will read it; errors name it only redacted. */
+function redisUrl(text: string): string {
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    throw new ConfigError('options.rateLimit.redis must be a redis:// or rediss:// URL')
+  }
+  const where = `options.rateLimit.redis (${redactUrl(text)})`
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new ConfigError(`${where} must be a redis:// or rediss:// URL`)
+  if (url.hostname === '') throw new ConfigError(`${where} names no host`)
+  if (!/^\/?(\d{1,5})?$/.test(url.pathname)) throw new ConfigError(`${where}: the path is the database number, e.g. /0`)
+  return text
 }
 
 /** The paths the service's own routes take: the metrics endpoint may take none of them. */

@@ -6,7 +6,7 @@
 // Every label has a bounded set of values: `route` is a route's pattern (unknown paths share one
 // value), `mapping` a registered id or one value for every explicit document, `rule` a validation
 // rule id, `code` an error code of the catalogue, `budget` a budget name, `status` an HTTP status.
-import { collectDefaultMetrics, Registry } from 'prom-client'
+import { collectDefaultMetrics, Counter as PromCounter, Gauge, Registry } from 'prom-client'
 import { FastCounter as Counter, FastHistogram as Histogram } from './series.js'
 import type { ValidationReport } from '../engine/index.js'
 
@@ -148,6 +148,9 @@ export class ServiceMetrics {
     registers: [this.registry],
   })
 
+  /** Made by rateLimitStore(), only when the rate limits live in Redis. */
+  private storeSeries: RateLimitStoreSeries | undefined
+
   constructor() {
     // Series a dashboard divides by exist from the start, at zero.
     for (const result of ['hit', 'miss']) this.cache.series(result)
@@ -214,4 +217,33 @@ export class ServiceMetrics {
   reloaded(ok: boolean): void {
     this.reloads.series(ok ? 'ok' : 'failed').value++
   }
+
+  /**
+   * The series of the shared rate-limit store (options.rateLimit.redis), registered on first call:
+   * an instance counting in memory exposes none. Off the request path's fast series: they move
+   * only when Redis fails or comes back.
+   */
+  rateLimitStore(): RateLimitStoreSeries {
+    if (this.storeSeries === undefined) {
+      const errors = new PromCounter({
+        name: 'mapper_rate_limit_store_errors_total',
+        help: 'Requests let through without a rate limit because the Redis store failed to answer (fail open).',
+        registers: [this.registry],
+      })
+      const up = new Gauge({
+        name: 'mapper_rate_limit_store_up',
+        help: 'Whether the last exchange with the Redis rate-limit store succeeded (1) or failed (0).',
+        registers: [this.registry],
+      })
+      this.storeSeries = { failedOpen: () => errors.inc(), reachable: (ok) => up.set(ok ? 1 : 0) }
+    }
+    return this.storeSeries
+  }
+}
+
+/** What the shared rate-limit store reports (runtime/rate-limit-store.ts). */
+export interface RateLimitStoreSeries {
+  /** A request passed unlimited because the store failed. */
+  failedOpen(): void
+  reachable(ok: boolean): void
 }

@@ -136,6 +136,14 @@ const RateLimitOptionsSchema = Type.Object(
   {
     max: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000000000, description: 'Requests one caller may make per time window (default 100).' })),
     timeWindow: Type.Optional(Type.Integer({ minimum: 1, maximum: 86400000, description: 'Milliseconds of the time window (default 60000).' })),
+    redis: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 2048,
+        description:
+          'A redis:// or rediss:// URL (credentials and database number allowed, e.g. redis://:secret@redis:6379/0): the counters live there, shared by every replica, instead of in each process. Needs the optional package ioredis. Redis unreachable: requests pass without a limit (fail open). Default: in memory, per process.',
+      })
+    ),
   },
   { additionalProperties: false }
 )

@@ -1,7 +1,7 @@
 // The Helm chart (deploy/helm), rendered by the subset renderer of helm-support.ts (no helm binary
 // here): every object validated against the Kubernetes API schemas (the ServiceMonitor, a CRD, by
 // hand), equivalent to the kustomize manifests, its options and mappings accepted by the app, and
-// the values (HPA, ServiceMonitor, image, options, mappings) doing what they say.
+// the values (HPA, ServiceMonitor, image, options, mappings, redis) doing what they say.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -132,10 +132,37 @@ t.test('values: autoscaler off, ServiceMonitor on, image, options and mappings',
   t.equal(endpoint.interval, '15s')
 })
 
+t.test('redis.url: rate limits shared by every pod, through options.rateLimit.redis', async (t) => {
+  const url = 'redis://:a-password@redis-master.cache:6379/0'
+  const options = (overrides: Record<string, unknown>): Record<string, any> => {
+    const { objects } = renderChart(CHART, 'prod', overrides)
+    const configMap = byKind(objects, 'ConfigMap').find((object) => object.metadata.name === 'prod-options')!
+    t.doesNotThrow(() => new ConfigMap(configMap as never).validate())
+    return JSON.parse(configMap.data['options.json'] as string) as Record<string, any>
+  }
+  const defaults = options({})
+  t.equal(defaults.rateLimit, undefined, 'empty by default: no shared limits, the options as given')
+  t.same(options({ redis: { url } }).rateLimit, { redis: url }, 'rate limiting on with its defaults when the options leave it off')
+  t.same(options({ redis: { url }, options: { rateLimit: true } }).rateLimit, { redis: url }, 'rateLimit: true, the same')
+  const both = options({ redis: { url }, options: { rateLimit: { max: 600, timeWindow: 1000 } } })
+  t.same(both.rateLimit, { max: 600, timeWindow: 1000, redis: url }, "the options' max and timeWindow kept")
+  t.same(resolveConfig(both).rateLimit, { max: 600, timeWindow: 1000, redis: url }, 'what the app resolves')
+  t.same({ ...both, rateLimit: undefined }, { ...defaults, rateLimit: undefined }, 'the rest of the options untouched')
+
+  const annotations = (overrides: Record<string, unknown>) => byKind(renderChart(CHART, 'prod', overrides).objects, 'Deployment')[0]!.spec.template.metadata.annotations
+  t.equal(annotations({})['checksum/redis'], undefined)
+  t.not(annotations({ redis: { url } })['checksum/redis'], annotations({ redis: { url: 'redis://other:6379/0' } })['checksum/redis'], 'another Redis rolls the pods')
+  t.equal(annotations({ redis: { url } })['checksum/options'], annotations({})['checksum/options'])
+})
+
 t.test('the renderer refuses what it does not implement, instead of guessing', async (t) => {
   const context = { Values: { a: { b: 1 } }, Release: { Name: 'r' }, Chart: {} }
   t.equal(renderTemplate('x: {{ .Values.a.b }}', context), 'x: 1')
   t.equal(renderTemplate('a\n  {{- if .Values.a }}\nyes\n{{- else }}\nno\n{{- end }}', context), 'a\nyes')
+  t.equal(renderTemplate('{{- $m := dict "k" 1 }}{{- if .Values.a }}{{- $m = .Values.a }}{{- $_ := set $m "c" 2 }}{{- end }}{{ toJson $m }}', { ...context, Values: { a: { b: 1 } } }), '{"b":1,"c":2}', 'assignment in a block reaches the outer variable')
+  t.equal(renderTemplate('{{- $m := deepCopy .Values.a }}{{- $_ := set $m "b" 3 }}{{ toJson $m }} {{ .Values.a.b }}', context), '{"b":3} 1', 'deepCopy leaves the values alone')
+  t.throws(() => renderTemplate('{{ if .Values.a }}{{ $x := 1 }}{{ end }}{{ $x }}', context), /undefined variable \$x/, 'a variable ends with its block')
+  t.throws(() => renderTemplate('{{ $y = 1 }}', context), /undefined variable \$y/)
   t.throws(() => renderTemplate('{{ include "x" . }}', context), /outside the supported subset/)
   t.throws(() => renderTemplate('{{ .Values.missing }}', context), /missing/)
   t.throws(() => renderTemplate('{{ .Values.a }}', context), /not a scalar/)

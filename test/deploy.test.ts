@@ -82,6 +82,10 @@ t.test('Dockerfile: Node 20 slim, dependencies cached before the source, non-roo
   const firstSource = lines.findIndex((l) => /^COPY (engine|\*\.ts)/.test(l))
   t.match(lines[firstCopy], /^COPY package\.json package-lock\.json/)
   t.ok(install > firstCopy && install < firstSource, 'npm ci runs before any source is copied')
+  // The image serves rateLimit.redis without a derived image: the optional ioredis, at its peer range.
+  const ioredis = lines.findIndex((l) => l.startsWith('RUN npm install') && l.includes('ioredis@'))
+  t.ok(ioredis > install && ioredis < firstSource, 'ioredis is installed in the dependencies stage')
+  t.match(lines[ioredis], /--save-prod --omit=dev .*"ioredis@\$\(node -p 'require\("\.\/package\.json"\)\.peerDependencies\.ioredis'\)"$/, 'at the peer range of package.json, without the dev dependencies')
   const final = lines.slice(lines.lastIndexOf(froms[froms.length - 1]!))
   t.ok(final.includes('USER node'), 'runs as node')
   t.ok(final.includes(`EXPOSE ${DEFAULT_PORT}`))
@@ -112,7 +116,7 @@ t.test('Dockerfile: Node 20 slim, dependencies cached before the source, non-roo
   t.equal(await run(), 1, 'exit 1 when nothing listens')
 })
 
-t.test('docker-compose.yml: the service, its health check, a bind-mounted mappings directory, OPTIONS', async (t) => {
+t.test('docker-compose.yml: the service, its health check, a bind-mounted mappings directory, OPTIONS, Redis for the rate limits', async (t) => {
   const compose = parse(read('docker-compose.yml')) as { services: Record<string, any> }
   const service = compose.services['mapper-service']
   t.equal(service.build, '.')
@@ -121,7 +125,19 @@ t.test('docker-compose.yml: the service, its health check, a bind-mounted mappin
   const mount = service.volumes.find((v: { type: string }) => v.type === 'bind')
   t.equal(mount.source, './mappings')
   t.equal(service.environment.MAPPINGS, mount.target)
-  t.doesNotThrow(() => resolveConfig(JSON.parse(service.environment.OPTIONS)), 'OPTIONS are valid options')
+  const options = resolveConfig(JSON.parse(service.environment.OPTIONS))
+  // Rate limits counted in the compose file's own Redis, which the service waits for.
+  const rateLimit = options.rateLimit
+  t.ok(rateLimit !== false && rateLimit.redis !== undefined, 'OPTIONS share the rate limits in Redis')
+  const redisUrl = new URL(rateLimit === false ? 'redis://none' : rateLimit.redis!)
+  const redis = compose.services[redisUrl.hostname]
+  t.ok(redis, `rateLimit.redis names the ${redisUrl.hostname} service`)
+  t.match(redis.image, /^redis:/)
+  t.same(redis.command.slice(0, 5), ['redis-server', '--save', '', '--appendonly', 'no'], 'no persistence: counters are worth one window')
+  t.equal(redis.ports, undefined, 'Redis is not published outside the compose network')
+  t.equal(redisUrl.port === '' ? '6379' : redisUrl.port, '6379', "Redis's own port")
+  t.equal(service.depends_on[redisUrl.hostname].condition, 'service_healthy')
+  t.same(redis.healthcheck.test, ['CMD', 'redis-cli', 'ping'])
   t.equal(service.healthcheck.test[1], 'node')
   t.match(service.healthcheck.test.join(' '), /\/health\/mapping/)
   const dockerignore = read('.dockerignore').split('\n')

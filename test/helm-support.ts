@@ -3,13 +3,14 @@
 // It is deliberately small and strict; anything outside this subset throws instead of guessing:
 //   actions   {{ pipeline }}  {{ if pipeline }} … {{ else }} … {{ end }}
 //             {{ range $key, $value := pipeline }} … {{ end }} (maps in sorted key order, lists)
+//             {{ $var := pipeline }} (declares, to the end of its block) {{ $var = pipeline }} (assigns)
 //             {{/* comment */}}, and the `{{-` / `-}}` whitespace trims
 //   operands  .  .a.b  $  $.a.b  $var  $var.a  "string"  numbers  true false
-//   functions toYaml toJson quote indent nindent sha256sum not default kindIs (Sprig's meanings)
+//   functions toYaml toJson quote indent nindent sha256sum not default kindIs dict set deepCopy (Sprig's meanings)
 // Stricter than Helm: printing a missing value or a map/list without toYaml/toJson throws (Helm
 // prints "" or Go's map syntax). toYaml prints with the `yaml` package, not Go's: same data, and
 // every test parses the output as YAML rather than comparing text. No `else if`, `with`, `define`,
-// `include`, `tpl`, parentheses or variable assignment outside range.
+// `include`, `tpl` or parentheses.
 import { createHash } from 'node:crypto'
 import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
@@ -20,11 +21,36 @@ type Node =
   | { readonly kind: 'print'; readonly pipeline: string }
   | { readonly kind: 'if'; readonly pipeline: string; readonly then: Node[]; readonly otherwise: Node[] }
   | { readonly kind: 'range'; readonly key: string; readonly value: string; readonly pipeline: string; readonly body: Node[] }
+  | { readonly kind: 'assign'; readonly name: string; readonly declare: boolean; readonly pipeline: string }
+
+/** Variables of one block: declared here, or found in the blocks around it (Go's scoping). */
+class Vars {
+  readonly #own = new Map<string, unknown>()
+  constructor(private readonly outer?: Vars) {}
+  has(name: string): boolean {
+    return this.#own.has(name) || (this.outer?.has(name) ?? false)
+  }
+
+  get(name: string): unknown {
+    return this.#own.has(name) ? this.#own.get(name) : this.outer?.get(name)
+  }
+
+  declare(name: string, value: unknown): void {
+    this.#own.set(name, value)
+  }
+
+  /** `$x = …`: the variable where it was declared. */
+  assign(name: string, value: unknown): void {
+    if (this.#own.has(name)) this.#own.set(name, value)
+    else if (this.outer !== undefined) this.outer.assign(name, value)
+    else throw new Error(`undefined variable ${name}`)
+  }
+}
 
 interface Scope {
   readonly dot: unknown
   readonly root: unknown
-  readonly vars: ReadonlyMap<string, unknown>
+  readonly vars: Vars
 }
 
 /** The template as text and actions, the trims applied. */
@@ -83,6 +109,10 @@ function parseNodes(parts: Array<{ text: string } | { action: string }>, at: { i
       const body = parseNodes(parts, at, true)
       if (body.ended !== 'end') throw new Error(`{{ ${action} }} without its {{ end }}`)
       nodes.push({ kind: 'range', key: header[1]!, value: header[2]!, pipeline: header[3]!, body: body.nodes })
+    } else if (/^\$\w+\s*:?=/.test(action)) {
+      const assignment = /^(\$\w+)\s*(:?=)\s*(.+)$/.exec(action)
+      if (assignment === null || action.includes('(')) throw new Error(`unsupported assignment: ${action}`)
+      nodes.push({ kind: 'assign', name: assignment[1]!, declare: assignment[2] === ':=', pipeline: assignment[3]! })
     } else if (['else', 'with', 'define', 'include', 'template', 'block', 'tpl'].includes(word!) || action.includes('(') || /\$\w+\s*:?=/.test(action)) {
       throw new Error(`outside the supported subset: {{ ${action} }}`)
     } else {
@@ -161,6 +191,19 @@ const FUNCTIONS: Record<string, (...args: unknown[]) => unknown> = {
   sha256sum: (value) => createHash('sha256').update(text(value, 'sha256sum')).digest('hex'),
   not: (value) => !truthy(value),
   default: (fallback, value) => (truthy(value) ? value : fallback),
+  dict: (...pairs) => {
+    if (pairs.length % 2 !== 0) throw new Error('dict takes key and value pairs')
+    const map: Record<string, unknown> = {}
+    for (let i = 0; i < pairs.length; i += 2) map[text(pairs[i], 'a dict key')] = pairs[i + 1]
+    return map
+  },
+  // set mutates the map and returns it, as Sprig's does.
+  set: (map, key, value) => {
+    if (kindOf(map) !== 'map') throw new Error('set needs a map')
+    ;(map as Record<string, unknown>)[text(key, 'a set key')] = value
+    return map
+  },
+  deepCopy: (value) => structuredClone(value),
 }
 
 function evaluate(pipeline: string, scope: Scope): unknown {
@@ -183,7 +226,11 @@ function renderNodes(nodes: readonly Node[], scope: Scope): string {
   for (const node of nodes) {
     if (node.kind === 'text') out += node.text
     else if (node.kind === 'print') out += text(evaluate(node.pipeline, scope), `{{ ${node.pipeline} }}`)
-    else if (node.kind === 'if') out += renderNodes(truthy(evaluate(node.pipeline, scope)) ? node.then : node.otherwise, scope)
+    else if (node.kind === 'assign') {
+      const value = evaluate(node.pipeline, scope)
+      if (node.declare) scope.vars.declare(node.name, value)
+      else scope.vars.assign(node.name, value)
+    } else if (node.kind === 'if') out += renderNodes(truthy(evaluate(node.pipeline, scope)) ? node.then : node.otherwise, { ...scope, vars: new Vars(scope.vars) })
     else {
       const over = evaluate(node.pipeline, scope)
       const pairs: Array<[unknown, unknown]> = Array.isArray(over)
@@ -192,7 +239,10 @@ function renderNodes(nodes: readonly Node[], scope: Scope): string {
           ? Object.keys(over).sort().map((key) => [key, (over as Record<string, unknown>)[key]])
           : []
       for (const [key, value] of pairs) {
-        out += renderNodes(node.body, { dot: value, root: scope.root, vars: new Map([...scope.vars, [node.key, key], [node.value, value]]) })
+        const vars = new Vars(scope.vars)
+        vars.declare(node.key, key)
+        vars.declare(node.value, value)
+        out += renderNodes(node.body, { dot: value, root: scope.root, vars })
       }
     }
   }
@@ -202,7 +252,7 @@ function renderNodes(nodes: readonly Node[], scope: Scope): string {
 /** One template rendered against the chart's context (`.Values`, `.Release`, `.Chart`). */
 export function renderTemplate(template: string, context: Record<string, unknown>): string {
   const { nodes } = parseNodes(lex(template), { i: 0 }, false)
-  return renderNodes(nodes, { dot: context, root: context, vars: new Map() })
+  return renderNodes(nodes, { dot: context, root: context, vars: new Vars() })
 }
 
 /** Overrides merged into values as `-f` does: maps merge, a null removes its key, anything else replaces. */

@@ -1,6 +1,6 @@
 // What an install brings: the shipped files (tsconfig.build.json's) import at run time only the
 // packages of `dependencies`; the optional packages (`peerDependencies` marked optional: the
-// OpenTelemetry SDK, @fastify/otel, tsx, pino-pretty) are imported only by config/optional.ts, which turns their
+// OpenTelemetry SDK, @fastify/otel, tsx, pino-pretty, ioredis) are imported only by config/optional.ts, which turns their
 // absence into one line naming the package; the engine imports nothing of the service. Then a real
 // light install: the source tree beside a node_modules without the optional packages, started
 // through the entry point.
@@ -169,6 +169,14 @@ t.test('a light install: serves without the optional packages, and a feature tha
 
   t.test('logging.format pretty, no pino-pretty', (t) =>
     failsWith(t, root, { OPTIONS: JSON.stringify({ logging: { format: 'pretty' }, host: '127.0.0.1' }) }, 'options.logging.format "pretty" needs the package pino-pretty, which is not installed: npm install pino-pretty'))
+
+  t.test('rateLimit.redis, no ioredis', (t) =>
+    failsWith(
+      t,
+      root,
+      { OPTIONS: JSON.stringify({ logging: { level: 'silent' }, host: '127.0.0.1', rateLimit: { redis: 'redis://:secret@127.0.0.1:1/0' } }) },
+      'options.rateLimit.redis needs the package ioredis, which is not installed: npm install ioredis'
+    ))
 
   t.test('a TypeScript EXTENSIONS module, no tsx', async (t) => {
     const extensions = join(root, 'extensions.ts')
