@@ -6,13 +6,14 @@
 // evaluation of a registered mapping with the id in the path and the input in the body: the form the
 // OpenAPI document gives each registered mapping as its own typed operation (plugins/openapi-mappings.ts).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { ServiceConfig } from '../config/resolve.js'
 import type { Envelope } from '../engine/index.js'
 import { Forbidden, MESSAGES, ValidationError } from '../errors.js'
 import { requireClaims } from '../plugins/auth.js'
 import { requireBody } from '../plugins/body.js'
-import type { MapOutcome } from '../runtime/evaluation.js'
+import type { MapOutcome, MapRequest } from '../runtime/evaluation.js'
 import type { Evaluator } from '../runtime/evaluator.js'
 import { callerOf } from './caller.js'
 import { errorResponses } from '../schemas/error.js'
@@ -25,7 +26,30 @@ interface MapRoutesOptions {
   readonly evaluator: Evaluator
 }
 
+/** A caller's own mapping document (the explicit form): refused where it is off or the caller lacks its claims. */
+export function allowExplicit(map: ServiceConfig['map'], identity: FastifyRequest['identity']): void {
+  if (map.explicit === false) throw new Forbidden(MESSAGES.explicitDisabled)
+  requireClaims(identity, map.explicit.claims, 'explicit mappings')
+}
+
 export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app, { map, evaluator }) => {
+  /**
+   * Evaluate what the request asks (its form already allowed) and answer the envelope, or the
+   * promise of it: `map.invalidStatus` turns a `valid: false` result into that error, explain aside.
+   */
+  const evaluate = (asked: MapRequest, request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined => {
+    // Read once: the evaluation keeps this engine to the end of the request, though a reload may swap it.
+    const outcome = evaluator.map(app.engine, asked, callerOf(request, reply))
+    const answer = (settled: MapOutcome): void => {
+      if (!settled.valid && map.invalidStatus !== undefined && !asked.explain) throw new ValidationError(map.invalidStatus, [...settled.errors])
+      // A string payload is sent as it is (the response schema serializes objects only).
+      reply.type(JSON_TYPE).send(settled.text as unknown as Envelope)
+    }
+    if (outcome instanceof Promise) return outcome.then(answer)
+    answer(outcome)
+    return undefined
+  }
+
   app.post(
     '/map',
     {
@@ -48,20 +72,9 @@ export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app
         if (map.explain === false) throw new Forbidden(MESSAGES.explainDisabled)
         requireClaims(request.identity, map.explain.claims, 'explain traces')
       }
-      if (typeof mapping !== 'string') {
-        if (map.explicit === false) throw new Forbidden(MESSAGES.explicitDisabled)
-        // On top of the route's claims; only here is it known which form the body takes.
-        requireClaims(request.identity, map.explicit.claims, 'explicit mappings')
-      }
-      // Read once: the evaluation keeps this engine to the end of the request, though a reload may swap it.
-      const outcome = evaluator.map(app.engine, { mapping, input, explain }, callerOf(request, reply))
-      const answer = (settled: MapOutcome): void => {
-        if (!settled.valid && map.invalidStatus !== undefined && !explain) throw new ValidationError(map.invalidStatus, [...settled.errors])
-        // A string payload is sent as it is (the response schema serializes objects only).
-        reply.type(JSON_TYPE).send(settled.text as unknown as Envelope)
-      }
-      if (outcome instanceof Promise) return outcome.then(answer)
-      answer(outcome)
+      // On top of the route's claims; only here is it known which form the body takes.
+      if (typeof mapping !== 'string') allowExplicit(map, request.identity)
+      return evaluate({ mapping, input, explain }, request, reply)
     }
   )
 
@@ -80,14 +93,6 @@ export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app
         response: { 200: EnvelopeSchema, ...errorResponses(400, 401, 403, 404, 413, 422, 500) },
       },
     },
-    (request, reply) => {
-      const outcome = evaluator.map(app.engine, { mapping: request.params.id, input: request.body.input, explain: false }, callerOf(request, reply))
-      const answer = (settled: MapOutcome): void => {
-        if (!settled.valid && map.invalidStatus !== undefined) throw new ValidationError(map.invalidStatus, [...settled.errors])
-        reply.type(JSON_TYPE).send(settled.text as unknown as Envelope)
-      }
-      if (outcome instanceof Promise) return outcome.then(answer)
-      answer(outcome)
-    }
+    (request, reply) => evaluate({ mapping: request.params.id, input: request.body.input, explain: false }, request, reply)
   )
 }

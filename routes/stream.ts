@@ -16,8 +16,8 @@ import { TypeBoxValidatorCompiler, type FastifyPluginAsyncTypebox } from '@fasti
 import type { FastifyRequest } from 'fastify'
 import type { ServiceConfig } from '../config/resolve.js'
 import { isObject } from '../engine/index.js'
-import { BadRequest, FIELD_MESSAGES, Forbidden, MESSAGES, ValidationError } from '../errors.js'
-import { requireClaims } from '../plugins/auth.js'
+import { BadRequest, FIELD_MESSAGES, MESSAGES, ValidationError } from '../errors.js'
+import { allowExplicit } from './map.js'
 import { streamingSockets } from '../plugins/client-errors.js'
 import { shapeError } from '../plugins/errors.js'
 import type { MapOutcome } from '../runtime/evaluation.js'
@@ -104,10 +104,7 @@ export const streamRoutes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = asyn
       const query = request.query as { mapping?: string; concurrency?: string }
       const reader = new NdjsonReader((request.body as AsyncIterable<Buffer> | undefined) ?? NO_BODY, maxBodyBytes)
       const mapping = query.mapping ?? (await headerMapping(reader, maxBodyBytes))
-      if (typeof mapping !== 'string') {
-        if (map.explicit === false) throw new Forbidden(MESSAGES.explicitDisabled)
-        requireClaims(request.identity, map.explicit.claims, 'explicit mappings')
-      }
+      if (typeof mapping !== 'string') allowExplicit(map, request.identity)
       const caller = callerOf(request, reply)
       const evaluate = await evaluator.stream(engine, mapping, caller)
       const label = typeof mapping === 'string' ? mapping : EXPLICIT
