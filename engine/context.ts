@@ -3,7 +3,7 @@
 // once and never changes: it holds no per-run state, so one plan serves any number of concurrent
 // runs. (Plans and contexts name each other, so they share this module: no import circle.)
 import { setMaxListeners } from 'node:events'
-import { BudgetExceeded, measure, type Budget, type Limits, type SharedBudget } from './budget.js'
+import { BudgetExceeded, DEFAULT_LIMITS, measure, type Budget, type Limits, type SharedBudget } from './budget.js'
 import { resolvePath, type Reader, type WriteOwnership, type Writer } from './pointer.js'
 import type {
   Descriptor,
@@ -671,3 +671,18 @@ export class Context implements EvaluationContext {
     this.run.matchInput(length)
   }
 }
+
+/**
+ * A Run and a Context that live as long as the engine, never evaluated with. V8 frees a hidden
+ * class once no object has it, and deoptimizes every function compiled against it ("weak objects"
+ * in `--trace-deopt`). Between two evaluations no Run or Context is alive, so each full collection
+ * that ran then sent the whole evaluation path (the run's constructor and meter, the generated
+ * levels, the closures) back to the interpreter, to be optimized again over the next evaluations:
+ * four times in a four-second benchmark of `small`. Holding one instance of each keeps their
+ * classes, and the code compiled against them, alive. Neither is ever handed out: their registry
+ * and compiler are never read.
+ */
+export const SHAPE_KEEPERS: readonly object[] = (() => {
+  const run = new Run(undefined, {}, [], null as never, null as never, () => {}, undefined, DEFAULT_LIMITS, firstCheckpoint(DEFAULT_LIMITS), DEFAULT_LIMITS.depth)
+  return Object.freeze([run, new Context(run, undefined, {}, null, -1, undefined, undefined)])
+})()
