@@ -61,8 +61,14 @@ export default keyword<'as', 'finalize'>({
   code(descriptor, gen) {
     const as = descriptor.as as string
     const coerce = gen.constant(COERCIONS[as])
-    // The commonest operands inline: a string kept as it is, a number or a numeric string converted.
-    if (as === 'string') return `if (v !== undefined && typeof v !== 'string') v = ${coerce}(v, run);\n`
+    // The commonest operands inline: a string kept as it is, a number or a numeric string converted,
+    // a number's or boolean's text made as toText makes it (the host's, a few characters).
+    if (as === 'string') {
+      return (
+        "if (typeof v === 'number' || typeof v === 'boolean') v = String(v);\n" +
+        `else if (v !== undefined && typeof v !== 'string') v = ${coerce}(v, run);\n`
+      )
+    }
     if (as === 'number') {
       return (
         "if (typeof v === 'string') v = Number(v);\n" +
