@@ -1,7 +1,8 @@
 // HTML bodies (request-plugin.md §1): the raw `html`, the first JSON-LD block as `ld`, the meta
 // tags as `meta`, and the scraper's result as `data` when the options asked for one. The scraper
 // runs here, where the page is, and is checked in scraper.ts, whose declarations (public, through
-// parse-thread.ts) must name no type of domhandler, which is not a dependency.
+// parse-thread.ts) must name no type of cheerio, an optional package, or of domhandler, not a
+// dependency.
 import type { Cheerio, CheerioAPI, CheerioOptions } from 'cheerio'
 import { cheerio } from './cheerio.js'
 import type { AnyNode } from 'domhandler'
@@ -29,10 +30,13 @@ type ChildNode = Parameters<TreeAdapter['appendChild']>[1]
 // the tree is the one cheerio would build, node for node.
 let cheerioAdapter: TreeAdapter | undefined
 
+/** The feature that needs cheerio to parse the page at `url`, as its error names it. */
+const parsing = (url: string): string => `Parsing the HTML response of ${url}`
+
 /** cheerio's adapter, found at the first parse (cheerio loads on first use). */
-function baseAdapter(): TreeAdapter {
+function baseAdapter(url: string): TreeAdapter {
   if (cheerioAdapter !== undefined) return cheerioAdapter
-  const found = cheerio().load('')._options.treeAdapter
+  const found = cheerio(parsing(url)).load('')._options.treeAdapter
   // Refused loudly: without the adapter the depth bound could not be kept.
   if (found === undefined) throw new Error('cheerio no longer exposes the tree adapter it parses HTML with; the request plugin cannot bound HTML depth')
   return (cheerioAdapter = found as TreeAdapter)
@@ -58,7 +62,7 @@ const PLACEMENT_SLACK = 64
 
 /** The tree adapter of one parse: cheerio's own, refusing an element placed far deeper than `limit`. */
 function boundedAdapter(limit: number, url: string): TreeAdapter {
-  const base = baseAdapter()
+  const base = baseAdapter(url)
   const placed = limit + PLACEMENT_SLACK
   const refuseDeep = (parent: ParentNode, child: ChildNode): void => {
     if (base.isElementNode(child) && elementDepth(base, parent, placed) + 1 > placed) throw new ResponseTooDeepError(url, 'HTML')
@@ -98,7 +102,7 @@ function treeDepthExceeds(root: AnyNode, limit: number): boolean {
  * `ResponseTooDeepError`, the error of JSON and XML bodies nested too deep.
  */
 export function loadHtml(html: string, url: string, limit = MAX_RESPONSE_DEPTH): CheerioAPI {
-  const $ = cheerio().load(html, { treeAdapter: boundedAdapter(limit, url) })
+  const $ = cheerio(parsing(url)).load(html, { treeAdapter: boundedAdapter(limit, url) })
   if (treeDepthExceeds($.root()[0]!, limit)) throw new ResponseTooDeepError(url, 'HTML')
   return $
 }

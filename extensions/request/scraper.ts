@@ -41,7 +41,7 @@ const compiledSpecs = new WeakMap<object, CompiledScraper>()
 
 // An empty document to try selectors on: css-select compiles a selector before it matches anything.
 let probeDocument: CheerioAPI | undefined
-const probe = (): CheerioAPI => (probeDocument ??= cheerio().load('<html></html>'))
+const probe = (): CheerioAPI => (probeDocument ??= cheerio('The request option scraper').load('<html></html>'))
 
 function pattern(source: unknown, flags: string, where: string): RegExp {
   const verdict = screenPattern(source)
@@ -69,8 +69,10 @@ function compileField(key: string, spec: unknown, path: string): Field {
   const { selector, index, text, attr, match, split, replace, each } = spec
   if (selector !== undefined) {
     if (typeof selector !== 'string' || selector.trim() === '') throw new TypeError(`scraper ${path}.selector must be a CSS selector`)
+    // Outside the try: a missing cheerio is no fault of the selector.
+    const document = probe().root()
     try {
-      probe().root().find(selector)
+      document.find(selector)
     } catch (error) {
       throw new TypeError(`scraper ${path}.selector ${JSON.stringify(selector)} is not a valid CSS selector: ${(error as Error).message}`)
     }
