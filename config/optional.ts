@@ -50,6 +50,19 @@ function requireOptional(name: string, feature: string, load: () => unknown): un
   }
 }
 
+/**
+ * Whether `name` is not installed, found without loading it: for a warning before its feature is
+ * used. Any other failure to resolve it is left for that use to report.
+ */
+export function isMissing(name: string): boolean {
+  try {
+    require.resolve(name)
+    return false
+  } catch (error) {
+    return isMissingPackage(error, name)
+  }
+}
+
 export interface NodeSdkModule {
   NodeSDK: new (config: { metricReaders: []; logRecordProcessors: [] }) => { start(): void; shutdown(): Promise<void> }
 }

@@ -10,8 +10,13 @@ import { builtinModules } from 'node:module'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import t, { type Test } from 'tap'
 import ts from 'typescript'
+import { mappingEntries } from '../config/mappings.js'
 import type { MappingDocument } from '../engine/index.js'
+import { createRequest } from '../extensions/request/index.js'
+import { stockExtensions } from '../extensions/stock.js'
+import { requestPluginUsers } from '../runtime/cheerio-warning.js'
 import { buildServer } from '../server.js'
+import { capturedLog } from './log-support.js'
 import { upstream } from './request-support.js'
 import { ROOT, exchange, freePort, spawnEntryPoint, tempTree, waitForHealth } from './startup-support.js'
 
@@ -180,14 +185,17 @@ t.test('a light install: serves without the optional packages, and a feature tha
 
   t.test('no tracing, no TypeScript module, no cheerio: it serves', async (t) => {
     const port = await freePort()
-    const service = spawnEntryPoint(t, { OPTIONS: SILENT, PORT: String(port) }, 60000, join(root, 'bin', 'mapper-service.ts'))
+    const options = JSON.stringify({ logging: { level: 'warn' }, host: '127.0.0.1' })
+    const service = spawnEntryPoint(t, { OPTIONS: options, PORT: String(port) }, 60000, join(root, 'bin', 'mapper-service.ts'))
     await waitForHealth(service, port)
     t.equal((await exchange(port, 'POST', '/map', { mapping: 'greet', input: { message: 'hi' } })).status, 200, 'POST /map answers')
     service.child.kill('SIGTERM')
-    t.equal((await service.exited).code, 0, 'stops on SIGTERM')
+    const exit = await service.exited
+    t.equal(exit.code, 0, 'stops on SIGTERM')
+    t.notMatch(exit.stdout, /cheerio/, 'no mapping of the bundled ones uses the request plugin: no warning about cheerio')
   })
 
-  t.test('no cheerio: JSON through the request plugin as ever; an HTML or XML body fails its evaluation naming cheerio', async (t) => {
+  t.test('no cheerio: JSON through the request plugin as ever; an HTML or XML body fails its evaluation naming cheerio; one warning at start-up', async (t) => {
     const up = await upstream(t, (req, res) => {
       const bodies: Record<string, [string, string]> = {
         '/data.json': ['application/json', '{"title":"Plain JSON"}'],
@@ -199,10 +207,14 @@ t.test('a light install: serves without the optional packages, and a feature tha
       res.writeHead(found === undefined ? 404 : 200, { 'content-type': found?.[0] ?? 'text/plain' })
       res.end(found?.[1] ?? 'not found')
     })
+    // Twelve mappings use the plugin (the warning names ten); `still` only has a constant with a
+    // `request` member, which is no use of it.
     const fetching = (id: string): MappingDocument => ({ $id: id, mapping: { '/got': { request: { url: { input: '/url' } } } } }) as MappingDocument
     const documents: MappingDocument[] = [
       fetching('fetch'),
+      ...Array.from({ length: 10 }, (_, i) => fetching(`page${String(i + 1).padStart(2, '0')}`)),
       { $id: 'scrape', mapping: { '/title': { request: { url: { input: '/url' }, scraper: { title: { selector: 'title' } }, pointer: '/data/title' } } } } as MappingDocument,
+      { $id: 'still', mapping: { '/note': { constant: { request: 'a constant, not the plugin' } } } } as MappingDocument,
     ]
     const mappings = tempTree(t, Object.fromEntries(documents.map((document) => [`${document.$id}.json`, JSON.stringify(document)])))
     const port = await freePort()
@@ -245,6 +257,16 @@ t.test('a light install: serves without the optional packages, and a feature tha
       .split('\n')
       .filter((line) => line !== '')
       .map((line) => JSON.parse(line) as { level: number; msg: string; requestId?: string; err?: { type: string; message: string } })
+    const warnings = lines.filter((line) => line.level === 40)
+    t.same(
+      warnings.map((line) => line.msg),
+      [
+        'mappings "fetch", "page01", "page02", "page03", "page04", "page05", "page06", "page07", "page08", "page09" and 2 more use the request plugin: ' +
+          'the HTML and XML responses it receives need the package cheerio, which is not installed: npm install cheerio ' +
+          '(until then each fails its evaluation; JSON and text responses are read without it)',
+      ],
+      'one warning at start-up, naming the mappings that use the plugin and the fix'
+    )
     for (const { what, requestId, message } of failed) {
       const line = lines.find((entry) => entry.requestId === requestId && entry.level === 50)
       t.equal(line?.err?.message, message, `${what}: the error logged names cheerio and the fix`)
@@ -284,6 +306,35 @@ t.test('installed, an optional package is loaded when its feature is configured'
   const app = await buildServer({ options: { logging: { format: 'pretty', level: 'silent' } } })
   t.equal((await app.inject({ method: 'GET', url: '/health' })).statusCode, 200, 'logging.format pretty with pino-pretty installed')
   await app.close()
+})
+
+t.test('cheerio installed: no warning, and the HTML body parses', async (t) => {
+  const up = await upstream(t, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' })
+    res.end('<title>A page</title>')
+  })
+  const log = capturedLog()
+  const mappings = [{ $id: 'page', mapping: { '/title': { request: { url: { input: '/url' }, pointer: '/html' } } } } as MappingDocument]
+  const app = await buildServer({ mappings, extensions: stockExtensions({ REQUEST_ALLOW_HOSTS: '127.0.0.1' }), logger: log.logger })
+  t.teardown(() => app.close())
+  const response = await app.inject({ method: 'POST', url: '/map', payload: { mapping: 'page', input: { url: `${up.origin}/` } } })
+  t.same(response.json(), { title: '<title>A page</title>', valid: true, errors: [] })
+  t.notMatch(log.text(), /cheerio/, 'no warning about cheerio')
+})
+
+t.test('the mappings the start-up warning names: those that name a request plugin, under any name, in a descriptor', async (t) => {
+  const entries = mappingEntries([
+    { $id: 'direct', mapping: { '/a': { request: { origin: 'https://example.test' } } } },
+    { $id: 'nested', mapping: { '/list': { source: '/items', each: { '/b': { source: '/id', fetch: { origin: 'https://example.test' } } } } } },
+    { $id: 'variant', mapping: { '/c': ['/missing', { request: { origin: 'https://example.test' } }] } },
+    { $id: 'constant', mapping: { '/d': { constant: { request: { origin: 'https://example.test' } } } } },
+    { $id: 'example', mapping: { '/e': '/request' }, examples: [{ input: { request: 1 }, output: { e: 1 } }] },
+    { $id: 'other', mapping: { '/f': { source: '/x', other: {} } } },
+  ] as MappingDocument[])
+  const other = async (): Promise<unknown> => null
+  const surface = { plugins: { request: createRequest(), fetch: createRequest(), other } }
+  t.same(requestPluginUsers(entries, surface), { plugins: ['request', 'fetch'], mappings: ['direct', 'nested', 'variant'] })
+  t.same(requestPluginUsers(entries, { plugins: { request: other } }), { plugins: [], mappings: [] }, 'a plugin named request that createRequest did not build is none')
 })
 
 t.test('the SDK installed, @fastify/otel not: the request spans need it, in one line', async (t) => {
