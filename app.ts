@@ -28,6 +28,7 @@ import { registryRoutes } from './routes/registry.js'
 import { schemaRoutes } from './routes/schema.js'
 import { streamRoutes } from './routes/stream.js'
 import { validateRoutes } from './routes/validation.js'
+import { cheerioWarning } from './runtime/cheerio-warning.js'
 import { EngineRegistry } from './runtime/engine.js'
 import type { ExtensionsSpec } from './runtime/isolation.js'
 import { ServiceMetrics } from './runtime/metrics.js'
@@ -99,6 +100,9 @@ const servicePlugin: FastifyPluginAsync<ServerPluginOptions> = async (app, opts)
     config.isolation === false ? undefined : { config: config.isolation, extensions: isolatedExtensions(surface, opts.extensionsModule) }
   )
   app.addHook('onClose', () => registry.close())
+  // Once, after the mappings are admitted: a missing cheerio is found before the first page arrives.
+  const missingCheerio = cheerioWarning(entries, surface)
+  if (missingCheerio !== undefined) app.log.warn(missingCheerio)
   // Counted here rather than from the process-wide channel, where another instance's reloads also pass.
   opts.reloader?.attach(registry, app.log, metrics === undefined ? undefined : (outcome) => metrics.reloaded(outcome.ok))
 

@@ -1,10 +1,13 @@
 // The optional packages (package.json `peerDependencies`, marked optional): the OpenTelemetry SDK and
 // @fastify/otel for tracing, tsx for TypeScript modules, pino-pretty for `logging.format: pretty`,
-// ioredis for rate limits shared in Redis (`rateLimit.redis`). An install without them is the light one;
-// each is imported here, by the feature that needs it, only once that feature is configured. The
+// ioredis for rate limits shared in Redis (`rateLimit.redis`), cheerio for the request plugin's HTML
+// and XML bodies. An install without them is the light one; each is imported here, by the feature
+// that needs it, only once that feature is configured (cheerio: at the first HTML or XML body). The
 // only module that may import a package outside `dependencies` (test/package-deps.test.ts). The
 // types below are the little the service uses of each, so the published declarations name none of
-// them (the compiler checks the packages against them here).
+// them (the compiler checks the packages against them here); cheerio's are checked by its one
+// caller, extensions/request/cheerio.ts, which uses too much of it to restate.
+import { createRequire } from 'node:module'
 import type { FastifyPluginCallback } from 'fastify'
 import type { DestinationStream } from 'pino'
 import { ConfigError } from './errors.js'
@@ -12,7 +15,7 @@ import { ConfigError } from './errors.js'
 /** A configured feature's optional package that is not installed; the message says which to install. */
 export class MissingPackageError extends ConfigError {
   override readonly name: string = 'MissingPackageError'
-  constructor(readonly packageName: string, feature: string) {
+  constructor(readonly packageName: string, readonly feature: string) {
     super(`${feature} needs the package ${packageName}, which is not installed: npm install ${packageName}`)
   }
 }
@@ -32,6 +35,31 @@ async function loadOptional<T>(name: string, feature: string, load: () => Promis
   } catch (error) {
     if (isMissingPackage(error, name)) throw new MissingPackageError(name, feature)
     throw error
+  }
+}
+
+const require = createRequire(import.meta.url)
+
+/** `loadOptional` for a caller that cannot wait: a synchronous parser (require caches the module). */
+function requireOptional(name: string, feature: string, load: () => unknown): unknown {
+  try {
+    return load()
+  } catch (error) {
+    if (isMissingPackage(error, name)) throw new MissingPackageError(name, feature)
+    throw error
+  }
+}
+
+/**
+ * Whether `name` is not installed, found without loading it: for a warning before its feature is
+ * used. Any other failure to resolve it is left for that use to report.
+ */
+export function isMissing(name: string): boolean {
+  try {
+    require.resolve(name)
+    return false
+  } catch (error) {
+    return isMissingPackage(error, name)
   }
 }
 
@@ -89,3 +117,6 @@ export const loadPinoPretty = (): Promise<PinoPrettyModule> => loadOptional('pin
 
 /** ioredis, for `rateLimit.redis`. */
 export const loadIoredis = (): Promise<IoredisModule> => loadOptional('ioredis', 'options.rateLimit.redis', () => import('ioredis'))
+
+/** cheerio, for the request plugin's HTML and XML bodies and its scraper; `feature` says which asked. */
+export const loadCheerio = (feature: string): unknown => requireOptional('cheerio', feature, () => require('cheerio'))

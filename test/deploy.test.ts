@@ -74,7 +74,12 @@ t.test('Kubernetes manifests validate against the API schemas and match the app'
 })
 
 t.test('Dockerfile: Node 20 slim, dependencies cached before the source, non-root, port, node health check', async (t) => {
-  const lines = read('Dockerfile').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'))
+  // One entry per instruction: a line ending in a backslash goes on on the next.
+  const lines = read('Dockerfile')
+    .replace(/\\\n\s*/g, '')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'))
   const froms = lines.filter((l) => l.startsWith('FROM '))
   t.ok(froms.every((l) => /^FROM node:24-slim\b/.test(l)), 'every stage is node:24-slim')
   const firstCopy = lines.findIndex((l) => l.startsWith('COPY '))
@@ -82,10 +87,14 @@ t.test('Dockerfile: Node 20 slim, dependencies cached before the source, non-roo
   const firstSource = lines.findIndex((l) => /^COPY (engine|\*\.ts)/.test(l))
   t.match(lines[firstCopy], /^COPY package\.json package-lock\.json/)
   t.ok(install > firstCopy && install < firstSource, 'npm ci runs before any source is copied')
-  // The image serves rateLimit.redis without a derived image: the optional ioredis, at its peer range.
-  const ioredis = lines.findIndex((l) => l.startsWith('RUN npm install') && l.includes('ioredis@'))
-  t.ok(ioredis > install && ioredis < firstSource, 'ioredis is installed in the dependencies stage')
-  t.match(lines[ioredis], /--save-prod --omit=dev .*"ioredis@\$\(node -p 'require\("\.\/package\.json"\)\.peerDependencies\.ioredis'\)"$/, 'at the peer range of package.json, without the dev dependencies')
+  // The image serves HTML and XML bodies and rateLimit.redis without a derived image: the optional
+  // cheerio and ioredis, at their peer ranges.
+  for (const name of ['cheerio', 'ioredis']) {
+    const at = lines.findIndex((l) => l.startsWith('RUN npm install') && l.includes(`"${name}@`))
+    t.ok(at > install && at < firstSource, `${name} is installed in the dependencies stage`)
+    t.match(lines[at], /^RUN npm install --save-prod --omit=dev /, `${name}: without the dev dependencies`)
+    t.ok(lines[at]!.includes(`"${name}@$(node -p 'require("./package.json").peerDependencies.${name}')"`), `${name}: at the peer range of package.json`)
+  }
   const final = lines.slice(lines.lastIndexOf(froms[froms.length - 1]!))
   t.ok(final.includes('USER node'), 'runs as node')
   t.ok(final.includes(`EXPOSE ${DEFAULT_PORT}`))

@@ -1,15 +1,23 @@
 // What an install brings: the shipped files (tsconfig.build.json's) import at run time only the
 // packages of `dependencies`; the optional packages (`peerDependencies` marked optional: the
-// OpenTelemetry SDK, @fastify/otel, tsx, pino-pretty, ioredis) are imported only by config/optional.ts, which turns their
-// absence into one line naming the package; the engine imports nothing of the service. Then a real
-// light install: the source tree beside a node_modules without the optional packages, started
-// through the entry point.
+// OpenTelemetry SDK, @fastify/otel, tsx, pino-pretty, ioredis, cheerio) are loaded only by
+// config/optional.ts, on demand (import() or require() inside a function, never as the module
+// loads), which turns their absence into one line naming the package; the engine imports nothing of
+// the service. Then a real light install: the source tree beside a node_modules without the
+// optional packages, started through the entry point.
 import { cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { builtinModules } from 'node:module'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import t, { type Test } from 'tap'
 import ts from 'typescript'
+import { mappingEntries } from '../config/mappings.js'
+import type { MappingDocument } from '../engine/index.js'
+import { createRequest } from '../extensions/request/index.js'
+import { stockExtensions } from '../extensions/stock.js'
+import { requestPluginUsers } from '../runtime/cheerio-warning.js'
 import { buildServer } from '../server.js'
+import { capturedLog } from './log-support.js'
+import { upstream } from './request-support.js'
 import { ROOT, exchange, freePort, spawnEntryPoint, tempTree, waitForHealth } from './startup-support.js'
 
 t.setTimeout(300000)
@@ -35,44 +43,65 @@ function shippedFiles(): string[] {
 
 interface Specifier {
   readonly text: string
-  readonly dynamic: boolean
+  /** Loaded by an import() or require() call inside a function: when that runs, not as the module loads. */
+  readonly onDemand: boolean
 }
 
-/** The module specifiers a file loads at run time: type-only imports are erased and left out. */
-function runtimeSpecifiers(file: string): Specifier[] {
-  const source = ts.createSourceFile(file, readFileSync(join(ROOT, file), 'utf8'), ts.ScriptTarget.ES2022, true)
+const isCreateRequire = (node: ts.Node): boolean => ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'createRequire'
+
+/** The module specifiers a source text loads at run time: type-only imports are erased and left out. */
+function specifiersIn(file: string, text: string): Specifier[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true)
+  // `require`, and whatever a createRequire(…) is assigned to.
+  const requires = new Set(['require'])
+  const bindings = (node: ts.Node): void => {
+    if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name) && node.initializer !== undefined && isCreateRequire(node.initializer)) requires.add(node.name.text)
+    ts.forEachChild(node, bindings)
+  }
+  bindings(source)
   const found: Specifier[] = []
-  const visit = (node: ts.Node): void => {
+  const visit = (node: ts.Node, inFunction: boolean): void => {
     if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
       const clause = node.importClause
       const typeOnly =
         clause !== undefined &&
         (clause.isTypeOnly ||
           (clause.name === undefined && clause.namedBindings !== undefined && ts.isNamedImports(clause.namedBindings) && clause.namedBindings.elements.length > 0 && clause.namedBindings.elements.every((element) => element.isTypeOnly)))
-      if (!typeOnly) found.push({ text: node.moduleSpecifier.text, dynamic: false })
+      if (!typeOnly) found.push({ text: node.moduleSpecifier.text, onDemand: false })
     } else if (ts.isExportDeclaration(node) && node.moduleSpecifier !== undefined && ts.isStringLiteral(node.moduleSpecifier)) {
-      if (!node.isTypeOnly) found.push({ text: node.moduleSpecifier.text, dynamic: false })
+      if (!node.isTypeOnly) found.push({ text: node.moduleSpecifier.text, onDemand: false })
     } else if (ts.isCallExpression(node) && node.arguments.length >= 1) {
       const [first] = node.arguments
       const callee = node.expression
-      // import('x'), require('x'), createRequire(…)('x')
-      const loads =
-        callee.kind === ts.SyntaxKind.ImportKeyword ||
-        (ts.isIdentifier(callee) && callee.text === 'require') ||
-        (ts.isCallExpression(callee) && ts.isIdentifier(callee.expression) && callee.expression.text === 'createRequire')
-      if (loads) {
-        if (first !== undefined && ts.isStringLiteralLike(first)) found.push({ text: first.text, dynamic: callee.kind === ts.SyntaxKind.ImportKeyword })
-        else if (callee.kind === ts.SyntaxKind.ImportKeyword) found.push({ text: '(computed)', dynamic: true })
-      }
+      // import('x'), require('x') (under any name createRequire gave it), createRequire(…)('x')
+      const loads = callee.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(callee) && requires.has(callee.text)) || isCreateRequire(callee)
+      if (loads) found.push({ text: first !== undefined && ts.isStringLiteralLike(first) ? first.text : '(computed)', onDemand: inFunction })
     }
-    ts.forEachChild(node, visit)
+    ts.forEachChild(node, (child) => visit(child, inFunction || ts.isFunctionLike(node)))
   }
-  visit(source)
+  visit(source, false)
   return found
 }
 
+const runtimeSpecifiers = (file: string): Specifier[] => specifiersIn(file, readFileSync(join(ROOT, file), 'utf8'))
+
 const packageOf = (specifier: string): string => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/')
 const isBuiltin = (specifier: string): boolean => specifier.startsWith('node:') || builtinModules.includes(specifier)
+
+t.test('the rule tells a load on demand from one as the module loads', async (t) => {
+  const loads = (text: string): string[] => specifiersIn('sample.ts', text).map((found) => `${found.text} ${found.onDemand ? 'on demand' : 'as the module loads'}`)
+  t.same(loads("import a from 'a'\nimport type { B } from 'b'\nimport { type C } from 'c'\nexport { d } from 'd'\nexport type { E } from 'e'"), ['a as the module loads', 'd as the module loads'], 'static imports and re-exports; type-only ones erased')
+  t.same(
+    loads("const load = createRequire(import.meta.url)\nconst x = load('x')\nconst y = await import('y')\nconst z = createRequire(import.meta.url)('z')"),
+    ['x as the module loads', 'y as the module loads', 'z as the module loads'],
+    'import(), require() under another name and createRequire(…)(…) at the top level run as the module loads'
+  )
+  t.same(
+    loads("const require = createRequire(import.meta.url)\nexport const x = () => require('x')\nexport async function y() { return import('y') }\nclass Z { load() { return require(name) } }"),
+    ['x on demand', 'y on demand', '(computed) on demand'],
+    'inside a function they run on demand; a computed specifier is reported as one'
+  )
+})
 
 t.test('the shipped files load only dependencies; optional packages only through config/optional.ts', async (t) => {
   const files = shippedFiles()
@@ -80,10 +109,10 @@ t.test('the shipped files load only dependencies; optional packages only through
   const problems: string[] = []
   const used = new Set<string>()
   for (const file of files) {
-    for (const { text, dynamic } of runtimeSpecifiers(file)) {
+    for (const { text, onDemand } of runtimeSpecifiers(file)) {
       if (text === '(computed)') {
-        // A computed dynamic import is a module path the deployment names (MAPPINGS, EXTENSIONS).
-        if (file !== 'config/files.ts') problems.push(`${file}: import() of a computed specifier`)
+        // A computed one is a module path the deployment names (MAPPINGS, EXTENSIONS).
+        if (file !== 'config/files.ts') problems.push(`${file}: loads a computed specifier`)
         continue
       }
       if (text.startsWith('.')) {
@@ -95,8 +124,10 @@ t.test('the shipped files load only dependencies; optional packages only through
       const name = packageOf(text)
       used.add(name)
       if (name in manifest.dependencies) continue
-      if (OPTIONAL.includes(name) && dynamic && file === OPTIONAL_LOADER) continue
-      problems.push(`${file}: ${dynamic ? 'import()' : 'imports'} ${text}, which is not in dependencies${OPTIONAL.includes(name) ? ` (${name} is optional: load it through ${OPTIONAL_LOADER})` : ''}`)
+      if (OPTIONAL.includes(name) && onDemand && file === OPTIONAL_LOADER) continue
+      problems.push(
+        `${file}: ${onDemand ? 'loads' : 'imports'} ${text}, which is not in dependencies${OPTIONAL.includes(name) ? ` (${name} is optional: load it on demand through ${OPTIONAL_LOADER})` : ''}`
+      )
     }
   }
   t.same(problems, [], 'no shipped file loads what an install may lack')
@@ -152,13 +183,99 @@ t.test('a light install: serves without the optional packages, and a feature tha
   const root = lightInstall(t, OPTIONAL)
   for (const name of OPTIONAL) t.throws(() => readdirSync(join(root, 'node_modules', name)), `${name} is absent`)
 
-  t.test('no tracing, no TypeScript module: it serves', async (t) => {
+  t.test('no tracing, no TypeScript module, no cheerio: it serves', async (t) => {
     const port = await freePort()
-    const service = spawnEntryPoint(t, { OPTIONS: SILENT, PORT: String(port) }, 60000, join(root, 'bin', 'mapper-service.ts'))
+    const options = JSON.stringify({ logging: { level: 'warn' }, host: '127.0.0.1' })
+    const service = spawnEntryPoint(t, { OPTIONS: options, PORT: String(port) }, 60000, join(root, 'bin', 'mapper-service.ts'))
     await waitForHealth(service, port)
     t.equal((await exchange(port, 'POST', '/map', { mapping: 'greet', input: { message: 'hi' } })).status, 200, 'POST /map answers')
     service.child.kill('SIGTERM')
-    t.equal((await service.exited).code, 0, 'stops on SIGTERM')
+    const exit = await service.exited
+    t.equal(exit.code, 0, 'stops on SIGTERM')
+    t.notMatch(exit.stdout, /cheerio/, 'no mapping of the bundled ones uses the request plugin: no warning about cheerio')
+  })
+
+  t.test('no cheerio: JSON through the request plugin as ever; an HTML or XML body fails its evaluation naming cheerio; one warning at start-up', async (t) => {
+    const up = await upstream(t, (req, res) => {
+      const bodies: Record<string, [string, string]> = {
+        '/data.json': ['application/json', '{"title":"Plain JSON"}'],
+        '/page.html': ['text/html; charset=utf-8', '<html><head><title>A page</title></head><body></body></html>'],
+        '/feed.xml': ['application/xml', '<feed><title>A feed</title></feed>'],
+        '/note.txt': ['text/plain', 'plain text'],
+      }
+      const found = Object.hasOwn(bodies, req.url ?? '') ? bodies[req.url!] : undefined
+      res.writeHead(found === undefined ? 404 : 200, { 'content-type': found?.[0] ?? 'text/plain' })
+      res.end(found?.[1] ?? 'not found')
+    })
+    // Twelve mappings use the plugin (the warning names ten); `still` only has a constant with a
+    // `request` member, which is no use of it.
+    const fetching = (id: string): MappingDocument => ({ $id: id, mapping: { '/got': { request: { url: { input: '/url' } } } } }) as MappingDocument
+    const documents: MappingDocument[] = [
+      fetching('fetch'),
+      ...Array.from({ length: 10 }, (_, i) => fetching(`page${String(i + 1).padStart(2, '0')}`)),
+      { $id: 'scrape', mapping: { '/title': { request: { url: { input: '/url' }, scraper: { title: { selector: 'title' } }, pointer: '/data/title' } } } } as MappingDocument,
+      { $id: 'still', mapping: { '/note': { constant: { request: 'a constant, not the plugin' } } } } as MappingDocument,
+    ]
+    const mappings = tempTree(t, Object.fromEntries(documents.map((document) => [`${document.$id}.json`, JSON.stringify(document)])))
+    const port = await freePort()
+    const options = JSON.stringify({ logging: { level: 'warn' }, host: '127.0.0.1', map: { explicit: true } })
+    const env = { OPTIONS: options, PORT: String(port), MAPPINGS: mappings.root, REQUEST_ALLOW_HOSTS: '127.0.0.1' }
+    const service = spawnEntryPoint(t, env, 60000, join(root, 'bin', 'mapper-service.ts'))
+    await waitForHealth(service, port)
+    const map = (mapping: string | object, path: string) => exchange(port, 'POST', '/map', { mapping, input: { url: `${up.origin}${path}` } })
+
+    const json = await map('fetch', '/data.json')
+    t.equal(json.status, 200, 'a JSON body: 200')
+    t.same(JSON.parse(json.body), { got: { status: 200, 'content-type': 'application/json', json: { title: 'Plain JSON' } }, valid: true, errors: [] })
+    const text = await map('fetch', '/note.txt')
+    t.same(JSON.parse(text.body), { got: { status: 200, 'content-type': 'text/plain', text: 'plain text' }, valid: true, errors: [] }, 'a text body: as ever')
+
+    const failed: Array<{ what: string; requestId: string; message: string }> = []
+    for (const [what, mapping, path, message] of [
+      ['an HTML body', 'fetch', '/page.html', `Parsing the HTML response of ${up.origin}/page.html`],
+      ['an XML body', 'fetch', '/feed.xml', `Parsing the XML response of ${up.origin}/feed.xml`],
+      ['a scraper', 'scrape', '/page.html', 'The request option scraper'],
+      ['an HTML body in an explicit document (a worker thread parses it in place)', { mapping: { '/got': { request: { url: { input: '/url' } } } } }, '/page.html', `Parsing the HTML response of ${up.origin}/page.html`],
+    ] as const) {
+      const hits = up.hits.length
+      const answer = await map(mapping, path)
+      t.equal(answer.status, 500, `${what}: 500`)
+      const body = JSON.parse(answer.body) as { code: string; message: string; requestId: string }
+      t.same([body.code, body.message], ['InternalError', 'An unexpected error occurred'], `${what}: the detail hidden from the caller, as every plugin failure's`)
+      t.notMatch(answer.body, /cheerio|at .*\.ts:\d+/, `${what}: no package name, no stack trace in the answer`)
+      if (mapping === 'scrape') t.equal(up.hits.length, hits, 'the scraper is checked before anything is sent')
+      failed.push({ what, requestId: body.requestId, message: `${message} needs the package cheerio, which is not installed: npm install cheerio` })
+    }
+
+    t.equal((await map('fetch', '/data.json')).status, 200, 'and the service goes on answering')
+    t.equal(service.child.exitCode, null, 'the process is still up')
+    service.child.kill('SIGTERM')
+    const exit = await service.exited
+    t.equal(exit.code, 0, 'stops on SIGTERM')
+
+    const lines = exit.stdout
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as { level: number; msg: string; requestId?: string; err?: { type: string; message: string } })
+    const warnings = lines.filter((line) => line.level === 40)
+    t.same(
+      warnings.map((line) => line.msg),
+      [
+        'mappings "fetch", "page01", "page02", "page03", "page04", "page05", "page06", "page07", "page08", "page09" and 2 more use the request plugin: ' +
+          'the HTML and XML responses it receives need the package cheerio, which is not installed: npm install cheerio ' +
+          '(until then each fails its evaluation; JSON and text responses are read without it)',
+      ],
+      'one warning at start-up, naming the mappings that use the plugin and the fix'
+    )
+    for (const { what, requestId, message } of failed) {
+      const line = lines.find((entry) => entry.requestId === requestId && entry.level === 50)
+      t.equal(line?.err?.message, message, `${what}: the error logged names cheerio and the fix`)
+    }
+    t.same(
+      failed.slice(0, 3).map(({ requestId }) => lines.find((entry) => entry.requestId === requestId)?.err?.type),
+      ['MissingPackageError', 'MissingPackageError', 'MissingPackageError'],
+      'made in a parse thread (HTML, XML) or on the evaluation\'s own (the scraper), the error is MissingPackageError'
+    )
   })
 
   t.test('OTEL_TRACES_EXPORTER set, no SDK', (t) =>
@@ -189,6 +306,35 @@ t.test('installed, an optional package is loaded when its feature is configured'
   const app = await buildServer({ options: { logging: { format: 'pretty', level: 'silent' } } })
   t.equal((await app.inject({ method: 'GET', url: '/health' })).statusCode, 200, 'logging.format pretty with pino-pretty installed')
   await app.close()
+})
+
+t.test('cheerio installed: no warning, and the HTML body parses', async (t) => {
+  const up = await upstream(t, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' })
+    res.end('<title>A page</title>')
+  })
+  const log = capturedLog()
+  const mappings = [{ $id: 'page', mapping: { '/title': { request: { url: { input: '/url' }, pointer: '/html' } } } } as MappingDocument]
+  const app = await buildServer({ mappings, extensions: stockExtensions({ REQUEST_ALLOW_HOSTS: '127.0.0.1' }), logger: log.logger })
+  t.teardown(() => app.close())
+  const response = await app.inject({ method: 'POST', url: '/map', payload: { mapping: 'page', input: { url: `${up.origin}/` } } })
+  t.same(response.json(), { title: '<title>A page</title>', valid: true, errors: [] })
+  t.notMatch(log.text(), /cheerio/, 'no warning about cheerio')
+})
+
+t.test('the mappings the start-up warning names: those that name a request plugin, under any name, in a descriptor', async (t) => {
+  const entries = mappingEntries([
+    { $id: 'direct', mapping: { '/a': { request: { origin: 'https://example.test' } } } },
+    { $id: 'nested', mapping: { '/list': { source: '/items', each: { '/b': { source: '/id', fetch: { origin: 'https://example.test' } } } } } },
+    { $id: 'variant', mapping: { '/c': ['/missing', { request: { origin: 'https://example.test' } }] } },
+    { $id: 'constant', mapping: { '/d': { constant: { request: { origin: 'https://example.test' } } } } },
+    { $id: 'example', mapping: { '/e': '/request' }, examples: [{ input: { request: 1 }, output: { e: 1 } }] },
+    { $id: 'other', mapping: { '/f': { source: '/x', other: {} } } },
+  ] as MappingDocument[])
+  const other = async (): Promise<unknown> => null
+  const surface = { plugins: { request: createRequest(), fetch: createRequest(), other } }
+  t.same(requestPluginUsers(entries, surface), { plugins: ['request', 'fetch'], mappings: ['direct', 'nested', 'variant'] })
+  t.same(requestPluginUsers(entries, { plugins: { request: other } }), { plugins: [], mappings: [] }, 'a plugin named request that createRequest did not build is none')
 })
 
 t.test('the SDK installed, @fastify/otel not: the request spans need it, in one line', async (t) => {

@@ -1,7 +1,7 @@
 // The published declarations as a strict TypeScript consumer meets them: the shipped files'
 // declarations are emitted (as `npm run build` would) into a package beside a consumer project,
-// which compiles with `strict` and without `skipLibCheck`. One file uses the plugin and the engine
-// and must compile with no error at all (its `@ts-expect-error` lines must each meet one); another
+// which compiles with `strict` and without `skipLibCheck`. One file uses the plugin, the engine and
+// the request plugin and must compile with no error at all (its `@ts-expect-error` lines must each meet one); another
 // holds the mistakes a user makes and must fail, each on its own line.
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -51,9 +51,13 @@ const USES = `
 import Fastify from 'fastify'
 import mapperService, { buildServer, type MapperServiceOptions, type Options } from 'mapper-service'
 import { Mapper, type Envelope, type MappingDocument, type RunOptions } from 'mapper-service/engine'
+import { createRequest, ResponseTooDeepError } from 'mapper-service/request'
 
 const document: MappingDocument = { $id: 'title', mapping: { '/title': { source: '/book/title', as: 'string' } } }
 const mapper = new Mapper({ mappings: [document] }, {})
+const request = createRequest({ allowHeaders: [], denyPrivateNetworks: true })
+const fetching = new Mapper({}, { plugins: { request } })
+console.log(fetching.validate(document).valid, ResponseTooDeepError.name)
 const run: RunOptions = { limits: { timeMs: 50 } }
 const envelope: Envelope = await mapper.map('title', { book: { title: 'x' } }, { identity: { sub: 'a' } }, run)
 console.log(envelope.valid, envelope.errors.length)

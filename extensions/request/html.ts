@@ -1,11 +1,14 @@
 // HTML bodies (request-plugin.md §1): the raw `html`, the first JSON-LD block as `ld`, the meta
-// tags as `meta`, and the scraper's result as `data` when the options asked for one.
-import type { CheerioAPI, CheerioOptions } from 'cheerio'
+// tags as `meta`, and the scraper's result as `data` when the options asked for one. The scraper
+// runs here, where the page is, and is checked in scraper.ts, whose declarations (public, through
+// parse-thread.ts) must name no type of cheerio, an optional package, or of domhandler, not a
+// dependency.
+import type { Cheerio, CheerioAPI, CheerioOptions } from 'cheerio'
 import { cheerio } from './cheerio.js'
 import type { AnyNode } from 'domhandler'
 import { checkJsonDepth, MAX_RESPONSE_DEPTH, ResponseTooDeepError } from './depth.js'
 import { ownMember, setMember } from './record.js'
-import { runScraper, type CompiledScraper, type PatternMeter } from './scraper.js'
+import type { CompiledScraper, Field, PatternMeter } from './scraper.js'
 
 const LD_JSON = 'application/ld+json'
 
@@ -27,10 +30,13 @@ type ChildNode = Parameters<TreeAdapter['appendChild']>[1]
 // the tree is the one cheerio would build, node for node.
 let cheerioAdapter: TreeAdapter | undefined
 
+/** The feature that needs cheerio to parse the page at `url`, as its error names it. */
+const parsing = (url: string): string => `Parsing the HTML response of ${url}`
+
 /** cheerio's adapter, found at the first parse (cheerio loads on first use). */
-function baseAdapter(): TreeAdapter {
+function baseAdapter(url: string): TreeAdapter {
   if (cheerioAdapter !== undefined) return cheerioAdapter
-  const found = cheerio().load('')._options.treeAdapter
+  const found = cheerio(parsing(url)).load('')._options.treeAdapter
   // Refused loudly: without the adapter the depth bound could not be kept.
   if (found === undefined) throw new Error('cheerio no longer exposes the tree adapter it parses HTML with; the request plugin cannot bound HTML depth')
   return (cheerioAdapter = found as TreeAdapter)
@@ -56,7 +62,7 @@ const PLACEMENT_SLACK = 64
 
 /** The tree adapter of one parse: cheerio's own, refusing an element placed far deeper than `limit`. */
 function boundedAdapter(limit: number, url: string): TreeAdapter {
-  const base = baseAdapter()
+  const base = baseAdapter(url)
   const placed = limit + PLACEMENT_SLACK
   const refuseDeep = (parent: ParentNode, child: ChildNode): void => {
     if (base.isElementNode(child) && elementDepth(base, parent, placed) + 1 > placed) throw new ResponseTooDeepError(url, 'HTML')
@@ -96,7 +102,7 @@ function treeDepthExceeds(root: AnyNode, limit: number): boolean {
  * `ResponseTooDeepError`, the error of JSON and XML bodies nested too deep.
  */
 export function loadHtml(html: string, url: string, limit = MAX_RESPONSE_DEPTH): CheerioAPI {
-  const $ = cheerio().load(html, { treeAdapter: boundedAdapter(limit, url) })
+  const $ = cheerio(parsing(url)).load(html, { treeAdapter: boundedAdapter(limit, url) })
   if (treeDepthExceeds($.root()[0]!, limit)) throw new ResponseTooDeepError(url, 'HTML')
   return $
 }
@@ -136,6 +142,55 @@ function metaTags($: CheerioAPI): Record<string, string[]> {
     }
   }
   return meta as Record<string, string[]>
+}
+
+/** The value steps in their fixed order: match, split, replace, trim, int; every pattern's input metered first. */
+function refine(field: Field, raw: string | undefined, meter: PatternMeter): unknown {
+  if (raw === undefined) return undefined
+  let value: string | undefined = raw
+  if (field.match !== undefined) {
+    meter.matchInput(value.length)
+    value = field.match.exec(value)?.[0]
+  }
+  if (value === undefined) return undefined
+  const parts: Array<string | undefined> = field.split === undefined ? [value] : value.split(field.split)
+  const refined = parts.map((part) => {
+    let text = part!
+    for (const [search, replacement] of field.replace) {
+      meter.matchInput(text.length)
+      text = text.replace(search, replacement)
+    }
+    if (field.trim) text = text.trim()
+    if (!field.int) return text
+    const number = Number.parseInt(text, 10)
+    return Number.isNaN(number) ? null : number
+  })
+  return field.split === undefined ? (refined[0] ?? undefined) : refined
+}
+
+function extract(field: Field, selection: Cheerio<AnyNode>): string | undefined {
+  if (selection.length === 0) return undefined
+  return field.attr === undefined ? selection.text() : selection.attr(field.attr)
+}
+
+/** Apply a compiled scraper below `node`; a field that matched nothing is left out. */
+function runScraper(scraper: CompiledScraper, $: CheerioAPI, node: Cheerio<AnyNode>, meter: PatternMeter): Record<string, unknown> {
+  const result: Record<string, unknown> = {}
+  for (const field of scraper) {
+    let selection: Cheerio<AnyNode> = field.selector === undefined ? node : node.find(field.selector)
+    if (field.index !== undefined) selection = selection.eq(field.index)
+    let value: unknown
+    if (field.each !== undefined) {
+      const nested = field.each
+      value = selection.toArray().map((element) => runScraper(nested, $, $(element), meter))
+    } else if (field.list) {
+      value = selection.toArray().map((element) => refine(field, extract(field, $(element)), meter) ?? null)
+    } else {
+      value = refine(field, extract(field, selection), meter)
+    }
+    if (value !== undefined) setMember(result, field.key, value)
+  }
+  return result
 }
 
 export function readHtml(html: string, scraper: CompiledScraper | undefined, url: string, meter: PatternMeter): Record<string, unknown> {

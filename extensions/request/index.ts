@@ -7,6 +7,7 @@ import type { EvaluationContext, Plugin } from '../../engine/index.js'
 import { sharedAgent } from './agent.js'
 import { readBody, ResponseTooLargeError } from './body.js'
 import { readCallOptions } from './call-options.js'
+import { markRequestPlugin } from './cheerio.js'
 import { resolvePolicy, type RequestConfig } from './config.js'
 import { Deadline } from './deadline.js'
 import { exchange } from './exchange.js'
@@ -34,7 +35,7 @@ export function createRequest(config: RequestConfig = {}): Plugin {
   const policy = resolvePolicy(config)
   const dispatcher = policy.dispatcher ?? sharedAgent(policy.denyPrivateNetworks, policy.allowHosts)
 
-  return async function request(options: unknown, value: unknown, context: EvaluationContext): Promise<unknown> {
+  return markRequestPlugin(async function request(options: unknown, value: unknown, context: EvaluationContext): Promise<unknown> {
     const call = readCallOptions(options)
     const scraper = call.scraper === undefined ? undefined : compileScraper(call.scraper)
     const url = await locateUrl(call, value, context)
@@ -77,5 +78,5 @@ export function createRequest(config: RequestConfig = {}): Plugin {
     } finally {
       deadline.dispose()
     }
-  }
+  })
 }

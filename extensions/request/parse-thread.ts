@@ -10,6 +10,7 @@
 import { availableParallelism } from 'node:os'
 import { isMainThread } from 'node:worker_threads'
 import type { Piscina } from 'piscina'
+import { MissingPackageError } from '../../config/optional.js'
 import type { Deadline } from './deadline.js'
 import { ResponseTooDeepError } from './depth.js'
 import { bodyKind, mediaType, parseEnvelope } from './parse.js'
@@ -28,7 +29,17 @@ export interface ParseTask {
 /** What the worker answers: the envelope, and the length of every pattern input, in order, to meter. */
 export type ParseAnswer =
   | { readonly envelope: Record<string, unknown>; readonly patternInputs: readonly number[] }
-  | { readonly failure: { readonly name: string; readonly message: string; readonly format?: string }; readonly patternInputs: readonly number[] }
+  | { readonly failure: ParseFailure; readonly patternInputs: readonly number[] }
+
+/** A failed parse, as plain data: enough to make the plugin's own refusals again with their class. */
+export interface ParseFailure {
+  readonly name: string
+  readonly message: string
+  /** A ResponseTooDeepError's format. */
+  readonly format?: string
+  /** A MissingPackageError's package and feature (cheerio, not installed). */
+  readonly missing?: { readonly packageName: string; readonly feature: string }
+}
 
 /** The heap a parse may use: a 10 MB page's tree takes a few hundred MiB. */
 const PARSE_HEAP_MB = 1024
@@ -63,8 +74,9 @@ function parsedOffThread(contentType: string | string[] | undefined): boolean {
 const ERRORS: Record<string, new (message: string) => Error> = { SyntaxError, TypeError, RangeError }
 
 /** The error the worker's failure was, made again here (the plugin's own refusals keep their class). */
-function failureError(failure: { name: string; message: string; format?: string }, url: string): Error {
+function failureError(failure: ParseFailure, url: string): Error {
   if (failure.name === 'ResponseTooDeepError') return new ResponseTooDeepError(url, failure.format ?? 'HTML')
+  if (failure.missing !== undefined) return new MissingPackageError(failure.missing.packageName, failure.missing.feature)
   return new (Object.hasOwn(ERRORS, failure.name) ? ERRORS[failure.name]! : Error)(failure.message)
 }
 

@@ -1,7 +1,8 @@
 // A parse thread's task (parse-thread.ts): one response body parsed as the plugin would parse it
 // inline, with the scraper compiled again from its written form. Pattern inputs are recorded, not
 // judged: the evaluation's budget lives in the thread that asked.
-import type { ParseAnswer, ParseTask } from './parse-thread.js'
+import { MissingPackageError } from '../../config/optional.js'
+import type { ParseAnswer, ParseFailure, ParseTask } from './parse-thread.js'
 import { parseEnvelope } from './parse.js'
 import { compileScraper } from './scraper.js'
 
@@ -17,9 +18,12 @@ export default function parse(task: ParseTask): ParseAnswer {
     return { envelope: parseEnvelope(task.status, task.contentType, task.bytes, scraper, task.url, meter), patternInputs }
   } catch (error) {
     const { name, message, format } = error as { name?: unknown; message?: unknown; format?: unknown }
-    return {
-      failure: { name: String(name), message: String(message), ...(typeof format === 'string' ? { format } : {}) },
-      patternInputs,
+    const failure: ParseFailure = {
+      name: String(name),
+      message: String(message),
+      ...(typeof format === 'string' ? { format } : {}),
+      ...(error instanceof MissingPackageError ? { missing: { packageName: error.packageName, feature: error.feature } } : {}),
     }
+    return { failure, patternInputs }
   }
 }

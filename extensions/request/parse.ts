@@ -77,7 +77,7 @@ export function parseEnvelope(
       const text = decodeText(bytes, type.charset)
       checkXmlDepth(text, url)
       envelope.xml = text
-      envelope.json = xmlToJson(text)
+      envelope.json = xmlToJson(text, url)
       break
     }
     case 'html':

@@ -1,17 +1,17 @@
 // The HTML scraper (request-plugin.md §4): `scraper: { <key>: spec }`, each spec a CSS selector
 // plus value steps. A spec is compiled once per frozen options object (the engine freezes every
 // document it admits) and before anything is sent: a bad selector or an unsafe pattern fails
-// the call without a request. Every regex operand passes the engine's pattern safety screen.
-import type { Cheerio, CheerioAPI } from 'cheerio'
+// the call without a request. Every regex operand passes the engine's pattern safety screen. The
+// compiled fields run over the page in html.ts.
+import type { CheerioAPI } from 'cheerio'
 import { cheerio } from './cheerio.js'
-import type { AnyNode } from 'domhandler'
 import { isObject, screenPattern } from '../../engine/index.js'
-import { setMember } from './record.js'
 
 const SPEC_KEYS = ['selector', 'index', 'text', 'attr', 'match', 'split', 'replace', 'trim', 'int', 'list', 'each'] as const
 const VALUE_STEPS = ['text', 'attr', 'match', 'split', 'replace', 'trim', 'int', 'list'] as const
 
-interface Field {
+/** One compiled field of a scraper. */
+export interface Field {
   readonly key: string
   readonly selector: string | undefined
   readonly index: number | undefined
@@ -41,7 +41,7 @@ const compiledSpecs = new WeakMap<object, CompiledScraper>()
 
 // An empty document to try selectors on: css-select compiles a selector before it matches anything.
 let probeDocument: CheerioAPI | undefined
-const probe = (): CheerioAPI => (probeDocument ??= cheerio().load('<html></html>'))
+const probe = (): CheerioAPI => (probeDocument ??= cheerio('The request option scraper').load('<html></html>'))
 
 function pattern(source: unknown, flags: string, where: string): RegExp {
   const verdict = screenPattern(source)
@@ -69,8 +69,10 @@ function compileField(key: string, spec: unknown, path: string): Field {
   const { selector, index, text, attr, match, split, replace, each } = spec
   if (selector !== undefined) {
     if (typeof selector !== 'string' || selector.trim() === '') throw new TypeError(`scraper ${path}.selector must be a CSS selector`)
+    // Outside the try: a missing cheerio is no fault of the selector.
+    const document = probe().root()
     try {
-      probe().root().find(selector)
+      document.find(selector)
     } catch (error) {
       throw new TypeError(`scraper ${path}.selector ${JSON.stringify(selector)} is not a valid CSS selector: ${(error as Error).message}`)
     }
@@ -128,53 +130,4 @@ export function compileScraper(spec: unknown): CompiledScraper {
   // Only a frozen spec (as every admitted document is) is known not to change under the cache.
   if (Object.isFrozen(spec)) compiledSpecs.set(spec, compiled)
   return compiled
-}
-
-/** The value steps in their fixed order: match, split, replace, trim, int; every pattern's input metered first. */
-function refine(field: Field, raw: string | undefined, meter: PatternMeter): unknown {
-  if (raw === undefined) return undefined
-  let value: string | undefined = raw
-  if (field.match !== undefined) {
-    meter.matchInput(value.length)
-    value = field.match.exec(value)?.[0]
-  }
-  if (value === undefined) return undefined
-  const parts: Array<string | undefined> = field.split === undefined ? [value] : value.split(field.split)
-  const refined = parts.map((part) => {
-    let text = part!
-    for (const [search, replacement] of field.replace) {
-      meter.matchInput(text.length)
-      text = text.replace(search, replacement)
-    }
-    if (field.trim) text = text.trim()
-    if (!field.int) return text
-    const number = Number.parseInt(text, 10)
-    return Number.isNaN(number) ? null : number
-  })
-  return field.split === undefined ? (refined[0] ?? undefined) : refined
-}
-
-function extract(field: Field, selection: Cheerio<AnyNode>): string | undefined {
-  if (selection.length === 0) return undefined
-  return field.attr === undefined ? selection.text() : selection.attr(field.attr)
-}
-
-/** Apply a compiled scraper below `node`; a field that matched nothing is left out. */
-export function runScraper(scraper: CompiledScraper, $: CheerioAPI, node: Cheerio<AnyNode>, meter: PatternMeter): Record<string, unknown> {
-  const result: Record<string, unknown> = {}
-  for (const field of scraper) {
-    let selection: Cheerio<AnyNode> = field.selector === undefined ? node : node.find(field.selector)
-    if (field.index !== undefined) selection = selection.eq(field.index)
-    let value: unknown
-    if (field.each !== undefined) {
-      const nested = field.each
-      value = selection.toArray().map((element) => runScraper(nested, $, $(element), meter))
-    } else if (field.list) {
-      value = selection.toArray().map((element) => refine(field, extract(field, $(element)), meter) ?? null)
-    } else {
-      value = refine(field, extract(field, selection), meter)
-    }
-    if (value !== undefined) setMember(result, field.key, value)
-  }
-  return result
 }

@@ -48,9 +48,9 @@ function elementValue(element: Element): unknown {
   return record
 }
 
-/** The document's top-level elements by name (normally the one root element). */
-export function xmlToJson(xml: string): Record<string, unknown> {
-  const $ = cheerio().load(xml, { xml: true })
+/** The document's top-level elements by name (normally the one root element); `url` is where it came from. */
+export function xmlToJson(xml: string, url: string): Record<string, unknown> {
+  const $ = cheerio(`Parsing the XML response of ${url}`).load(xml, { xml: true })
   const document: Record<string, unknown> = {}
   for (const node of $.root()[0]!.children) {
     if (isElement(node)) addMember(document, node.name, elementValue(node))
