@@ -204,6 +204,11 @@ export interface RegistryView {
 
 const NO_EXTRAS: readonly string[] = []
 
+/** The names of `extra` a context takes as its own members. */
+function extraKeysOf(extra: Readonly<Record<string, unknown>>): readonly string[] {
+  return Object.keys(extra).filter((k) => !RESERVED.has(k))
+}
+
 /** Names an `extra` field may not take: they are the context's own members. */
 const RESERVED = new Set([
   // Read through getters below, so a host may supply them lazily (a signal made on first use).
@@ -271,22 +276,28 @@ export class Run implements WriteOwnership {
     /** A budget shared with the evaluations before this one: its counts go on from theirs (`release`). */
     private readonly shared?: SharedBudget
   ) {
-    this.extraKeys = extra === undefined ? NO_EXTRAS : Object.keys(extra).filter((k) => !RESERVED.has(k))
-    if (shared !== undefined) {
-      this.steps = shared.steps
-      this.values = shared.values
-      this.bytes = shared.bytes
-      this.built = shared.built
-      this.levels = shared.levels
-      this.rare = { pluginCalls: shared.pluginCalls, started: shared.started, deadline: shared.deadline, halt: shared.tripped === null ? null : { reason: shared.tripped }, stopper: undefined, signal: undefined }
-      this.checkpoint = shared.tripped === null ? this.nextCheckpoint() : -Infinity
-    }
+    this.extraKeys = extra === undefined ? NO_EXTRAS : extraKeysOf(extra)
+    // (Small on purpose, as the meter's hot methods are: see CompiledMapping.start.)
+    if (shared !== undefined) this.resume(shared)
+  }
+
+  /** Go on from what the evaluations before this one used of a shared budget. */
+  private resume(shared: SharedBudget): void {
+    this.steps = shared.steps
+    this.values = shared.values
+    this.bytes = shared.bytes
+    this.built = shared.built
+    this.levels = shared.levels
+    this.rare = { pluginCalls: shared.pluginCalls, started: shared.started, deadline: shared.deadline, halt: shared.tripped === null ? null : { reason: shared.tripped }, stopper: undefined, signal: undefined }
+    this.checkpoint = shared.tripped === null ? this.nextCheckpoint() : -Infinity
   }
 
   /** The evaluation is over, however it ended: what it used goes back to the shared budget. */
   release(): void {
-    const shared = this.shared
-    if (shared === undefined) return
+    if (this.shared !== undefined) this.giveBack(this.shared)
+  }
+
+  private giveBack(shared: SharedBudget): void {
     shared.steps = this.steps
     shared.values = this.values
     shared.bytes = this.bytes
@@ -387,12 +398,15 @@ export class Run implements WriteOwnership {
     const halt = this.rare?.halt
     if (halt) throw halt.reason
     this.checkCounts()
-    const limit = this.limits.outputDepth
-    if (output !== null && (this.deepest + 1) * (this.reach + 1) + this.referenceDepth + 1 > limit) {
-      const depth = measure(output, Infinity, Infinity, limit).depth
-      if (depth > limit) this.trip('outputDepth', limit, depth)
-    }
+    if (output !== null && (this.deepest + 1) * (this.reach + 1) + this.referenceDepth + 1 > this.limits.outputDepth) this.measureDepth(output)
     if (this.errors.length > 0) this.wroteReference(this.errors)
+  }
+
+  /** The output's nesting walked: the bound from what the run saw was too high to vouch for it. */
+  private measureDepth(output: object): void {
+    const limit = this.limits.outputDepth
+    const depth = measure(output, Infinity, Infinity, limit).depth
+    if (depth > limit) this.trip('outputDepth', limit, depth)
   }
 
   /** A context `depth` levels down was made, deeper than any before. */
