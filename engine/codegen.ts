@@ -110,10 +110,15 @@ class Generator implements CodeGen {
     return `l${this.locals++}`
   }
 
-  /** The declarations every function of the level starts with. */
-  declarations(): string {
+  /** How many locals are taken so far: the bounds of the ones a piece of source took. */
+  mark(): number {
+    return this.locals
+  }
+
+  /** The declarations a function of the level starts with: its own locals, `[from, to)` ranges of them. */
+  declarations(ranges: readonly (readonly [number, number])[]): string {
     let names = 'let v, w, i = 0'
-    for (let i = 0; i < this.locals; i++) names += `, l${i}`
+    for (const [from, to] of ranges) for (let i = from; i < to; i++) names += `, l${i}`
     return `${names};\n`
   }
 }
@@ -225,48 +230,115 @@ function storeCode(pairing: Pairing, fresh: boolean, gen: Generator): string {
 }
 
 /** The step of one pairing in `level`: its generated form while no id shadows pointers, else its run. */
-function levelPairingCode(pairing: Pairing, index: number, value: ValueCode | undefined, gen: Generator): string {
+function levelPairingCode(pairing: Pairing, index: number, value: ValueCode | undefined, store: string | undefined): string {
   const rest = `return finishAsync(pairings, context, pc, ${index}, p, print);\n`
   const viaRun = `p = list[${index}].run(pc);\nif (p !== undefined) ${rest}`
   let code = `i = ${index};\n`
   if (value !== undefined) {
-    code += `if (shadows) {\n${viaRun}} else {\n${value.code}${storeCode(pairing, value.fresh, gen)}}\n`
+    code += `if (shadows) {\n${viaRun}} else {\n${value.code}${store!}}\n`
   } else if (pairing.inline?.get !== undefined) {
     code +=
       `v = list[${index}].inline.get(pc);\n` +
       `if (v instanceof Promise) { const put = list[${index}].inline.put; p = v.then((settled) => put(pc, settled, false)); ${rest}}\n` +
-      storeCode(pairing, false, gen)
+      store!
   } else {
     code += viaRun
   }
   return code + 'if (errors.length > 0) return null;\n'
 }
 
+/**
+ * Past this many characters of source a level's pairings are split into functions of about this
+ * size, called in turn. V8 optimizes no function of more than 60 KB of bytecode (about 120,000
+ * characters of this source: a level of 200 coerced pairings ran interpreted), and it compiles a
+ * large one in time that grows faster than its size (seconds for one near that bound).
+ */
+export const PART_SOURCE = 16 * 1024
+
+/** One pairing's generated source, and the locals it took. */
+interface Piece {
+  readonly value: ValueCode | undefined
+  /** Its store, when it has a value or an inline GET. */
+  readonly store: string | undefined
+  readonly locals: readonly [number, number]
+}
+
+/** Consecutive pieces, by index, whose source together stays within PART_SOURCE (a larger piece alone). */
+function parts(sizes: readonly number[]): number[][] {
+  const result: number[][] = [[]]
+  let size = 0
+  sizes.forEach((length, index) => {
+    const current = result[result.length - 1]!
+    if (current.length > 0 && size + length > PART_SOURCE) {
+      result.push([index])
+      size = length
+    } else {
+      current.push(index)
+      size += length
+    }
+  })
+  return result
+}
+
+/**
+ * The body of a level function over the pieces `bodies`: inline when they fit one part, else a
+ * call of one part function each, `check` deciding from each part's result whether to return it.
+ * Every part declares only the locals its pieces took and places a thrown error at its pairing.
+ */
+function partedBody(
+  name: string,
+  params: string,
+  bodies: readonly string[],
+  pieces: readonly Piece[],
+  gen: Generator,
+  opening: string,
+  check: (result: string) => string,
+  done: string
+): { body: string; helpers: string } {
+  const groups = parts(bodies.map((body) => body.length))
+  const own = (group: readonly number[]): string =>
+    opening +
+    gen.declarations(group.map((index) => pieces[index]!.locals)) +
+    `try {\n${group.map((index) => bodies[index]!).join('')}} catch (error) {\n  throw placed(error, list[i]);\n}\n`
+  if (groups.length === 1) return { body: own(groups[0]!), helpers: '' }
+  let body = ''
+  let helpers = ''
+  groups.forEach((group, n) => {
+    body += check(`${name}${n}(${params})`)
+    helpers += `function ${name}${n}(${params}) {\n${own(group)}${done}}\n`
+  })
+  return { body, helpers }
+}
+
 /** The source of a level's functions: (rt) => { level, free }. */
 function levelSource(list: readonly Pairing[], gen: Generator): string {
-  const values = list.map((pairing) => valueCode(pairing, gen))
+  const pieces: Piece[] = list.map((pairing) => {
+    const from = gen.mark()
+    const value = valueCode(pairing, gen)
+    const store = value !== undefined ? storeCode(pairing, value.fresh, gen) : pairing.inline?.get !== undefined ? storeCode(pairing, false, gen) : undefined
+    return { value, store, locals: [from, gen.mark()] }
+  })
   let free: string | undefined
-  if (values.every((value) => value !== undefined)) {
-    let body = ''
-    values.forEach((value, index) => {
-      body += `i = ${index};\n${value!.code}${storeCode(list[index]!, value!.fresh, gen)}if (errors.length > 0) return null;\n`
-    })
+  let helpers = ''
+  if (pieces.every((piece) => piece.value !== undefined)) {
+    const bodies = pieces.map(({ value, store }, index) => `i = ${index};\n${value!.code}${store!}if (errors.length > 0) return null;\n`)
+    const params = 'run, source, target, depth, errors, targetIsArray'
+    const parted = partedBody('free', params, bodies, pieces, gen, '', (call) => `if (${call} === null) return null;\n`, 'return target;\n')
     free =
       'function free(run, source, target, depth) {\n' +
       'const errors = run.errors;\n' +
       'const targetIsArray = Array.isArray(target);\n' +
-      gen.declarations() +
-      `try {\n${body}} catch (error) {\n  throw placed(error, list[i]);\n}\n` +
+      parted.body +
       'return target;\n' +
       '}'
+    helpers = parted.helpers
   }
   let level: string | undefined
   // A level with a free form never needs this one (the closure plan serves it while ids shadow pointers).
   if (free === undefined) {
-    let body = ''
-    list.forEach((pairing, index) => {
-      body += levelPairingCode(pairing, index, values[index], gen)
-    })
+    const bodies = pieces.map(({ value, store }, index) => levelPairingCode(list[index]!, index, value, store))
+    const params = 'context, pc, print, run, errors, shadows, source, target, depth, targetIsArray'
+    const parted = partedBody('level', params, bodies, pieces, gen, 'let p;\n', (call) => `r = ${call};\nif (r !== undefined) return r;\n`, 'return undefined;\n')
     level =
       'function level(context, pc, print) {\n' +
       'const run = context.run;\n' +
@@ -276,11 +348,11 @@ function levelSource(list: readonly Pairing[], gen: Generator): string {
       'const target = pc.target;\n' +
       'const depth = pc.depth;\n' +
       'const targetIsArray = Array.isArray(target);\n' +
-      'let p;\n' +
-      gen.declarations() +
-      `try {\n${body}} catch (error) {\n  throw placed(error, list[i]);\n}\n` +
+      (parted.helpers === '' ? '' : 'let r;\n') +
+      parted.body +
       'return undefined;\n' +
       '}'
+    helpers = parted.helpers
   }
   let constants = ''
   for (let i = 0; i < gen.constants.length; i++) constants += `const c${i} = rt.constants[${i}];\n`
@@ -288,6 +360,7 @@ function levelSource(list: readonly Pairing[], gen: Generator): string {
     "'use strict';\n" +
     'const list = rt.list, pairings = rt.pairings, readToken = rt.readToken, finishAsync = rt.finishAsync, placed = rt.placed;\n' +
     constants +
+    helpers +
     `return {\nlevel: ${level ?? 'undefined'},\nfree: ${free ?? 'undefined'}\n};\n`
   )
 }
