@@ -246,8 +246,9 @@ export class CompiledMapping {
 
   private evaluate(run: Run, arrayInput: boolean, output: object, errors: ErrorObject[]): Envelope | Promise<Envelope> {
     let result: Maybe<object | null>
+    let entry: Pairings | undefined
     try {
-      const entry = arrayInput || run.registry.shadowsPointers ? undefined : this.entryPairings()
+      entry = arrayInput || run.registry.shadowsPointers ? undefined : this.entryPairings()
       if (entry !== undefined) {
         // mapPlan, runLevel and runPairings (procedures.ts) for an entry whose GET passes its
         // source through to pairings written in place with a generated form: the root's level is
@@ -261,7 +262,8 @@ export class CompiledMapping {
     } catch (error) {
       throw this.failed(run, error)
     }
-    if (result instanceof Promise) return this.settle(run, result, output, errors)
+    // A generated level never awaits (Pairings.free): only the plan's result may be a promise.
+    if (entry === undefined && result instanceof Promise) return this.settle(run, result, output, errors)
     try {
       run.finish(result)
     } catch (error) {
