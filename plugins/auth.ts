@@ -212,8 +212,9 @@ interface AuthPluginOptions {
 export const authPlugin = fp<AuthPluginOptions>(
   async (app, { auth }) => {
     app.decorateRequest('identity', null)
-    app.addHook('preHandler', checkRouteClaims)
+    // Without authentication no route has claims (config/resolve.ts refuses them): no hook per request.
     if (auth === null) return
+    app.addHook('preHandler', checkRouteClaims)
 
     // A configured issuer or audience is required, not only checked when the token happens to carry
     // it. So is exp unless auth.requireExp is false (a token without it never expires), and iat under
