@@ -69,9 +69,13 @@ export interface IsolationConfig {
   readonly memoryMb: number
   /** Added to the evaluation's `timeMs` budget before its worker is terminated. */
   readonly graceMs: number
+  /** Tasks that may wait for a worker beyond those running; one more is refused (503). */
+  readonly queue: number
+  /** How long a task may wait for a worker to begin it before it is refused (503). */
+  readonly queueMs: number
 }
 
-const ISOLATION_DEFAULTS = { memoryMb: 256, graceMs: 1000 } as const
+const ISOLATION_DEFAULTS = { memoryMb: 256, graceMs: 1000, queue: 1024, queueMs: 10_000 } as const
 
 /** Requests per caller and time window (options.rateLimit). */
 export interface RateLimitConfig {
@@ -461,5 +465,7 @@ function resolveIsolation(options: Options['isolation'], explicitForm: boolean):
     threads: options?.threads ?? availableParallelism(),
     memoryMb: options?.memoryMb ?? ISOLATION_DEFAULTS.memoryMb,
     graceMs: options?.graceMs ?? ISOLATION_DEFAULTS.graceMs,
+    queue: options?.queue ?? ISOLATION_DEFAULTS.queue,
+    queueMs: options?.queueMs ?? ISOLATION_DEFAULTS.queueMs,
   }
 }

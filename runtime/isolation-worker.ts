@@ -11,9 +11,10 @@ import { UPSTREAM_CHANNEL, type UpstreamCall } from '../extensions/request/index
 import { EngineService } from './engine.js'
 import { shapeError } from '../plugins/errors.js'
 import { evaluateRequest, validateDocument } from './evaluation.js'
-import type { IsolatedTask, IsolationWorkerData, TaskAnswer, TaskFacts } from './isolation.js'
+import { markStarted, type IsolatedTask, type PoolWorkerData, type TaskAnswer, type TaskFacts } from './isolation.js'
 
-const data = Piscina.workerData as IsolationWorkerData
+const data = Piscina.workerData as PoolWorkerData
+const started = new BigInt64Array(data.started)
 
 /** What the running task saw; one task runs at a time in a worker. */
 let facts: { stdout: string[]; pluginCalls: Record<string, number>; upstream: Array<number | undefined>; prepared?: TaskFacts['prepared'] }
@@ -59,8 +60,7 @@ export default async function run(task: IsolatedTask): Promise<TaskAnswer> {
   } catch {
     // Answered below, as the task's failure.
   }
-  task.started.postMessage(0)
-  task.started.close()
+  markStarted(started, task)
   facts = freshFacts()
   const stdout = task.stdout
     ? (text: string): void => {

@@ -128,6 +128,8 @@ const IsolationOptionsSchema = Type.Object(
     threads: Type.Optional(Type.Integer({ minimum: 1, maximum: 256, description: 'Worker threads, started on demand (default: the cores available).' })),
     memoryMb: Type.Optional(Type.Integer({ minimum: 64, maximum: 65536, description: 'Each worker\'s heap, in MiB: an evaluation beyond it is stopped and answered 422 BudgetExceeded (budget "memory"); default 256.' })),
     graceMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 600000, description: 'Milliseconds past the evaluation\'s timeMs budget after which its worker is terminated and the answer is 422 BudgetExceeded (budget "timeMs"); default 1000.' })),
+    queue: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000000, description: 'Isolated tasks that may wait for a worker beyond those running; one more is answered 503 Unavailable at once (default 1024).' })),
+    queueMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 600000, description: 'Milliseconds an isolated task may wait for a worker to begin it before it is answered 503 Unavailable (default 10000).' })),
   },
   { additionalProperties: false, description: 'Worker threads for caller-authored work.' }
 )

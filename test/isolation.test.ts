@@ -135,6 +135,40 @@ t.test('a document that never returns: its worker is terminated, 422 timeMs, the
   t.same((await service.post({ mapping: where, input: { x: 1 } })).data, { where: 'worker', valid: true, errors: [] }, 'a new worker took its place')
 })
 
+t.test('isolation.queue and isolation.queueMs: a task that finds the queue full, or waits too long, is 503 at once; the pool serves on', async (t) => {
+  const spin = { mapping: { mapping: { '/x': { source: '/a', transform: 'spin' } } }, input: { a: 1 } }
+  /** Until a worker has started (a start may outlast a short queueMs): then a quick document is served. */
+  const warm = async (service: Served): Promise<void> => {
+    for (let tries = 0; tries < 20; tries++) if ((await service.post({ mapping: where, input: { x: 1 } })).status === 200) return
+    t.fail('the worker never started')
+  }
+  const began = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+  const full = await served(t, { map: { explicit: true }, limits: { explicit: { timeMs: 600 } }, isolation: { threads: 1, queue: 0, graceMs: 0 } })
+  await warm(full)
+  const spinning = full.post(spin)
+  await began(150)
+  const refused = await full.post({ mapping: where, input: { x: 1 } })
+  t.equal(refused.status, 503, 'no room to wait: refused while the one worker spins')
+  t.match(refused.data, { code: 'Unavailable' })
+  t.match((await spinning).data, { code: 'BudgetExceeded', budget: 'timeMs' }, 'the spinning task still meets its hard limit')
+  t.same((await full.post({ mapping: where, input: { x: 1 } })).data, { where: 'worker', valid: true, errors: [] }, 'its slot is free again')
+
+  const slow = await served(t, { map: { explicit: true }, limits: { explicit: { timeMs: 1500 } }, isolation: { threads: 1, queueMs: 300, graceMs: 0 } })
+  await warm(slow)
+  const blocking = slow.post(spin)
+  await began(100)
+  const started = performance.now()
+  const waited = await slow.post({ mapping: where, input: { x: 1 } })
+  const ms = performance.now() - started
+  t.equal(waited.status, 503, 'queued behind the spinning task past queueMs')
+  t.match(waited.data, { code: 'Unavailable' })
+  t.ok(ms >= 250, `answered once it had waited (${Math.round(ms)} ms)`)
+  t.match((await blocking).data, { code: 'BudgetExceeded', budget: 'timeMs', limit: 1500 })
+  await warm(slow)
+  t.pass('a new worker serves the next task')
+})
+
 t.test('a document that allocates without end: 422 memory, and the process lives on', async (t) => {
   const service = await served(t, { map: { explicit: true }, isolation: { memoryMb: 128, threads: 1 } })
   const hogging = service.post({ mapping: { mapping: { '/x': { source: '/a', transform: 'hog' } } }, input: { a: 1 } })
