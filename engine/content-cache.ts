@@ -9,18 +9,19 @@ const KEY_TEXT_LIMIT = 2048
 
 /**
  * True when a parsed document nests at most `maxDepth` levels and every number in it prints back
- * as itself in JSON (not ±Infinity, not -0). One walk serves both.
+ * as itself in JSON (not ±Infinity, not -0). One walk serves both; it recurses at most `maxDepth`
+ * levels and allocates nothing (it runs on every explicit request).
  */
-function printable(document: object, maxDepth: number): boolean {
-  const work: Array<[unknown, number]> = [[document, 1]]
-  while (work.length > 0) {
-    const [value, depth] = work.pop()!
-    if (typeof value === 'number') {
-      if (!Number.isFinite(value) || Object.is(value, -0)) return false
-    } else if (value !== null && typeof value === 'object') {
-      if (depth > maxDepth) return false
-      for (const member of Object.values(value)) work.push([member, depth + 1])
-    }
+function printable(value: unknown, depth: number, maxDepth: number): boolean {
+  if (typeof value === 'number') return Number.isFinite(value) && !Object.is(value, -0)
+  if (value === null || typeof value !== 'object') return true
+  if (depth > maxDepth) return false
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!printable(value[i], depth + 1, maxDepth)) return false
+    return true
+  }
+  for (const key in value) {
+    if (Object.hasOwn(value, key) && !printable((value as Record<string, unknown>)[key], depth + 1, maxDepth)) return false
   }
   return true
 }
@@ -31,7 +32,7 @@ function printable(document: object, maxDepth: number): boolean {
  * another document (1e400 and null, -0 and 0 print alike).
  */
 export function contentKey(document: object, maxDepth: number): { key: string; size: number } | undefined {
-  if (!printable(document, maxDepth)) return undefined
+  if (!printable(document, 1, maxDepth)) return undefined
   const text = JSON.stringify(document)
   return { key: text.length <= KEY_TEXT_LIMIT ? text : createHash('sha256').update(text).digest('base64'), size: text.length }
 }
