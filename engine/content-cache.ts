@@ -33,7 +33,11 @@ function printable(value: unknown, depth: number, maxDepth: number): boolean {
  */
 export function contentKey(document: object, maxDepth: number): { key: string; size: number } | undefined {
   if (!printable(document, 1, maxDepth)) return undefined
-  const text = JSON.stringify(document)
+  return textKey(JSON.stringify(document))
+}
+
+/** The key of a document's JSON text (hashed when long) and that text's length. */
+export function textKey(text: string): { key: string; size: number } {
   return { key: text.length <= KEY_TEXT_LIMIT ? text : createHash('sha256').update(text).digest('base64'), size: text.length }
 }
 

@@ -45,4 +45,4 @@ export type {
 } from './types.js'
 export { screenPattern, PATTERN_LENGTH_LIMIT, PATTERN_QUANTIFIER_LIMIT, PATTERN_RANGE_LIMIT, type PatternVerdict } from './validation/pattern-screen.js'
 export { parsePointer, readPointer, escapeToken, EvaluationError } from './pointer.js'
-export { isObject, jsonNestsDeeper } from './values.js'
+export { isObject, jsonMemberText, jsonNestsDeeper } from './values.js'

@@ -10,7 +10,7 @@ import { Context, firstCheckpoint, Run, type Maybe, type Pairings, type Plan, ty
 import { mapPlan } from './procedures.js'
 import { flattenBatch, LayeredRegistry, MappingRegistry, type RegisteredMapping } from './registry.js'
 import type { EngineOptions, Envelope, ErrorObject, Extensions, MappingDocument } from './types.js'
-import { contentKey, ContentCache } from './content-cache.js'
+import { contentKey, ContentCache, textKey } from './content-cache.js'
 import { runExamples, type ExampleOptions, type ExampleResult } from './examples.js'
 import { staticExpansion, stdoutAt } from './validation/expansion.js'
 import { validateDocument, withMembers, type Reachability, type ValidationReport } from './validation/validate.js'
@@ -449,12 +449,32 @@ export class Mapper {
     // Too deep to be a mapping (DOC-6) or not printable as itself: validated, never cached.
     const content = contentKey(document, MAX_DOCUMENT_DEPTH)
     if (content === undefined) return this.prepareNow(document, options)
+    return this.preparedOnce(`o${content.key}`, content.size, options, () => document)
+  }
+
+  /**
+   * `prepare` for a document held as the JSON text it arrived in (an HTTP body's member, as sent):
+   * cached by that text, so the same text again costs a lookup and no printing, and parsed only
+   * when it is not cached. The text must parse to a JSON object. Texts that differ only in spacing
+   * are cached apart; a text and an object are never taken for one another.
+   */
+  prepareText(text: string, options: ValidateOptions = {}): Prepared {
+    const content = textKey(text)
+    return this.preparedOnce(`t${content.key}`, content.size, options, () => {
+      const document: unknown = JSON.parse(text)
+      if (document === null || typeof document !== 'object') throw new TypeError('prepareText: the text is not a JSON object')
+      return document
+    })
+  }
+
+  /** The prepared document cached under `content` (with the options that change a report), prepared and kept when absent. */
+  private preparedOnce(content: string, size: number, options: ValidateOptions, document: () => object): Prepared {
     const fanOut = options.limits?.fanOut ?? this.limits.fanOut
-    const key = `${options.stdout === false ? 0 : 1}${options.strict === true ? 1 : 0}${fanOut}\n${content.key}`
+    const key = `${options.stdout === false ? 0 : 1}${options.strict === true ? 1 : 0}${fanOut}\n${content}`
     const cached = this.prepared.get(key)
     if (cached !== undefined) return { report: cached.report, plan: cached.plan, cached: true }
-    const prepared = this.prepareNow(document, options)
-    this.prepared.set(key, prepared, content.size)
+    const prepared = this.prepareNow(document(), options)
+    this.prepared.set(key, prepared, size)
     return prepared
   }
 

@@ -185,6 +185,66 @@ export function nestingDepth(value: unknown, stopAbove = Infinity): number {
   return deepest
 }
 
+/** The index of the quote closing the string that opens at `open`: one not preceded by an odd run of backslashes; -1 if none. */
+function closingQuote(text: string, open: number): number {
+  let end = text.indexOf('"', open + 1)
+  while (end !== -1) {
+    let slashes = 0
+    while (text.charCodeAt(end - 1 - slashes) === 0x5c) slashes++
+    if (slashes % 2 === 0) return end
+    end = text.indexOf('"', end + 1)
+  }
+  return -1
+}
+
+/**
+ * The text of member `name` of the JSON object `text` (already known to parse): the value exactly
+ * as written, so that `JSON.parse` of it gives the parsed member. The last one when the name repeats
+ * (as `JSON.parse` keeps the last); undefined when `text` is not an object or has no such member.
+ * A name written with escapes (`"\u006dapping"`) is the name it decodes to.
+ */
+export function jsonMemberText(text: string, name: string): string | undefined {
+  let i = 0
+  while (i < text.length && isJsonSpace(text.charCodeAt(i))) i++
+  if (text.charCodeAt(i) !== 0x7b) return undefined
+  let found: string | undefined
+  let depth = 0
+  // At depth 1: the start of the current member's value (after its colon), and whether its name is `name`.
+  let valueStart = -1
+  let named = false
+  let expectKey = true
+  for (; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 0x22) {
+      const end = closingQuote(text, i)
+      if (end === -1) return undefined
+      if (depth === 1 && expectKey) {
+        const key = text.slice(i + 1, end)
+        named = key.includes('\\') ? JSON.parse(text.slice(i, end + 1)) === name : key === name
+        expectKey = false
+      }
+      i = end
+    } else if (c === 0x3a) {
+      if (depth === 1) valueStart = i + 1
+    } else if (c === 0x2c || c === 0x7d || c === 0x5d) {
+      if (depth === 1 && c !== 0x5d) {
+        if (named) found = text.slice(valueStart, i).trim()
+        named = false
+        expectKey = true
+      }
+      if (c !== 0x2c) depth--
+      if (depth === 0) break
+    } else if (c === 0x7b || c === 0x5b) {
+      depth++
+    }
+  }
+  return found
+}
+
+function isJsonSpace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
+}
+
 /**
  * True when JSON text opens more than `limit` arrays and objects inside one another, found by one
  * linear scan before any parser builds the structure (strings are skipped whole).
@@ -196,14 +256,7 @@ export function jsonNestsDeeper(text: string, limit: number): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)
     if (c === 0x22) {
-      // Jump to the closing quote: one not preceded by an odd run of backslashes.
-      let end = text.indexOf('"', i + 1)
-      while (end !== -1) {
-        let slashes = 0
-        while (text.charCodeAt(end - 1 - slashes) === 0x5c) slashes++
-        if (slashes % 2 === 0) break
-        end = text.indexOf('"', end + 1)
-      }
+      const end = closingQuote(text, i)
       if (end === -1) return false
       i = end
     } else if (c === 0x5b || c === 0x7b) {

@@ -29,6 +29,13 @@ export const MAX_BODY_DEPTH = 512
 
 const DEEP_BODY = `Body must not nest deeper than ${MAX_BODY_DEPTH} levels`
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The JSON text the body was parsed from (its byte order mark dropped); empty when there is none. */
+    bodyText: string
+  }
+}
+
 export const bodyPlugin = fp<BodyPluginOptions>(
   async (app, { maxBodyBytes }) => {
     // Fastify refuses a Content-Type it cannot read as a media type (`json`, an empty value) with
@@ -40,10 +47,11 @@ export const bodyPlugin = fp<BodyPluginOptions>(
       if (type !== undefined && type !== 'application/json') delete request.raw.headers['content-type']
       done()
     })
+    app.decorateRequest('bodyText', '')
     app.removeAllContentTypeParsers()
     // Validation without coercion: `{ "mapping": 5 }` is a bad request, not the id "5".
     app.setValidatorCompiler(TypeBoxValidatorCompiler)
-    const parseBody = (_request: FastifyRequest, text: string | Buffer, done: (error: Error | null, body?: unknown) => void): void => {
+    const parseBody = (request: FastifyRequest, text: string | Buffer, done: (error: Error | null, body?: unknown) => void): void => {
       if (typeof text !== 'string') return done(new BadRequest(MESSAGES.invalidJson), undefined)
       // A leading byte order mark is allowed (RFC 8259 §8.1 lets a parser ignore it).
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1)
@@ -65,6 +73,7 @@ export const bodyPlugin = fp<BodyPluginOptions>(
           return done(new BadRequest(POISONED_BODY), undefined)
         }
       }
+      request.bodyText = text
       done(null, parsed)
     }
     // The catch-all takes every body; `application/json` is also named so that Fastify finds its

@@ -9,7 +9,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { ServiceConfig } from '../config/resolve.js'
-import type { Envelope } from '../engine/index.js'
+import { jsonMemberText, type Envelope } from '../engine/index.js'
 import { Forbidden, MESSAGES, ValidationError } from '../errors.js'
 import { requireClaims } from '../plugins/auth.js'
 import { requireBody } from '../plugins/body.js'
@@ -73,8 +73,10 @@ export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app
         requireClaims(request.identity, map.explain.claims, 'explain traces')
       }
       // On top of the route's claims; only here is it known which form the body takes.
-      if (typeof mapping !== 'string') allowExplicit(map, request.identity)
-      return evaluate({ mapping, input, explain }, request, reply)
+      if (typeof mapping === 'string') return evaluate({ mapping, input, explain }, request, reply)
+      allowExplicit(map, request.identity)
+      // The document as the caller wrote it keys the prepared-document cache and crosses to a worker.
+      return evaluate({ mapping, mappingText: jsonMemberText(request.bodyText, 'mapping'), input, explain }, request, reply)
     }
   )
 

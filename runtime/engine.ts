@@ -15,6 +15,7 @@ import {
   type JsonSchema,
   type Prepared,
   type RunOptions,
+  type ValidateOptions,
   type ValidationReport,
 } from '../engine/index.js'
 import type { MappingEntry } from '../config/mappings.js'
@@ -173,7 +174,16 @@ export class EngineService {
 
   /** An explicit document validated (its budgets and stdout policy included) and, when valid, compiled. */
   explicit(document: object): Prepared {
-    return this.mapper.prepare(document, { limits: this.settings.limits.explicit, stdout: this.settings.explicitStdout ? undefined : false, strict: this.settings.strict })
+    return this.mapper.prepare(document, this.#explicitOptions)
+  }
+
+  /** `explicit` for a document held as the JSON text it arrived in. */
+  explicitText(text: string): Prepared {
+    return this.mapper.prepareText(text, this.#explicitOptions)
+  }
+
+  get #explicitOptions(): ValidateOptions {
+    return { limits: this.settings.limits.explicit, stdout: this.settings.explicitStdout ? undefined : false, strict: this.settings.strict }
   }
 }
 

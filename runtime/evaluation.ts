@@ -20,13 +20,21 @@ export interface Evaluating {
   readonly settings: EngineSettings
   registered(id: string): CompiledMapping | undefined
   explicit(document: object): Prepared
+  /** `explicit` for a document held as the JSON text it arrived in (see MapRequest.mappingText). */
+  explicitText(text: string): Prepared
   explicitExamples(document: object, extra: Readonly<Record<string, unknown>>, stdout: RunOptions['stdout']): Promise<ExampleResult[]>
 }
 
 /** What a caller asked POST /map to evaluate. */
 export interface MapRequest {
-  /** A registered id, or an explicit mapping document. */
-  readonly mapping: string | object
+  /** A registered id, or an explicit mapping document; null when only the document's text is carried (`mappingText`). */
+  readonly mapping: string | object | null
+  /**
+   * An explicit document's JSON text exactly as the caller sent it, when the route has it: the
+   * prepared-document cache is keyed by it (no printing of the document per request), and it
+   * crosses into a worker in place of the object, which the worker parses only on a cache miss.
+   */
+  readonly mappingText?: string
   readonly input: unknown
   readonly explain: boolean
 }
@@ -73,7 +81,7 @@ export function evaluateRequest(
     plan = engine.registered(request.mapping)
     if (plan === undefined) throw unknownMapping(request.mapping)
   } else {
-    const explicit = engine.explicit(request.mapping)
+    const explicit = request.mappingText !== undefined ? engine.explicitText(request.mappingText) : engine.explicit(explicitDocument(request.mapping))
     prepared?.(explicit)
     if (explicit.plan === null) throw new InvalidMappingDocument(explicit.report)
     plan = explicit.plan
@@ -93,6 +101,12 @@ export function evaluateRequest(
 export function runPlan(plan: CompiledMapping, input: unknown, extra: Record<string, unknown>, options: RunOptions): MapOutcome | Promise<MapOutcome> {
   const envelope = plan.run(input, extra, options)
   return envelope instanceof Promise ? envelope.then(outcomeOf) : outcomeOf(envelope)
+}
+
+/** The explicit document of a request that carries no text of it. */
+function explicitDocument(mapping: object | null): object {
+  if (mapping === null) throw new Error('a map request without its explicit document or that document\'s text')
+  return mapping
 }
 
 function outcomeOf(envelope: Envelope): MapOutcome {

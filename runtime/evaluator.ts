@@ -77,7 +77,9 @@ export class Evaluator {
     if (registered && engine.registered(label) === undefined) throw unknownMapping(label)
     return this.observer.run(label, {}, async () => {
       const limits = registered ? engine.settings.limits.registered : engine.settings.limits.explicit
-      const answer = await pool.run({ kind: 'map', request, identity: caller.identity, stdout: caller.wantsStdout }, limits.timeMs, caller.signal())
+      // A document's text crosses in place of the document: a string is copied, an object graph cloned.
+      const crossing = request.mappingText === undefined ? request : { mapping: null, mappingText: request.mappingText, input: request.input, explain: request.explain }
+      const answer = await pool.run({ kind: 'map', request: crossing, identity: caller.identity, stdout: caller.wantsStdout }, limits.timeMs, caller.signal())
       this.observer.isolated(label, answer)
       const settled = this.#settle(answer, caller)
       if (!('outcome' in settled)) throw new Error('an isolated evaluation answered without an outcome')

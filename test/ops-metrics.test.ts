@@ -134,6 +134,28 @@ t.test('the same explicit document again is a cache hit', async (t) => {
   t.equal(await server.value('mapper_evaluations_total', { mapping: '(explicit)', result: 'valid' }), 4)
 })
 
+t.test('the cache is keyed by the document as sent: the same text is a hit whatever the input, other spacing a miss with the same answer', async (t) => {
+  for (const isolation of [undefined, false]) {
+    const server = await listening(t, { options: { ...EXPLICIT, ...(isolation === false ? { isolation } : {}) } })
+    const send = async (body: string): Promise<unknown> => {
+      const response = await fetch(`${server.origin}/map`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+      t.equal(response.status, 200, body)
+      return response.json()
+    }
+    const where = isolation === false ? 'inline' : 'isolated'
+    t.same(await send('{"mapping":{"mapping":{"/x":{"source":"/v","as":"string"}}},"input":{"v":1}}'), { x: '1', valid: true, errors: [] }, where)
+    t.same(await send('{"input":{"v":2},"mapping":{"mapping":{"/x":{"source":"/v","as":"string"}}}}'), { x: '2', valid: true, errors: [] }, `${where}: the same text after the input`)
+    t.same(await send('{"input":{"v":3},"\\u006dapping":{"mapping":{"/x":{"source":"/v","as":"string"}}}}'), { x: '3', valid: true, errors: [] }, `${where}: its name escaped`)
+    t.same(await send('{ "mapping" : { "mapping": { "/x": { "source": "/v", "as": "string" } } }, "input": {"v": 4} }'), { x: '4', valid: true, errors: [] }, `${where}: spaced`)
+    t.equal(await server.value('mapper_explicit_cache_lookups_total', { result: 'hit' }), 2, `${where}: the same text twice more`)
+    t.equal(await server.value('mapper_explicit_cache_lookups_total', { result: 'miss' }), 2, `${where}: the first text, then the spaced one`)
+    // Documents JSON.stringify would print alike are sent as different texts.
+    t.same(await send('{"mapping":{"mapping":{"/x":{"constant":1e400,"as":"string"}}}}'), { x: 'Infinity', valid: true, errors: [] })
+    t.same(await send('{"mapping":{"mapping":{"/x":{"constant":null,"as":"string"}}}}'), { x: 'null', valid: true, errors: [] })
+    t.same(await send('{"mapping":{"mapping":{"/x":{"constant":-0,"as":"json"}}},"mapping":{"mapping":{"/x":{"constant":2}}}}'), { x: 2, valid: true, errors: [] }, `${where}: the last of a repeated member, as JSON.parse reads it`)
+  }
+})
+
 t.test('a budget trip: a failed evaluation, its code and its budget', async (t) => {
   const server = await listening(t, { options: { map: { explicit: true }, limits: { explicit: { fanOut: 10 } } } })
   // Its static bound (one `each`) is within the budget; its input is not.
