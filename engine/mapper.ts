@@ -455,12 +455,14 @@ export class Mapper {
   /**
    * `prepare` for a document held as the JSON text it arrived in (an HTTP body's member, as sent):
    * cached by that text, so the same text again costs a lookup and no printing, and parsed only
-   * when it is not cached. The text must parse to a JSON object. Texts that differ only in spacing
-   * are cached apart; a text and an object are never taken for one another.
+   * when it is not cached and `parsed`, the text already parsed by the caller, is not given. The
+   * text must parse to a JSON object. Texts that differ only in spacing are cached apart; a text
+   * and an object are never taken for one another.
    */
-  prepareText(text: string, options: ValidateOptions = {}): Prepared {
+  prepareText(text: string, options: ValidateOptions = {}, parsed?: object): Prepared {
     const content = textKey(text)
     return this.preparedOnce(`t${content.key}`, content.size, options, () => {
+      if (parsed !== undefined) return parsed
       const document: unknown = JSON.parse(text)
       if (document === null || typeof document !== 'object') throw new TypeError('prepareText: the text is not a JSON object')
       return document

@@ -177,9 +177,9 @@ export class EngineService {
     return this.mapper.prepare(document, this.#explicitOptions)
   }
 
-  /** `explicit` for a document held as the JSON text it arrived in. */
-  explicitText(text: string): Prepared {
-    return this.mapper.prepareText(text, this.#explicitOptions)
+  /** `explicit` for a document held as the JSON text it arrived in; `parsed` is that text parsed, when the caller has it (null: parse it on a cache miss). */
+  explicitText(text: string, parsed: object | null): Prepared {
+    return this.mapper.prepareText(text, this.#explicitOptions, parsed ?? undefined)
   }
 
   get #explicitOptions(): ValidateOptions {

@@ -20,8 +20,8 @@ export interface Evaluating {
   readonly settings: EngineSettings
   registered(id: string): CompiledMapping | undefined
   explicit(document: object): Prepared
-  /** `explicit` for a document held as the JSON text it arrived in (see MapRequest.mappingText). */
-  explicitText(text: string): Prepared
+  /** `explicit` for a document held as the JSON text it arrived in (see MapRequest.mappingText), and parsed already unless null. */
+  explicitText(text: string, parsed: object | null): Prepared
   explicitExamples(document: object, extra: Readonly<Record<string, unknown>>, stdout: RunOptions['stdout']): Promise<ExampleResult[]>
 }
 
@@ -81,7 +81,7 @@ export function evaluateRequest(
     plan = engine.registered(request.mapping)
     if (plan === undefined) throw unknownMapping(request.mapping)
   } else {
-    const explicit = request.mappingText !== undefined ? engine.explicitText(request.mappingText) : engine.explicit(explicitDocument(request.mapping))
+    const explicit = request.mappingText !== undefined ? engine.explicitText(request.mappingText, request.mapping) : engine.explicit(explicitDocument(request.mapping))
     prepared?.(explicit)
     if (explicit.plan === null) throw new InvalidMappingDocument(explicit.report)
     plan = explicit.plan

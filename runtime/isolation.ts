@@ -20,7 +20,7 @@ export interface IsolationWorkerData {
   readonly settings: EngineSettings
 }
 
-/** What the pool adds for its workers: the start times, shared (see `StartTimes`). */
+/** What the pool adds for its workers: the start times of its tasks, in memory they share (see `IsolationPool`). */
 export interface PoolWorkerData extends IsolationWorkerData {
   readonly started: SharedArrayBuffer
 }
@@ -200,9 +200,9 @@ export class IsolationPool {
    * Run a task; `signal` aborts it (the client left). Its clock starts when a worker begins it (a
    * worker that is starting, or a queue, does not count against the evaluation); past `timeMs`
    * plus the grace, the worker is terminated. A task waits for a worker at most `queueMs`, behind
-   * at most `queue` others. Rejects with IsolatedFailure for a failure the
-   * worker shaped or a hard limit, with Unavailable when no worker took it in time or the queue is
-   * full, and with the cause for a client abort.
+   * at most `queue` others. Rejects with IsolatedFailure for a failure the worker shaped or a hard
+   * limit, with Unavailable when no worker took it in time or the queue is full, and with the cause
+   * for a client abort.
    */
   async run(task: Task, timeMs: number, signal?: AbortSignal): Promise<TaskAnswer> {
     const slot = this.#free.pop()
