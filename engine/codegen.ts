@@ -165,13 +165,13 @@ function valueCode(pairing: Pairing, gen: Generator): ValueCode | undefined {
     `    for (${index} = 0; ${index} < ${list}.length; ${index}++) {\n` +
     `      ${element} = ${list}[${index}];\n` +
     `      run.enterLevel(${level});\n` +
-    `      ${out}[${index}] = ${run}(run, ${element} === undefined ? source : ${element}, {}, ${depth});\n` +
+    `      ${out}[${index}] = ${run}(run, ${element} === undefined ? source : ${element}, null, ${depth});\n` +
     '    }\n' +
     `    v = ${out};\n` +
     '  } else {\n' +
     `    if (${depth} > run.deepest) run.reached(${depth});\n` +
     `    run.enterLevel(${level});\n` +
-    `    v = ${run}(run, v, {}, ${depth});\n` +
+    `    v = ${run}(run, v, null, ${depth});\n` +
     '  }\n' +
     '}\n'
   return { code, fresh: true }
@@ -200,15 +200,26 @@ function objectPath(pointer: string): readonly string[] | undefined {
   return tokens
 }
 
-/** Source that stores `v` (not undefined-checked yet) for `pairing`, as its Put does (procedures.ts putter). */
-function storeCode(pairing: Pairing, fresh: boolean, gen: Generator): string {
-  const account = fresh
+/** Source that counts `v`, a value about to be written, against the output budgets; `fresh` as in storeCode. */
+function accountCode(fresh: boolean): string {
+  return fresh
     ? "if (typeof v === 'string') run.wroteText(v.length);\n"
     : "if (typeof v === 'string') run.wroteText(v.length);\nelse if (v !== null && typeof v === 'object') { run.wroteReference(v); run.markForeign(v); }\n"
+}
+
+/**
+ * Source that stores `v` (not undefined-checked yet) for `pairing`, as its Put does (procedures.ts
+ * putter). `arrays`: the target may be an array (a `level` function's; a `free` one's never is).
+ */
+function storeCode(pairing: Pairing, fresh: boolean, gen: Generator, arrays: boolean): string {
+  const account = accountCode(fresh)
   const through =
     `w = ${gen.constant(pairing.write)}(target, v, run);\n` + `if (w !== undefined) errors.push({ target: ${literal(pairing.pointer)}, message: w });\n`
   const ownKey = pairing.inline?.ownKey
-  if (ownKey !== undefined) return `if (v !== undefined) {\n${account}if (targetIsArray) {\n${through}} else target[${literal(ownKey)}] = v;\n}\n`
+  if (ownKey !== undefined) {
+    const own = `target[${literal(ownKey)}] = v;\n`
+    return `if (v !== undefined) {\n${account}${arrays ? `if (targetIsArray) {\n${through}} else ${own}` : own}}\n`
+  }
   const path = objectPath(pairing.pointer)
   if (path === undefined) return `if (v !== undefined) {\n${account}${through}}\n`
   // The compiled writer's walk (pointer.ts) while every container on the way is the engine's own
@@ -226,7 +237,7 @@ function storeCode(pairing: Pairing, fresh: boolean, gen: Generator): string {
       `${container} = ${member};\n`
   }
   walk += `${container}[${literal(path[path.length - 1]!)}] = v;\n`
-  return `if (v !== undefined) {\n${account}write: {\nif (targetIsArray) {\n${through}break write;\n}\n${walk}}\n}\n`
+  return `if (v !== undefined) {\n${account}write: {\n${arrays ? `if (targetIsArray) {\n${through}break write;\n}\n` : ''}${walk}}\n}\n`
 }
 
 /** The step of one pairing in `level`: its generated form while no id shadows pointers, else its run. */
@@ -258,9 +269,9 @@ export const PART_SOURCE = 16 * 1024
 /** One pairing's generated source, and the locals it took. */
 interface Piece {
   readonly value: ValueCode | undefined
-  /** Its store, when it has a value or an inline GET. */
+  /** Its store, when it has a value or an inline GET (none in a level built as one literal). */
   readonly store: string | undefined
-  readonly locals: readonly [number, number]
+  readonly locals: readonly (readonly [number, number])[]
 }
 
 /** Consecutive pieces, by index, whose source together stays within PART_SOURCE (a larger piece alone). */
@@ -298,7 +309,7 @@ function partedBody(
   const groups = parts(bodies.map((body) => body.length))
   const own = (group: readonly number[]): string =>
     opening +
-    gen.declarations(group.map((index) => pieces[index]!.locals)) +
+    gen.declarations(group.flatMap((index) => pieces[index]!.locals)) +
     `try {\n${group.map((index) => bodies[index]!).join('')}} catch (error) {\n  throw placed(error, list[i]);\n}\n`
   if (groups.length === 1) return { body: own(groups[0]!), helpers: '' }
   let body = ''
@@ -310,31 +321,125 @@ function partedBody(
   return { body, helpers }
 }
 
+/**
+ * The keys of a level whose every pairing writes one plain token of the target (Inline.ownKey), in
+ * pairing order; undefined when one writes anything else.
+ */
+function ownKeys(list: readonly Pairing[]): string[] | undefined {
+  const keys: string[] = []
+  for (const pairing of list) {
+    const key = pairing.inline?.ownKey
+    // In a literal `__proto__` would set the prototype (the compiler never makes it an ownKey).
+    if (key === undefined || key === '__proto__') return undefined
+    keys.push(key)
+  }
+  return keys
+}
+
+/**
+ * The free function of a level whose pairings all write single keys: every right side computed
+ * first, in order, into a slot (counted against the budgets and stopped by an error as before),
+ * then, for a target of its own (null), one object literal when every slot holds a value — one
+ * allocation of the final shape instead of a transition per key, which for wide levels is most of
+ * their time — else the defined ones stored in order, as into a target given. Computing before
+ * storing changes nothing a document can see: a generated right side reads the source only (no
+ * `output` read has a generated form), and a store of one key into an object that is not an array
+ * cannot fail (runPairings passes a free function no array).
+ */
+function freeLiteral(keys: readonly string[], pieces: readonly Piece[], gen: Generator): { free: string; helpers: string } {
+  const body = (index: number, slot: string): string => {
+    const value = pieces[index]!.value!
+    return `i = ${index};\n${value.code}if (v !== undefined) {\n${accountCode(value.fresh)}}\n${slot} = v;\nif (errors.length > 0) return null;\n`
+  }
+  // Slots are locals while the level fits one function, else an array its parts fill.
+  const parted = partedBody(
+    'free',
+    'run, source, slots, depth, errors',
+    keys.map((_key, index) => body(index, `slots[${index}]`)),
+    pieces,
+    gen,
+    '',
+    (call) => `if (${call} === null) return null;\n`,
+    'return slots;\n'
+  )
+  const single = parted.helpers === ''
+  const slot = (index: number): string => (single ? `s${index}` : `slots[${index}]`)
+  const computed = single
+    ? partedBody('free', '', keys.map((_key, index) => body(index, slot(index))), pieces, gen, `let ${keys.map((_key, index) => slot(index)).join(', ')};\n`, () => '', '').body
+    : parted.body
+  // A key written twice keeps its first place and its last value, as two stores would.
+  const last = new Map<string, number>()
+  keys.forEach((key, index) => last.set(key, index))
+  const all = keys.map((_key, index) => `${slot(index)} !== undefined`).join(' && ')
+  const fields = [...last]
+  // The object is made by a constructor, not a literal: V8 tracks a literal's allocations and,
+  // once a young collection finds them all alive (an evaluation part way through its output),
+  // allocates every later one in the old generation, where the service's short-lived outputs
+  // slowed the `array` workload by half; and it makes a literal of more than 128 keys in
+  // dictionary mode, where adding the envelope's members costs four times the literal. An
+  // instance of this constructor has Object.prototype, as `{}` has.
+  const made =
+    `function Made(${fields.map((_field, n) => `p${n}`).join(', ')}) {\n` +
+    fields.map(([key], n) => `this[${literal(key)}] = p${n};\n`).join('') +
+    '}\n' +
+    'Made.prototype = Object.prototype;\n'
+  const construct = `new Made(${fields.map(([, index]) => slot(index)).join(', ')})`
+  let stores = ''
+  keys.forEach((key, index) => {
+    stores += `if (${slot(index)} !== undefined) target[${literal(key)}] = ${slot(index)};\n`
+  })
+  const free =
+    'function free(run, source, target, depth) {\n' +
+    'const errors = run.errors;\n' +
+    (single ? '' : `const slots = new Array(${keys.length});\n`) +
+    computed +
+    'if (target === null) {\n' +
+    `if (${all}) return ${construct};\n` +
+    'target = {};\n' +
+    '}\n' +
+    stores +
+    'return target;\n' +
+    '}'
+  return { free, helpers: made + parted.helpers }
+}
+
 /** The source of a level's functions: (rt) => { level, free }. */
 function levelSource(list: readonly Pairing[], gen: Generator): string {
-  const pieces: Piece[] = list.map((pairing) => {
+  const values = list.map((pairing) => {
     const from = gen.mark()
     const value = valueCode(pairing, gen)
-    const store = value !== undefined ? storeCode(pairing, value.fresh, gen) : pairing.inline?.get !== undefined ? storeCode(pairing, false, gen) : undefined
-    return { value, store, locals: [from, gen.mark()] }
+    return { value, locals: [from, gen.mark()] as const }
+  })
+  const generated = values.every(({ value }) => value !== undefined)
+  // A free level of single-key writes alone is built as one object literal (freeLiteral).
+  const keys = generated ? ownKeys(list) : undefined
+  const pieces: Piece[] = values.map(({ value, locals }, index) => {
+    const pairing = list[index]!
+    if (keys !== undefined) return { value, store: undefined, locals: [locals] }
+    const from = gen.mark()
+    const store = value !== undefined ? storeCode(pairing, value.fresh, gen, !generated) : pairing.inline?.get !== undefined ? storeCode(pairing, false, gen, true) : undefined
+    return { value, store, locals: [locals, [from, gen.mark()]] }
   })
   let free: string | undefined
   let helpers = ''
-  if (pieces.every((piece) => piece.value !== undefined)) {
+  if (keys !== undefined) {
+    ;({ free, helpers } = freeLiteral(keys, pieces, gen))
+  } else if (generated) {
     const bodies = pieces.map(({ value, store }, index) => `i = ${index};\n${value!.code}${store!}if (errors.length > 0) return null;\n`)
-    const params = 'run, source, target, depth, errors, targetIsArray'
+    const params = 'run, source, target, depth, errors'
     const parted = partedBody('free', params, bodies, pieces, gen, '', (call) => `if (${call} === null) return null;\n`, 'return target;\n')
     free =
       'function free(run, source, target, depth) {\n' +
       'const errors = run.errors;\n' +
-      'const targetIsArray = Array.isArray(target);\n' +
+      'if (target === null) target = {};\n' +
       parted.body +
       'return target;\n' +
       '}'
     helpers = parted.helpers
   }
   let level: string | undefined
-  // A level with a free form never needs this one (the closure plan serves it while ids shadow pointers).
+  // A level with a free form never needs this one (the closure plan serves it while ids shadow
+  // pointers, or when its target is an array).
   if (free === undefined) {
     const bodies = pieces.map(({ value, store }, index) => levelPairingCode(list[index]!, index, value, store))
     const params = 'context, pc, print, run, errors, shadows, source, target, depth, targetIsArray'
@@ -381,7 +486,7 @@ function canGenerate(): boolean {
 }
 
 type LevelFunction = (context: Context, pc: Context, print: Print | undefined) => ReturnType<Level>
-type FreeFunction = (run: Run, source: unknown, target: object, depth: number) => object | null
+type FreeFunction = (run: Run, source: unknown, target: object | null, depth: number) => object | null
 
 /**
  * The generated functions of a level (nothing when it keeps the closure plan: none of its pairings

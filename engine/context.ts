@@ -48,8 +48,10 @@ export interface Pairings {
    * The level's pairings as a generated function that needs no Context (engine/codegen.ts): every
    * pairing generated, nothing that observes paths or awaits. It runs the entered level (its
    * caller counts it with `Run.enterLevel` first) in a context `depth` levels down reading
-   * `source`, writing `target`: null when an error stopped it, else the target. Used only while no
-   * registered id shadows a pointer string.
+   * `source`, writing `target`: null when an error stopped it, else the target. A null `target`
+   * asks for a fresh object of its own, which it returns (codegen.ts freeLiteral makes it in one
+   * step). Never given an array target. Used only while no registered id shadows a pointer
+   * string.
    */
   readonly free: Free | undefined
   /** The work steps one run of the level counts for (budgets). */
@@ -97,7 +99,7 @@ export interface Inline {
 }
 
 /** A level's pairings generated to run without a Context (see Pairings.free). */
-export type Free = (run: Run, source: unknown, target: object, depth: number) => object | null
+export type Free = (run: Run, source: unknown, target: object | null, depth: number) => object | null
 
 /** A generated level: runs a level's pairings against `pairingContext` (see Pairings.level). */
 export type Level = (context: Context, pairingContext: Context, print: Print | undefined) => Promise<object | null> | null | undefined

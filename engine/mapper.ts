@@ -255,7 +255,9 @@ export class CompiledMapping {
         // one depth down, counted as the Context mapPlan makes would count it.
         if (run.deepest < 1) run.reached(1)
         run.enterLevel(entry)
-        result = entry.free!(run, run.input, output, 1)
+        // A target of the level's own (null): it may build the output as one literal. Nothing
+        // reads `run.output` meanwhile: the `output` keyword has no generated form.
+        result = entry.free!(run, run.input, null, 1)
       } else {
         result = this.throughPlan(run, arrayInput, output)
       }
@@ -271,7 +273,7 @@ export class CompiledMapping {
     } finally {
       run.release()
     }
-    return envelope(result, output, errors)
+    return envelope(result, entry === undefined || result === null ? output : result, errors)
   }
 
   /** The entry's plan from a root context: what has no generated form from the top. */

@@ -42,7 +42,7 @@ export function runPairings(pairings: Pairings | null, context: Context, scope: 
     const list = pairings.list
     run.enterLevel(pairings)
     const free = pairings.free
-    if (free !== undefined && !run.registry.shadowsPointers) {
+    if (free !== undefined && !run.registry.shadowsPointers && !Array.isArray(context.target)) {
       // The generated level needs no Context: only the depth the one `withSource` makes is counted.
       let depth = context.depth
       let source = context.source
@@ -135,7 +135,7 @@ export function nest(pairings: Pairings, context: Context, element: unknown, ind
     const depth = context.depth + 1
     if (depth > run.deepest) run.reached(depth)
     run.enterLevel(pairings)
-    return free(run, source, {}, depth)
+    return free(run, source, null, depth)
   }
   const nested = new Context(context.run, source, {}, context, index, index >= 0 ? '/' : undefined, undefined)
   return runPairings(pairings, nested, source, undefined)

@@ -274,3 +274,52 @@ t.test(`a level past ${PART_SOURCE} characters of source runs in parts, each pai
   t.strictSame(generated, await new Mapper({}, { plugins }, { codegen: false, stdout: () => {} }).map(withPlugin as never, input))
   t.match(generated, { out: { f119: '238!', z: 0 }, valid: true })
 })
+
+t.test('a level of single-key pairings makes its object in one step, with the stores in order when a value is missing', async (t) => {
+  const sources: string[] = []
+  const host = globalThis.Function
+  const spy = function (...parameters: string[]) {
+    sources.push(parameters.at(-1)!)
+    return host(...parameters)
+  } as FunctionConstructor
+  // A few keys, and more than the 128 past which V8 makes an object literal in dictionary mode.
+  // Each shape: every value present, one missing (stores in order), a key written twice (its
+  // first place, its last value), the envelope's own names written by the document, under `each`,
+  // and a flat output measured against an output depth of 1.
+  for (const size of [6, 150]) {
+    const mapping: Record<string, unknown> = {}
+    const input: Record<string, unknown> = {}
+    for (let i = 0; i < size; i++) {
+      mapping[`/k${i}`] = i % 3 === 0 ? { source: `/k${i}`, as: 'number' } : i % 3 === 1 ? { source: `/k${i}`, default: 'none' } : `/k${i}`
+      input[`k${i}`] = String(i)
+    }
+    const missing = { ...input, k2: undefined }
+    const cases: [string, object, unknown, object?][] = [
+      ['every value present', { mapping }, input],
+      ['one value missing', { mapping }, missing],
+      ['a key written twice', { mapping: { ...mapping, '/k0': '/k5', '/k1': '/k2' } }, missing],
+      ['the envelope names written', { mapping: { ...mapping, '/valid': '/k1', '/errors': '/k2' } }, input],
+      ['under each', { mapping: { '/list': { source: '/list', each: mapping } } }, { list: [input, missing, input] }],
+      ['output depth 1', { mapping }, input, { outputDepth: 1 }],
+      ['output depth 1, each', { mapping: { '/list': { source: '/list', each: mapping } } }, { list: [input] }, { outputDepth: 1 }],
+    ]
+    globalThis.Function = spy
+    try {
+      for (const [name, document, given, limits] of cases) {
+        const generated = await envelope(true, document, given, limits)
+        t.equal(generated, await envelope(false, document, given, limits), `${size} keys: ${name}`)
+      }
+    } finally {
+      globalThis.Function = host
+    }
+    const out = JSON.parse(await envelope(true, { mapping }, missing)) as Record<string, unknown>
+    t.strictSame(Object.keys(out).slice(0, 4), ['k0', 'k1', 'k3', 'k4'], `${size} keys: the missing key is left out, the rest in order`)
+    t.strictSame(Object.keys(out).slice(-2), ['valid', 'errors'])
+    t.equal(out.k0, 0)
+    const made = (await new Mapper({}, {}, { stdout: () => {} }).map({ mapping: { '/list': { source: '/list', each: mapping } } }, { list: [input] })) as unknown as { list: object[] }
+    t.equal(Object.getPrototypeOf(made.list[0]), Object.prototype, `${size} keys: the object made has the prototype of {}`)
+    t.equal(Object.getPrototypeOf(await new Mapper({}, {}, { stdout: () => {} }).map({ mapping }, input)), Object.prototype)
+  }
+  t.ok(sources.some((source) => source.includes('return new Made(s0, s1, s2')), 'a level of one function makes its object from locals')
+  t.ok(sources.some((source) => source.includes('return new Made(slots[0], slots[1]')), 'a level in parts makes it from the slots')
+})
