@@ -321,41 +321,65 @@ function partedBody(
   return { body, helpers }
 }
 
+/** The object a level makes: each key's value, a pairing's slot (its index) or a nested object, in first-write order. */
+type Shape = Map<string, number | Shape>
+
 /**
- * The keys of a level whose every pairing writes one plain token of the target (Inline.ownKey), in
- * pairing order; undefined when one writes anything else.
+ * The tokens each pairing of a level writes when they make a tree of fresh objects: every pairing
+ * writes one plain key (Inline.ownKey) or walks a path of plain objects (objectPath), no path runs
+ * through another's value (`/a` and `/a/b`), and no token is `__proto__`. Undefined otherwise.
  */
-function ownKeys(list: readonly Pairing[]): string[] | undefined {
-  const keys: string[] = []
-  for (const pairing of list) {
+function shapeOf(list: readonly Pairing[]): { paths: (readonly string[])[]; shape: Shape } | undefined {
+  const paths: (readonly string[])[] = []
+  const shape: Shape = new Map()
+  for (let index = 0; index < list.length; index++) {
+    const pairing = list[index]!
     const key = pairing.inline?.ownKey
-    // In a literal `__proto__` would set the prototype (the compiler never makes it an ownKey).
-    if (key === undefined || key === '__proto__') return undefined
-    keys.push(key)
+    const path = key !== undefined ? [key] : objectPath(pairing.pointer)
+    if (path === undefined || path.includes('__proto__')) return undefined
+    let node = shape
+    for (const token of path.slice(0, -1)) {
+      let next = node.get(token)
+      if (next === undefined) node.set(token, (next = new Map()))
+      if (typeof next === 'number') return undefined
+      node = next
+    }
+    const last = path[path.length - 1]!
+    // A key written twice keeps its first place and takes the last value, as two stores do.
+    if (typeof node.get(last) === 'object') return undefined
+    node.set(last, index)
+    paths.push(path)
   }
-  return keys
+  return { paths, shape }
 }
 
 /**
- * The free function of a level whose pairings all write single keys: every right side computed
- * first, in order, into a slot (counted against the budgets and stopped by an error as before),
- * then, for a target of its own (null), one object literal when every slot holds a value — one
- * allocation of the final shape instead of a transition per key, which for wide levels is most of
- * their time — else the defined ones stored in order, as into a target given. Computing before
+ * A level's function that computes every right side first, in order, into a slot (counted against
+ * the budgets and stopped by an error as before), then, for a target of its own (null), makes the
+ * object in one call of a constructor per object of the shape when every slot holds a value — one
+ * allocation of the final form instead of a map transition per key, most of a wide level's time —
+ * else stores the values there are in pairing order, as into a target given. Computing before
  * storing changes nothing a document can see: a generated right side reads the source only (no
- * `output` read has a generated form), and a store of one key into an object that is not an array
- * cannot fail (runPairings passes a free function no array).
+ * `output` read has a generated form), and nothing it stores can fail: into a target of its own,
+ * the containers on the way are its own, and a target given (single keys only, never an array:
+ * runPairings sees to that) takes one key as an object does.
+ *
+ * Constructors, not object literals: V8 tracks a literal's allocations and, once a young collection
+ * finds them all alive (an evaluation part way through its output), allocates every later one in
+ * the old generation, which halved the `array` workload in one run of three; and it makes a
+ * literal of more than 128 keys in dictionary mode, where the envelope's two members then cost four
+ * times the literal. The constructors' instances have Object.prototype, as `{}` has.
  */
-function freeLiteral(keys: readonly string[], pieces: readonly Piece[], gen: Generator): { free: string; helpers: string } {
+function madeFirst(name: string, paths: readonly (readonly string[])[], shape: Shape, pieces: readonly Piece[], gen: Generator): { code: string; helpers: string } {
   const body = (index: number, slot: string): string => {
     const value = pieces[index]!.value!
     return `i = ${index};\n${value.code}if (v !== undefined) {\n${accountCode(value.fresh)}}\n${slot} = v;\nif (errors.length > 0) return null;\n`
   }
   // Slots are locals while the level fits one function, else an array its parts fill.
   const parted = partedBody(
-    'free',
+    name,
     'run, source, slots, depth, errors',
-    keys.map((_key, index) => body(index, `slots[${index}]`)),
+    paths.map((_path, index) => body(index, `slots[${index}]`)),
     pieces,
     gen,
     '',
@@ -365,42 +389,46 @@ function freeLiteral(keys: readonly string[], pieces: readonly Piece[], gen: Gen
   const single = parted.helpers === ''
   const slot = (index: number): string => (single ? `s${index}` : `slots[${index}]`)
   const computed = single
-    ? partedBody('free', '', keys.map((_key, index) => body(index, slot(index))), pieces, gen, `let ${keys.map((_key, index) => slot(index)).join(', ')};\n`, () => '', '').body
+    ? partedBody(name, '', paths.map((_path, index) => body(index, slot(index))), pieces, gen, `let ${paths.map((_path, index) => slot(index)).join(', ')};\n`, () => '', '').body
     : parted.body
-  // A key written twice keeps its first place and its last value, as two stores would.
-  const last = new Map<string, number>()
-  keys.forEach((key, index) => last.set(key, index))
-  const all = keys.map((_key, index) => `${slot(index)} !== undefined`).join(' && ')
-  const fields = [...last]
-  // The object is made by a constructor, not a literal: V8 tracks a literal's allocations and,
-  // once a young collection finds them all alive (an evaluation part way through its output),
-  // allocates every later one in the old generation, where the service's short-lived outputs
-  // slowed the `array` workload by half; and it makes a literal of more than 128 keys in
-  // dictionary mode, where adding the envelope's members costs four times the literal. An
-  // instance of this constructor has Object.prototype, as `{}` has.
-  const made =
-    `function Made(${fields.map((_field, n) => `p${n}`).join(', ')}) {\n` +
-    fields.map(([key], n) => `this[${literal(key)}] = p${n};\n`).join('') +
-    '}\n' +
-    'Made.prototype = Object.prototype;\n'
-  const construct = `new Made(${fields.map(([, index]) => slot(index)).join(', ')})`
+  let constructors = ''
+  let count = 0
+  const make = (node: Shape): string => {
+    const fields = [...node]
+    const made = `${name}Made${count++}`
+    constructors +=
+      `function ${made}(${fields.map((_field, n) => `p${n}`).join(', ')}) {\n` +
+      fields.map(([key], n) => `this[${literal(key)}] = p${n};\n`).join('') +
+      `}\n${made}.prototype = Object.prototype;\n`
+    return `new ${made}(${fields.map(([, member]) => (typeof member === 'number' ? slot(member) : make(member))).join(', ')})`
+  }
+  const construct = make(shape)
+  const all = paths.map((_path, index) => `${slot(index)} !== undefined`).join(' && ')
   let stores = ''
-  keys.forEach((key, index) => {
-    stores += `if (${slot(index)} !== undefined) target[${literal(key)}] = ${slot(index)};\n`
+  paths.forEach((path, index) => {
+    if (path.length === 1) {
+      stores += `if (${slot(index)} !== undefined) target[${literal(path[0]!)}] = ${slot(index)};\n`
+      return
+    }
+    // The walk of storeCode with nothing to check: every container on the way is this call's own.
+    let walk = 'c = target;\n'
+    for (const token of path.slice(0, -1)) walk += `m = c[${literal(token)}];\nif (m === undefined) { m = {}; c[${literal(token)}] = m; }\nc = m;\n`
+    stores += `if (${slot(index)} !== undefined) {\n${walk}c[${literal(path[path.length - 1]!)}] = ${slot(index)};\n}\n`
   })
-  const free =
-    'function free(run, source, target, depth) {\n' +
+  const code =
+    `function ${name}(run, source, target, depth) {\n` +
     'const errors = run.errors;\n' +
-    (single ? '' : `const slots = new Array(${keys.length});\n`) +
+    (single ? '' : `const slots = new Array(${paths.length});\n`) +
     computed +
     'if (target === null) {\n' +
     `if (${all}) return ${construct};\n` +
     'target = {};\n' +
     '}\n' +
+    (paths.some((path) => path.length > 1) ? 'let c, m;\n' : '') +
     stores +
     'return target;\n' +
     '}'
-  return { free, helpers: made + parted.helpers }
+  return { code, helpers: constructors + parted.helpers }
 }
 
 /** The source of a level's functions: (rt) => { level, free }. */
@@ -411,31 +439,40 @@ function levelSource(list: readonly Pairing[], gen: Generator): string {
     return { value, locals: [from, gen.mark()] as const }
   })
   const generated = values.every(({ value }) => value !== undefined)
-  // A free level of single-key writes alone is built as one object literal (freeLiteral).
-  const keys = generated ? ownKeys(list) : undefined
+  // A free level whose writes make a tree of fresh objects makes them in one step (madeFirst).
+  const made = generated ? shapeOf(list) : undefined
+  const singleKeys = made !== undefined && made.paths.every((path) => path.length === 1)
   const pieces: Piece[] = values.map(({ value, locals }, index) => {
     const pairing = list[index]!
-    if (keys !== undefined) return { value, store: undefined, locals: [locals] }
+    if (singleKeys) return { value, store: undefined, locals: [locals] }
     const from = gen.mark()
     const store = value !== undefined ? storeCode(pairing, value.fresh, gen, !generated) : pairing.inline?.get !== undefined ? storeCode(pairing, false, gen, true) : undefined
     return { value, store, locals: [locals, [from, gen.mark()]] }
   })
   let free: string | undefined
   let helpers = ''
-  if (keys !== undefined) {
-    ;({ free, helpers } = freeLiteral(keys, pieces, gen))
+  if (made !== undefined && singleKeys) {
+    // Its stores cannot fail into any target it is given: the one function serves both.
+    const made1 = madeFirst('free', made.paths, made.shape, pieces, gen)
+    free = made1.code
+    helpers = made1.helpers
   } else if (generated) {
     const bodies = pieces.map(({ value, store }, index) => `i = ${index};\n${value!.code}${store!}if (errors.length > 0) return null;\n`)
     const params = 'run, source, target, depth, errors'
     const parted = partedBody('free', params, bodies, pieces, gen, '', (call) => `if (${call} === null) return null;\n`, 'return target;\n')
+    // Paths into a target given may meet its containers, whose stores can fail: that one is
+    // written in order as before, and only a target of its own is made first (kept to levels of
+    // one function, since the pairings' source is then written twice).
+    let fresh: { code: string; helpers: string } | undefined
+    if (made !== undefined && parted.helpers === '') fresh = madeFirst('fresh', made.paths, made.shape, pieces, gen)
     free =
       'function free(run, source, target, depth) {\n' +
       'const errors = run.errors;\n' +
-      'if (target === null) target = {};\n' +
+      (fresh === undefined ? 'if (target === null) target = {};\n' : 'if (target === null) return fresh(run, source, null, depth);\n') +
       parted.body +
       'return target;\n' +
       '}'
-    helpers = parted.helpers
+    helpers = parted.helpers + (fresh === undefined ? '' : `${fresh.helpers}${fresh.code}\n`)
   }
   let level: string | undefined
   // A level with a free form never needs this one (the closure plan serves it while ids shadow

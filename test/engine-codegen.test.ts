@@ -320,6 +320,24 @@ t.test('a level of single-key pairings makes its object in one step, with the st
     t.equal(Object.getPrototypeOf(made.list[0]), Object.prototype, `${size} keys: the object made has the prototype of {}`)
     t.equal(Object.getPrototypeOf(await new Mapper({}, {}, { stdout: () => {} }).map({ mapping }, input)), Object.prototype)
   }
-  t.ok(sources.some((source) => source.includes('return new Made(s0, s1, s2')), 'a level of one function makes its object from locals')
-  t.ok(sources.some((source) => source.includes('return new Made(slots[0], slots[1]')), 'a level in parts makes it from the slots')
+  // Paths of several tokens: made in one step only into a target of the level's own, and a path
+  // through another's value (`/a` and `/a/b`) keeps the stores.
+  const tree = { '/a/x': '/x', '/b': '/y', '/a/y/z': { source: '/y', as: 'string' }, '/a/w': { source: '/w', default: 0 }, '/c/d': { constant: { e: 1 } } }
+  const treeCases: [string, object, unknown][] = [
+    ['a tree, every value present', { mapping: tree }, { x: 1, y: 2, w: 3 }],
+    ['a tree, one value missing', { mapping: tree }, { y: 2, w: 3 }],
+    ['a tree under each', { mapping: { '/list': { source: '/list', each: tree } } }, { list: [{ x: 1, y: 2 }, { y: 2 }] }],
+    ['a path through another value', { mapping: { ...tree, '/a': '/o', '/a/q': '/x' } }, { x: 1, y: 2, o: { k: 1 } }],
+    ['a tree in a named mapping, into a target given', { mapping: { '/n': { mapping: { '/a/x': '/x', '/a/y': '/y' } }, '/n/a/z': '/x' } }, { x: 1, y: 2 }],
+  ]
+  globalThis.Function = spy
+  try {
+    for (const [name, document, given] of treeCases) t.equal(await envelope(true, document, given), await envelope(false, document, given), name)
+  } finally {
+    globalThis.Function = host
+  }
+  t.strictSame(JSON.parse(await envelope(true, { mapping: tree }, { y: 2, w: 3 })), { a: { y: { z: '2' }, w: 3 }, b: 2, c: { d: { e: 1 } }, valid: true, errors: [] })
+  t.ok(sources.some((source) => /return new freshMade0\(new freshMade1\(s0, new freshMade2\(s2\), s3\), s1, new freshMade3\(s4\)\)/.test(source)), 'a tree is made by nested constructors')
+  t.ok(sources.some((source) => source.includes('return new freeMade0(s0, s1, s2')), 'a level of one function makes its object from locals')
+  t.ok(sources.some((source) => source.includes('return new freeMade0(slots[0], slots[1]')), 'a level in parts makes it from the slots')
 })
