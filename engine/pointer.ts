@@ -47,11 +47,10 @@ export function isArrayIndex(token: string): boolean {
 // Names that a plain property access would find on a prototype rather than on the value itself.
 // Reads of these tokens take the slow, own-property path; every other token is safe to read with
 // a plain property access, because JSON objects and arrays carry no own member of another name.
-const INHERITED = new Set<string>([
-  ...Object.getOwnPropertyNames(Object.prototype),
-  ...Object.getOwnPropertyNames(Array.prototype),
-  ...Object.getOwnPropertyNames(Function.prototype),
-])
+// Function.prototype's names (`name`, `call`, ...) are not among them: a read walks objects and
+// arrays only (a function is never traversed), whose prototypes do not have them, so `/name`, a
+// common token, reads as any other.
+const INHERITED = new Set<string>([...Object.getOwnPropertyNames(Object.prototype), ...Object.getOwnPropertyNames(Array.prototype)])
 
 /** True when a plain property access could find `token` on a prototype (reads take readToken's own-property path). */
 export function isInherited(token: string): boolean {

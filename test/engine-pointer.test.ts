@@ -39,6 +39,21 @@ t.test('reads', async (t) => {
   t.equal(compileReader(['a', 'b'])(null), undefined)
 })
 
+t.test('reads of the names functions carry (name, call, bind): own members of objects only, on both paths', async (t) => {
+  const named = function named(): void {}
+  const input = { name: 'n', call: 'c', list: ['x'], author: { name: 'Ada' }, fn: named, nameless: {} }
+  t.equal(readPointer(input, '/name'), 'n')
+  t.equal(readPointer(input, '/author/name'), 'Ada')
+  t.equal(readPointer(input, '/nameless/name'), undefined)
+  t.equal(readPointer(input, '/list/name'), undefined, 'an array has no member of that name')
+  t.equal(readPointer(input, '/fn/name'), undefined, 'a function is not traversed')
+  t.equal(readPointer(input, '/fn/call'), undefined)
+  const mapping = { '/a': '/name', '/b': '/author/name', '/c': '/nameless/name', '/d': '/list/name', '/e': '/fn/name', '/f': { source: '/fn/bind', default: 'none' }, '/g': '/call' }
+  for (const codegen of [true, false]) {
+    t.strictSame(await evaluateMapping({ mapping }, { input, codegen, stdout: () => {} }), { a: 'n', b: 'Ada', f: 'none', g: 'c' }, `codegen ${codegen}`)
+  }
+})
+
 t.test('writes: the examples of §3.4', async (t) => {
   const cases: Array<[string, unknown, unknown, unknown]> = [
     ['/a/0/b', {}, 'x', { a: [{ b: 'x' }] }],
