@@ -215,14 +215,22 @@ t.test(`pointers past ${MAX_INLINE_TOKENS} tokens go through their compiled clos
   t.match(JSON.parse(a), { f0: 0, f5: 'last', f899: 899 })
 })
 
-t.test(`a level past ${PART_SOURCE} characters of source runs in parts, each pairing as it runs in one function`, async (t) => {
-  // The sources the engine generates, seen as they are handed to the host.
-  const sources: string[] = []
+/** Run `work` with the sources the engine generates meanwhile collected in `sources`, as they are handed to the host. */
+async function watchingSources<T>(sources: string[], work: () => Promise<T>): Promise<T> {
   const host = globalThis.Function
-  const spy = function (...parameters: string[]) {
+  globalThis.Function = function (...parameters: string[]) {
     sources.push(parameters.at(-1)!)
     return host(...parameters)
   } as FunctionConstructor
+  try {
+    return await work()
+  } finally {
+    globalThis.Function = host
+  }
+}
+
+t.test(`a level past ${PART_SOURCE} characters of source runs in parts, each pairing as it runs in one function`, async (t) => {
+  const sources: string[] = []
   // 120 coerced, validated pairings (a level of several parts), with a nested level in place.
   const mapping: Record<string, unknown> = { '/people': { source: '/people', each: { '/name': '/n', '/age': { source: '/a', as: 'number' } } } }
   const input: Record<string, unknown> = { people: [{ n: 'a', a: '1' }, { n: 'b' }] }
@@ -239,15 +247,12 @@ t.test(`a level past ${PART_SOURCE} characters of source runs in parts, each pai
     ['the output budget tripped in a late part', { mapping }, input, { outputValues: 100 }],
     ['the step budget tripped in a late part', { mapping }, input, { steps: 90 }],
   ]
-  globalThis.Function = spy
-  try {
+  await watchingSources(sources, async () => {
     for (const [name, document, given, limits] of cases) {
       const generated = await envelope(true, document, given, limits)
       t.equal(generated, await envelope(false, document, given, limits), name)
     }
-  } finally {
-    globalThis.Function = host
-  }
+  })
   t.ok(sources.some((source) => /^function free2\(/m.test(source)), 'the level was split into at least three parts')
   t.match(JSON.parse(await envelope(true, { mapping }, input)), { people: [{ name: 'a', age: 1 }, { name: 'b' }], out: { f0: 0, f1: '2', f3: '3', f118: 177 }, valid: true })
   t.match(await envelope(true, { mapping }, { ...input, f117: 'not a number' }), /"valid":false/)
@@ -263,13 +268,7 @@ t.test(`a level past ${PART_SOURCE} characters of source runs in parts, each pai
   }
   const withPlugin = { mapping: { ...mapping, '/out/f119': { source: '/f119', later: {} }, '/out/z': '/f0' } }
   sources.length = 0
-  globalThis.Function = spy
-  let generated: unknown
-  try {
-    generated = await new Mapper({}, { plugins }, { stdout: () => {} }).map(withPlugin as never, input)
-  } finally {
-    globalThis.Function = host
-  }
+  const generated = await watchingSources(sources, () => new Mapper({}, { plugins }, { stdout: () => {} }).map(withPlugin as never, input))
   t.ok(sources.some((source) => /^function level2\(/m.test(source)), 'the level function was split into parts')
   t.strictSame(generated, await new Mapper({}, { plugins }, { codegen: false, stdout: () => {} }).map(withPlugin as never, input))
   t.match(generated, { out: { f119: '238!', z: 0 }, valid: true })
@@ -277,11 +276,6 @@ t.test(`a level past ${PART_SOURCE} characters of source runs in parts, each pai
 
 t.test('a level of single-key pairings makes its object in one step, with the stores in order when a value is missing', async (t) => {
   const sources: string[] = []
-  const host = globalThis.Function
-  const spy = function (...parameters: string[]) {
-    sources.push(parameters.at(-1)!)
-    return host(...parameters)
-  } as FunctionConstructor
   // A few keys, and more than the 128 past which V8 makes an object literal in dictionary mode.
   // Each shape: every value present, one missing (stores in order), a key written twice (its
   // first place, its last value), the envelope's own names written by the document, under `each`,
@@ -303,15 +297,12 @@ t.test('a level of single-key pairings makes its object in one step, with the st
       ['output depth 1', { mapping }, input, { outputDepth: 1 }],
       ['output depth 1, each', { mapping: { '/list': { source: '/list', each: mapping } } }, { list: [input] }, { outputDepth: 1 }],
     ]
-    globalThis.Function = spy
-    try {
+    await watchingSources(sources, async () => {
       for (const [name, document, given, limits] of cases) {
         const generated = await envelope(true, document, given, limits)
         t.equal(generated, await envelope(false, document, given, limits), `${size} keys: ${name}`)
       }
-    } finally {
-      globalThis.Function = host
-    }
+    })
     const out = JSON.parse(await envelope(true, { mapping }, missing)) as Record<string, unknown>
     t.strictSame(Object.keys(out).slice(0, 4), ['k0', 'k1', 'k3', 'k4'], `${size} keys: the missing key is left out, the rest in order`)
     t.strictSame(Object.keys(out).slice(-2), ['valid', 'errors'])
@@ -330,12 +321,9 @@ t.test('a level of single-key pairings makes its object in one step, with the st
     ['a path through another value', { mapping: { ...tree, '/a': '/o', '/a/q': '/x' } }, { x: 1, y: 2, o: { k: 1 } }],
     ['a tree in a named mapping, into a target given', { mapping: { '/n': { mapping: { '/a/x': '/x', '/a/y': '/y' } }, '/n/a/z': '/x' } }, { x: 1, y: 2 }],
   ]
-  globalThis.Function = spy
-  try {
+  await watchingSources(sources, async () => {
     for (const [name, document, given] of treeCases) t.equal(await envelope(true, document, given), await envelope(false, document, given), name)
-  } finally {
-    globalThis.Function = host
-  }
+  })
   t.strictSame(JSON.parse(await envelope(true, { mapping: tree }, { y: 2, w: 3 })), { a: { y: { z: '2' }, w: 3 }, b: 2, c: { d: { e: 1 } }, valid: true, errors: [] })
   t.ok(sources.some((source) => /return new freshMade0\(new freshMade1\(s0, new freshMade2\(s2\), s3\), s1, new freshMade3\(s4\)\)/.test(source)), 'a tree is made by nested constructors')
   t.ok(sources.some((source) => source.includes('return new freeMade0(s0, s1, s2')), 'a level of one function makes its object from locals')
