@@ -375,22 +375,21 @@ function madeFirst(name: string, paths: readonly (readonly string[])[], shape: S
     const value = pieces[index]!.value!
     return `i = ${index};\n${value.code}if (v !== undefined) {\n${accountCode(value.fresh)}}\n${slot} = v;\nif (errors.length > 0) return null;\n`
   }
-  // Slots are locals while the level fits one function, else an array its parts fill.
+  // Slots are locals while the level fits one function, else an array its parts fill (sized as
+  // that longer form, so that the locals' form fits one function whenever it is chosen).
+  const single = parts(paths.map((_path, index) => body(index, `slots[${index}]`).length)).length === 1
+  const slot = (index: number): string => (single ? `s${index}` : `slots[${index}]`)
   const parted = partedBody(
     name,
     'run, source, slots, depth, errors',
-    paths.map((_path, index) => body(index, `slots[${index}]`)),
+    paths.map((_path, index) => body(index, slot(index))),
     pieces,
     gen,
-    '',
+    single ? `let ${paths.map((_path, index) => slot(index)).join(', ')};\n` : '',
     (call) => `if (${call} === null) return null;\n`,
     'return slots;\n'
   )
-  const single = parted.helpers === ''
-  const slot = (index: number): string => (single ? `s${index}` : `slots[${index}]`)
-  const computed = single
-    ? partedBody(name, '', paths.map((_path, index) => body(index, slot(index))), pieces, gen, `let ${paths.map((_path, index) => slot(index)).join(', ')};\n`, () => '', '').body
-    : parted.body
+  const computed = parted.body
   let constructors = ''
   let count = 0
   const make = (node: Shape): string => {
