@@ -245,7 +245,6 @@ export function firstCheckpoint(limits: Readonly<Required<Limits>>): number {
 
 /** The shared state of one invocation, and the meter of its budgets. */
 export class Run implements WriteOwnership {
-  readonly extraKeys: readonly string[]
   private foreign: Set<object> | null = null
   private steps = 0
   private values = 0
@@ -264,7 +263,8 @@ export class Run implements WriteOwnership {
 
   constructor(
     readonly input: unknown,
-    readonly output: object,
+    /** The output to write into; undefined: an empty object, made when first asked for (`output`). */
+    private made: object | undefined,
     readonly errors: ErrorObject[],
     readonly registry: RegistryView,
     readonly compiler: RunCompiler,
@@ -278,9 +278,23 @@ export class Run implements WriteOwnership {
     /** A budget shared with the evaluations before this one: its counts go on from theirs (`release`). */
     private readonly shared?: SharedBudget
   ) {
-    this.extraKeys = extra === undefined ? NO_EXTRAS : extraKeysOf(extra)
     // (Small on purpose, as the meter's hot methods are: see CompiledMapping.start.)
     if (shared !== undefined) this.resume(shared)
+  }
+
+  /**
+   * The output the plan writes into. A level generated from the top returns an object of its own
+   * (CompiledMapping.evaluate), so an evaluation that runs only such code never makes this one.
+   */
+  get output(): object {
+    return (this.made ??= {})
+  }
+
+  private keys: readonly string[] | undefined
+
+  /** The names of `extra` a Context carries, found when the first Context is made (generated levels make none). */
+  get extraKeys(): readonly string[] {
+    return (this.keys ??= this.extra === undefined ? NO_EXTRAS : extraKeysOf(this.extra))
   }
 
   /** Go on from what the evaluations before this one used of a shared budget. */
@@ -381,6 +395,13 @@ export class Run implements WriteOwnership {
   }
 
   private checkCounts(): void {
+    const limits = this.limits
+    // One test on the way, the budget named apart (the evaluation path stays small: CompiledMapping.start).
+    if (this.steps > limits.steps || this.levels > limits.fanOut || this.values > limits.outputValues || this.bytes > limits.outputBytes) this.overCounts()
+  }
+
+  /** A counted budget is passed: trip the first of them, in checkCounts' order. */
+  private overCounts(): void {
     const limits = this.limits
     if (this.steps > limits.steps) this.trip('steps', limits.steps, this.steps)
     if (this.levels > limits.fanOut) this.trip('fanOut', limits.fanOut, this.levels)

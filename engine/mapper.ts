@@ -56,13 +56,17 @@ export function admitDocument<T>(document: T): T {
 /** Build the envelope (§6.2 step 5); a short-circuited output counts as empty. */
 function envelope(result: object | null, output: object, errors: ErrorObject[]): Envelope {
   const valid = errors.length === 0
-  if (result === null) return { valid, errors }
   // `in` (no getter runs): an inherited name only sends the envelope the copying way, as an own one does.
-  if ('valid' in output || 'errors' in output) return { ...output, valid, errors }
+  if (result === null || 'valid' in output || 'errors' in output) return envelopeApart(result, output, valid, errors)
   const out = output as Envelope
   out.valid = valid
   out.errors = errors
   return out
+}
+
+/** An envelope of its own: for a short-circuited output, or one whose output has keys named `valid` or `errors`. */
+function envelopeApart(result: object | null, output: object, valid: boolean, errors: ErrorObject[]): Envelope {
+  return result === null ? { valid, errors } : { ...output, valid, errors }
 }
 
 /** How `validate` and `prepare` judge a document beyond the language's rules. */
@@ -166,8 +170,12 @@ export class CompiledMapping {
     if (typeof this.entry !== 'string') return this.fixedEntry
     // A registered mapping, looked up as the entry's slot looks it up: again whenever the registry changed.
     const version = this.registry.version
-    if (version !== undefined && version === this.lookedAt) return this.looked
-    const plan = this.registry.lookup(this.entry)
+    return version !== undefined && version === this.lookedAt ? this.looked : this.lookUp(this.entry, version)
+  }
+
+  /** The registered entry's pairings found again (the registry changed, or keeps no version). */
+  private lookUp(id: string, version: number | undefined): Pairings | undefined {
+    const plan = this.registry.lookup(id)
     const pairings = plan === undefined ? undefined : fromTop(plan)
     if (version !== undefined) {
       this.lookedAt = version
@@ -193,9 +201,8 @@ export class CompiledMapping {
   run(input: unknown, extra?: Extra, options?: RunOptions): Envelope | Promise<Envelope> {
     const arrayInput = Array.isArray(input)
     const rootInput = arrayInput ? { items: input } : input
-    const output = {}
     const errors: ErrorObject[] = []
-    return this.evaluate(this.start(rootInput, output, errors, extra, options), arrayInput, output, errors)
+    return this.evaluate(this.start(rootInput, errors, extra, options), arrayInput, errors)
   }
 
   /**
@@ -213,11 +220,10 @@ export class CompiledMapping {
     ))
     const arrayInput = Array.isArray(input)
     const rootInput = arrayInput ? { items: input } : input
-    const output = {}
     const errors: ErrorObject[] = []
-    const run = traced.start(rootInput, output, errors, extra, options)
+    const run = traced.start(rootInput, errors, extra, options)
     const tracer = traceRun(run)
-    const result = traced.evaluate(run, arrayInput, output, errors)
+    const result = traced.evaluate(run, arrayInput, errors)
     if (result instanceof Promise) return result.then((envelope) => ({ envelope, explain: tracer.explanation() }))
     return { envelope: result, explain: tracer.explanation() }
   }
@@ -226,25 +232,25 @@ export class CompiledMapping {
   // in small functions, its rare branches apart: V8 inlines a call only while the functions inlined
   // into one optimized function stay under a bytecode budget, and the whole path fits in it only so.
   // Over it, each of these was a call of its own: a third of a small evaluation's time.
-  private start(rootInput: unknown, output: object, errors: ErrorObject[], extra: Readonly<Record<string, unknown>> | undefined, options: RunOptions | undefined): Run {
-    if (options === undefined) return new Run(rootInput, output, errors, this.registry, this.compiler, this.stdout, extra, this.limits, this.checkpoint, this.limits.depth)
-    return this.startWith(rootInput, output, errors, extra, options)
+  private start(rootInput: unknown, errors: ErrorObject[], extra: Readonly<Record<string, unknown>> | undefined, options: RunOptions | undefined): Run {
+    if (options === undefined) return new Run(rootInput, undefined, errors, this.registry, this.compiler, this.stdout, extra, this.limits, this.checkpoint, this.limits.depth)
+    return this.startWith(rootInput, errors, extra, options)
   }
 
-  private startWith(rootInput: unknown, output: object, errors: ErrorObject[], extra: Readonly<Record<string, unknown>> | undefined, options: RunOptions): Run {
+  private startWith(rootInput: unknown, errors: ErrorObject[], extra: Readonly<Record<string, unknown>> | undefined, options: RunOptions): Run {
     const stdout = options.stdout ?? this.stdout
     const shared = options.budget
     if (shared !== undefined) {
       const budgets = shared.limits
-      return new Run(rootInput, output, errors, this.registry, this.compiler, stdout, extra, budgets, firstCheckpoint(budgets), budgets.depth, shared)
+      return new Run(rootInput, undefined, errors, this.registry, this.compiler, stdout, extra, budgets, firstCheckpoint(budgets), budgets.depth, shared)
     }
     const limits = options.limits
-    if (limits === undefined) return new Run(rootInput, output, errors, this.registry, this.compiler, stdout, extra, this.limits, this.checkpoint, this.limits.depth)
+    if (limits === undefined) return new Run(rootInput, undefined, errors, this.registry, this.compiler, stdout, extra, this.limits, this.checkpoint, this.limits.depth)
     const budgets = Object.isFrozen(limits) && isComplete(limits) ? limits : resolveLimits(limits, this.limits)
-    return new Run(rootInput, output, errors, this.registry, this.compiler, stdout, extra, budgets, firstCheckpoint(budgets), budgets.depth)
+    return new Run(rootInput, undefined, errors, this.registry, this.compiler, stdout, extra, budgets, firstCheckpoint(budgets), budgets.depth)
   }
 
-  private evaluate(run: Run, arrayInput: boolean, output: object, errors: ErrorObject[]): Envelope | Promise<Envelope> {
+  private evaluate(run: Run, arrayInput: boolean, errors: ErrorObject[]): Envelope | Promise<Envelope> {
     let result: Maybe<object | null>
     let entry: Pairings | undefined
     try {
@@ -259,31 +265,31 @@ export class CompiledMapping {
         // reads `run.output` meanwhile: the `output` keyword has no generated form.
         result = entry.free!(run, run.input, null, 1)
       } else {
-        result = this.throughPlan(run, arrayInput, output)
+        result = this.throughPlan(run, arrayInput)
       }
     } catch (error) {
       throw this.failed(run, error)
     }
     // A generated level never awaits (Pairings.free): only the plan's result may be a promise.
-    if (entry === undefined && result instanceof Promise) return this.settle(run, result, output, errors)
+    if (entry === undefined && result instanceof Promise) return this.settle(run, result, errors)
     try {
       run.finish(result)
     } catch (error) {
-      throw this.placed(error)
-    } finally {
       run.release()
+      throw this.placed(error)
     }
-    return envelope(result, entry === undefined || result === null ? output : result, errors)
+    run.release()
+    return envelope(result, entry === undefined || result === null ? run.output : result, errors)
   }
 
   /** The entry's plan from a root context: what has no generated form from the top. */
-  private throughPlan(run: Run, arrayInput: boolean, output: object): Maybe<object | null> {
-    const root = new Context(run, run.input, output, null, -1, undefined, undefined)
+  private throughPlan(run: Run, arrayInput: boolean): Maybe<object | null> {
+    const root = new Context(run, run.input, run.output, null, -1, undefined, undefined)
     return mapPlan(this.entrySlot(arrayInput)(root), root)
   }
 
   /** The envelope of an evaluation that reached a plugin, once it settles. */
-  private settle(run: Run, result: Promise<object | null>, output: object, errors: ErrorObject[]): Promise<Envelope> {
+  private settle(run: Run, result: Promise<object | null>, errors: ErrorObject[]): Promise<Envelope> {
     return result.then(
       (settled) => {
         try {
@@ -293,7 +299,7 @@ export class CompiledMapping {
         } finally {
           run.release()
         }
-        return envelope(settled, output, errors)
+        return envelope(settled, run.output, errors)
       },
       (error: unknown) => {
         throw this.failed(run, error)
