@@ -3,7 +3,7 @@
 // OpenTelemetry SDK, @fastify/otel, tsx, pino-pretty, ioredis, cheerio) are loaded only by
 // config/optional.ts, on demand (import() or require() inside a function, never as the module
 // loads), which turns their absence into one line naming the package; the engine imports nothing of
-// the service. Then a real light install: the source tree beside a node_modules without the
+// the service; no shipped files import each other in a circle. Then a real light install: the source tree beside a node_modules without the
 // optional packages, started through the entry point.
 import { cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { builtinModules } from 'node:module'
@@ -138,6 +138,56 @@ t.test('the shipped files load only dependencies; optional packages only through
     t.equal(manifest.devDependencies[name], manifest.peerDependencies[name], `${name} is a devDependency too, at the same range (the tests use it)`)
     t.notOk(name in manifest.dependencies, `${name} is not a dependency`)
   }
+})
+
+/**
+ * The shipped files a shipped file imports or re-exports from, type-only imports included: they
+ * stay in the published declaration files, where a circle is as much a circle (issue 20).
+ */
+function localImports(file: string, shipped: ReadonlySet<string>): string[] {
+  const { importedFiles } = ts.preProcessFile(readFileSync(join(ROOT, file), 'utf8'), true, true)
+  const targets: string[] = []
+  for (const { fileName } of importedFiles) {
+    if (!fileName.startsWith('.')) continue
+    const target = relative(ROOT, resolve(ROOT, dirname(file), fileName)).split(sep).join('/').replace(/\.js$/, '.ts')
+    const found = [target, `${target}.ts`, `${target}/index.ts`].find((path) => shipped.has(path))
+    if (found !== undefined) targets.push(found)
+  }
+  return targets
+}
+
+/** Every circle of imports in `graph`, each as the path that closes it (`a → b → a`). */
+function importCircles(graph: ReadonlyMap<string, readonly string[]>): string[] {
+  const circles: string[] = []
+  const done = new Set<string>()
+  const path: string[] = []
+  const visit = (file: string): void => {
+    const open = path.indexOf(file)
+    if (open >= 0) {
+      circles.push([...path.slice(open), file].join(' → '))
+      return
+    }
+    if (done.has(file)) return
+    path.push(file)
+    for (const target of graph.get(file) ?? []) visit(target)
+    path.pop()
+    done.add(file)
+  }
+  for (const file of [...graph.keys()].sort()) visit(file)
+  return circles
+}
+
+t.test('no circle of imports among the shipped files, type-only imports included', async (t) => {
+  t.same(
+    importCircles(new Map([['a.ts', ['b.ts']], ['b.ts', ['c.ts', 'd.ts']], ['c.ts', ['a.ts']], ['d.ts', []]])),
+    ['a.ts → b.ts → c.ts → a.ts'],
+    'the check finds a circle through three files'
+  )
+  const files = shippedFiles()
+  const shipped = new Set(files)
+  const graph = new Map(files.map((file) => [file, localImports(file, shipped)]))
+  t.ok(graph.get('engine/context.ts')!.includes('engine/types.ts'), 'type-only imports are edges (engine/context.ts imports its types with `import type`)')
+  t.same(importCircles(graph), [], `${files.length} files, ${[...graph.values()].reduce((sum, targets) => sum + targets.length, 0)} imports`)
 })
 
 /**
