@@ -278,13 +278,13 @@ export class Run implements WriteOwnership {
     /** A budget shared with the evaluations before this one: its counts go on from theirs (`release`). */
     private readonly shared?: SharedBudget
   ) {
-    // (Small on purpose, as the meter's hot methods are: see CompiledMapping.start.)
+    // (Small on purpose, as the meter's hot methods are: see CompiledMapping.evaluateEntry.)
     if (shared !== undefined) this.resume(shared)
   }
 
   /**
    * The output the plan writes into. A level generated from the top returns an object of its own
-   * (CompiledMapping.evaluate), so an evaluation that runs only such code never makes this one.
+   * (CompiledMapping.evaluateEntry), so an evaluation that runs only such code never makes this one.
    */
   get output(): object {
     return (this.made ??= {})
@@ -396,7 +396,7 @@ export class Run implements WriteOwnership {
 
   private checkCounts(): void {
     const limits = this.limits
-    // One test on the way, the budget named apart (the evaluation path stays small: CompiledMapping.start).
+    // One test on the way, the budget named apart (the evaluation path stays small: CompiledMapping.evaluateEntry).
     if (this.steps > limits.steps || this.levels > limits.fanOut || this.values > limits.outputValues || this.bytes > limits.outputBytes) this.overCounts()
   }
 

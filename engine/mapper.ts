@@ -4,7 +4,7 @@ import { BUDGETS, BudgetExceeded, resolveLimits, type Limits, type SharedBudget 
 import { Compiler } from './compile.js'
 import { documentForm, MAX_DOCUMENT_DEPTH } from './document.js'
 import { ExplainRegistry } from './explain/instrument.js'
-import { traceRun, type Explanation } from './explain/trace.js'
+import { traceRun, type Explanation, type Tracer } from './explain/trace.js'
 import { isKeyword, standingAlone } from './keywords/index.js'
 import { Context, firstCheckpoint, Run, type Maybe, type Pairings, type Plan, type RegistryView, type ResolvedExtensions, type Slot } from './context.js'
 import { mapPlan } from './procedures.js'
@@ -124,7 +124,7 @@ function isComplete(limits: Limits): limits is Required<Limits> {
 
 /**
  * The pairings of an entry plan that can run generated from the top, with no Context (see
- * `CompiledMapping.evaluate`): written in place, each with a generated form, under a GET that
+ * `CompiledMapping.evaluateEntry`): written in place, each with a generated form, under a GET that
  * passes the source through, with no diagnostics and no paths of its own.
  */
 function fromTop(plan: Plan): Pairings | undefined {
@@ -165,15 +165,10 @@ export class CompiledMapping {
   private lookedAt = -1
   private looked: Pairings | undefined
 
-  /** The entry's pairings when they run generated from the top, for this evaluation. */
-  private entryPairings(): Pairings | undefined {
-    if (typeof this.entry !== 'string') return this.fixedEntry
-    // A registered mapping, looked up as the entry's slot looks it up: again whenever the registry changed.
-    const version = this.registry.version
-    return version !== undefined && version === this.lookedAt ? this.looked : this.lookUp(this.entry, version)
-  }
-
-  /** The registered entry's pairings found again (the registry changed, or keeps no version). */
+  /**
+   * A registered entry's pairings when they run generated from the top, looked up as the entry's
+   * slot looks it up: again whenever the registry changed (or when it keeps no version).
+   */
   private lookUp(id: string, version: number | undefined): Pairings | undefined {
     const plan = this.registry.lookup(id)
     const pairings = plan === undefined ? undefined : fromTop(plan)
@@ -199,10 +194,7 @@ export class CompiledMapping {
    * evaluation that passes one of its budgets throws (or rejects with) a `BudgetExceeded` error.
    */
   run(input: unknown, extra?: Extra, options?: RunOptions): Envelope | Promise<Envelope> {
-    const arrayInput = Array.isArray(input)
-    const rootInput = arrayInput ? { items: input } : input
-    const errors: ErrorObject[] = []
-    return this.evaluate(this.start(rootInput, errors, extra, options), arrayInput, errors)
+    return this.evaluateEntry(input, extra, options, undefined)
   }
 
   /**
@@ -218,51 +210,62 @@ export class CompiledMapping {
       this.stdout,
       this.limits
     ))
+    let tracer: Tracer | undefined
+    const result = traced.evaluateEntry(input, extra, options, (run) => (tracer = traceRun(run)))
+    if (result instanceof Promise) return result.then((envelope) => ({ envelope, explain: tracer!.explanation() }))
+    return { envelope: result, explain: tracer!.explanation() }
+  }
+
+  /**
+   * One evaluation, from the input to its envelope; `tracing` sees the Run first (explain).
+   *
+   * Shaped for V8's optimizer (docs/engine.md §7): the evaluation's top level is this one function,
+   * and what it calls on every evaluation is small (the Run's constructor, meter, `finish` and
+   * `release`, the envelope), its rare branches apart. V8 inlines into one optimized function only
+   * up to a cumulative bytecode budget, and does not inline a function of more than 460 bytes of
+   * bytecode into its callers. Kept as several small functions, the path was sometimes inlined
+   * into the caller whole, which spent the budget before the Run's constructor and `finish`: the
+   * `small` benchmark ran at about 80 ns an evaluation in one process of three, 63 in the others.
+   * As one function above that size it is always compiled on its own, with those inlined into it.
+   */
+  private evaluateEntry(input: unknown, extra: Extra | undefined, options: RunOptions | undefined, tracing: ((run: Run) => void) | undefined): Envelope | Promise<Envelope> {
     const arrayInput = Array.isArray(input)
     const rootInput = arrayInput ? { items: input } : input
     const errors: ErrorObject[] = []
-    const run = traced.start(rootInput, errors, extra, options)
-    const tracer = traceRun(run)
-    const result = traced.evaluate(run, arrayInput, errors)
-    if (result instanceof Promise) return result.then((envelope) => ({ envelope, explain: tracer.explanation() }))
-    return { envelope: result, explain: tracer.explanation() }
-  }
-
-  // The evaluation path (run, start, evaluate, and the Run's constructor, meter and finish) is kept
-  // in small functions, its rare branches apart: V8 inlines a call only while the functions inlined
-  // into one optimized function stay under a bytecode budget, and the whole path fits in it only so.
-  // Over it, each of these was a call of its own: a third of a small evaluation's time.
-  private start(rootInput: unknown, errors: ErrorObject[], extra: Readonly<Record<string, unknown>> | undefined, options: RunOptions | undefined): Run {
-    if (options === undefined) return new Run(rootInput, undefined, errors, this.registry, this.compiler, this.stdout, extra, this.limits, this.checkpoint, this.limits.depth)
-    return this.startWith(rootInput, errors, extra, options)
-  }
-
-  private startWith(rootInput: unknown, errors: ErrorObject[], extra: Readonly<Record<string, unknown>> | undefined, options: RunOptions): Run {
-    const stdout = options.stdout ?? this.stdout
-    const shared = options.budget
-    if (shared !== undefined) {
-      const budgets = shared.limits
-      return new Run(rootInput, undefined, errors, this.registry, this.compiler, stdout, extra, budgets, firstCheckpoint(budgets), budgets.depth, shared)
+    // Its budgets: the instance's, a caller's limits over them, or a budget shared with the evaluations before it.
+    let budgets = this.limits
+    let checkpoint = this.checkpoint
+    let stdout = this.stdout
+    let shared: SharedBudget | undefined
+    if (options !== undefined) {
+      if (options.stdout !== undefined) stdout = options.stdout
+      shared = options.budget
+      const limits = options.limits
+      if (shared !== undefined) budgets = shared.limits
+      else if (limits !== undefined) budgets = Object.isFrozen(limits) && isComplete(limits) ? limits : resolveLimits(limits, this.limits)
+      if (budgets !== this.limits) checkpoint = firstCheckpoint(budgets)
     }
-    const limits = options.limits
-    if (limits === undefined) return new Run(rootInput, undefined, errors, this.registry, this.compiler, stdout, extra, this.limits, this.checkpoint, this.limits.depth)
-    const budgets = Object.isFrozen(limits) && isComplete(limits) ? limits : resolveLimits(limits, this.limits)
-    return new Run(rootInput, undefined, errors, this.registry, this.compiler, stdout, extra, budgets, firstCheckpoint(budgets), budgets.depth)
-  }
-
-  private evaluate(run: Run, arrayInput: boolean, errors: ErrorObject[]): Envelope | Promise<Envelope> {
+    const run = new Run(rootInput, undefined, errors, this.registry, this.compiler, stdout, extra, budgets, checkpoint, budgets.depth, shared)
+    if (tracing !== undefined) tracing(run)
     let result: Maybe<object | null>
     let entry: Pairings | undefined
     try {
-      entry = arrayInput || run.registry.shadowsPointers ? undefined : this.entryPairings()
+      if (arrayInput || run.registry.shadowsPointers) {
+        entry = undefined
+      } else if (typeof this.entry !== 'string') {
+        entry = this.fixedEntry
+      } else {
+        const version = this.registry.version
+        entry = version !== undefined && version === this.lookedAt ? this.looked : this.lookUp(this.entry, version)
+      }
       if (entry !== undefined) {
         // mapPlan, runLevel and runPairings (procedures.ts) for an entry whose GET passes its
         // source through to pairings written in place with a generated form: the root's level is
         // one depth down, counted as the Context mapPlan makes would count it.
         if (run.deepest < 1) run.reached(1)
         run.enterLevel(entry)
-        // A target of the level's own (null): it may build the output as one literal. Nothing
-        // reads `run.output` meanwhile: the `output` keyword has no generated form.
+        // A target of the level's own (null): it may build the output in one step. Nothing reads
+        // `run.output` meanwhile: the `output` keyword has no generated form.
         result = entry.free!(run, run.input, null, 1)
       } else {
         result = this.throughPlan(run, arrayInput)
