@@ -73,9 +73,14 @@ const lines = (log: CapturedLog, msg: RegExp) => log.lines().filter((line) => ms
 const UNREACHABLE = /^rate limit store unreachable/
 const BACK = /^rate limit store reachable again/
 
+// A system service: without it the file is skipped with its reason, except where
+// MAPPER_REQUIRE_SYSTEM_SERVICES is set (.ci/run sets it), which makes its absence a failure.
 const installed = spawnSync('redis-server', ['--version']).error === undefined
-if (!installed) {
-  t.fail('redis-server is not installed: this test needs it (Debian: apt-get install redis-server; .ci/run installs it)')
+const reason = 'needs redis-server (Debian: apt-get install redis-server; .ci/run installs it)'
+if (!installed && process.env.MAPPER_REQUIRE_SYSTEM_SERVICES === '1') {
+  t.fail(`redis-server is not installed and MAPPER_REQUIRE_SYSTEM_SERVICES=1: this test ${reason}`)
+} else if (!installed) {
+  t.plan(0, `skipped: ${reason}`)
 } else {
   t.test('two instances share one limit; a stalled or dead Redis fails open; the limit returns with Redis', async (t) => {
     const redis = await startRedis(t)
