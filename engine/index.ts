@@ -40,6 +40,7 @@ export type {
   MappingDocument,
   PairingMap,
   Plugin,
+  PluginOptionIssue,
   ScopeOverrides,
   Transformer,
 } from './types.js'

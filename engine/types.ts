@@ -78,9 +78,22 @@ export type Initializer = (value: unknown, context: EvaluationContext) => unknow
 /** `transformer(value, context, options?) → value`; MUST be synchronous (EXT-6). */
 export type Transformer = (value: unknown, context: EvaluationContext, options?: Record<string, unknown>) => unknown
 
-/** `async plugin(options, value, context) → value`: the effect boundary of the language. */
+/** One finding of a plugin's own check of its options: the rule, in words, and where under the options. */
+export interface PluginOptionIssue {
+  readonly rule: string
+  readonly message: string
+  /** Reference tokens below the options object; absent or empty: the options themselves. */
+  readonly at?: readonly string[]
+}
 
-export type Plugin = (options: any, value: unknown, context: EvaluationContext) => unknown
+/**
+ * `async plugin(options, value, context) → value`: the effect boundary of the language. A plugin
+ * may carry `validateOptions(options)`: instance-level validation calls it for every descriptor
+ * that names the plugin and reports its findings as errors (synchronous, never throwing).
+ */
+export type Plugin = ((options: any, value: unknown, context: EvaluationContext) => unknown) & {
+  validateOptions?: (options: unknown) => readonly PluginOptionIssue[]
+}
 
 /** The three extension registries of an engine instance. */
 export interface Extensions {

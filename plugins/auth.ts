@@ -12,6 +12,7 @@ import fp from 'fastify-plugin'
 import { algorithmsForKey, type AuthConfig } from '../config/resolve.js'
 import { isObject } from '../engine/index.js'
 import { BadRequest, MESSAGES, Unauthorized, lacksClaims } from '../errors.js'
+import { redactUrl } from '../runtime/redact.js'
 import type { Claims } from '../schemas/options.js'
 
 declare module 'fastify' {
@@ -148,7 +149,7 @@ class JwksKeys {
     const key = kid === undefined && candidates.length > 1 ? undefined : candidates[0]
     if (key !== undefined) return key.pem
     if (this.#failure !== null) {
-      throw new JwksUnavailable(`JWKS ${this.url} is not available: ${this.#failure instanceof Error ? this.#failure.message : String(this.#failure)}`, {
+      throw new JwksUnavailable(`JWKS ${redactUrl(this.url)} is not available: ${this.#failure instanceof Error ? this.#failure.message : String(this.#failure)}`, {
         cause: this.#failure,
       })
     }

@@ -35,6 +35,8 @@ function counted(extensions: Extensions): Extensions {
       facts.pluginCalls[name] = (facts.pluginCalls[name] ?? 0) + 1
       return plugin(options, value, context)
     }
+    if (plugin.validateOptions !== undefined) wrapped.validateOptions = plugin.validateOptions
+    plugins[name] = wrapped
   }
   return { ...extensions, plugins }
 }

@@ -5,6 +5,7 @@ import { documentForm, MAX_DOCUMENT_DEPTH } from '../document.js'
 import { isKeyword, keywordRecord, pairingValueOf, standingAlone } from '../keywords/index.js'
 import type { Visit } from '../keywords/record.js'
 import { escapeToken, hasDotDotSegment, parsePointer } from '../pointer.js'
+import type { PluginOptionIssue } from '../types.js'
 import { isObject, truthy } from '../values.js'
 
 export interface Diagnostic {
@@ -28,6 +29,8 @@ export interface Reachability {
   initializer(name: string): boolean
   transformer(name: string): boolean
   plugin(name: string): boolean
+  /** The registered plugin's own options check (`Plugin.validateOptions`), when it has one. */
+  pluginOptions?(name: string): ((options: unknown) => readonly PluginOptionIssue[]) | undefined
 }
 
 const WARNINGS = new Set(['CTX-3', 'KW-2'])
@@ -261,7 +264,7 @@ class Traversal {
     return this.pairings(value, here, top)
   }
 
-  /** A key that is no keyword: a plugin (whose `pointer` must parse), or inert (KW-2). */
+  /** A key that is no keyword: a plugin (whose `pointer` must parse, and whose own options check passes), or inert (KW-2). */
   private extensionKey(key: string, value: unknown, here: string): void {
     if (this.reach === null) return
     if (!this.reach.plugin(key)) {
@@ -271,6 +274,24 @@ class Traversal {
     if (isObject(value) && truthy(value.pointer)) {
       if (typeof value.pointer !== 'string') this.out.add('PTR-10', `${String(value.pointer)} is not a valid JSON Pointer`, at(here, 'pointer'), value.pointer)
       else this.pointerOperand(value.pointer, at(here, 'pointer'))
+    }
+    const check = this.reach.pluginOptions?.(key)
+    if (check === undefined) return
+    let issues: readonly PluginOptionIssue[]
+    try {
+      issues = check(value)
+    } catch (error) {
+      issues = [{ rule: 'EXT-OPTIONS', message: `the options check of plugin ${key} failed: ${(error as Error)?.message ?? String(error)}` }]
+    }
+    for (const issue of issues) {
+      // Reported with the part of the options it is about, so no finding repeats the whole options.
+      let pointer = here
+      let descriptor = value
+      for (const token of issue.at ?? []) {
+        pointer = at(pointer, token)
+        descriptor = isObject(descriptor) || Array.isArray(descriptor) ? (Object.hasOwn(descriptor, token) ? (descriptor as Record<string, unknown>)[token] : undefined) : undefined
+      }
+      this.out.add(issue.rule, issue.message, pointer, descriptor ?? null)
     }
   }
 }

@@ -1,24 +1,25 @@
 // One deadline per call (request-plugin.md §2 `timeoutMs`): a single timer and a single abort
 // signal over the policy hook, every hop and the body, so a slow chain of redirects cannot stretch
 // the budget hop by hop. The host's own signal (`context.signal`) aborts the same way.
+import { redactUrl } from '../../runtime/redact.js'
 
 export class Deadline {
   private readonly controller = new AbortController()
   private readonly timer: NodeJS.Timeout
   private readonly detach: () => void
-  /** The URL in flight, named in the timeout message (a redirect target once a hop is taken). */
+  /** The URL in flight, named (redacted) in the timeout message (a redirect target once a hop is taken). */
   url: string
 
   constructor(timeoutMs: number, url: string, outer: AbortSignal | undefined) {
     this.url = url
     this.timer = setTimeout(() => {
-      this.controller.abort(new Error(`Request timed out after ${timeoutMs} ms: ${this.url}`))
+      this.controller.abort(new Error(`Request timed out after ${timeoutMs} ms: ${redactUrl(this.url)}`))
     }, timeoutMs)
     if (outer === undefined) {
       this.detach = () => {}
     } else {
       const onAbort = (): void => {
-        this.controller.abort(new Error(`Request aborted: ${this.url}`, { cause: outer.reason }))
+        this.controller.abort(new Error(`Request aborted: ${redactUrl(this.url)}`, { cause: outer.reason }))
       }
       if (outer.aborted) onAbort()
       outer.addEventListener('abort', onAbort, { once: true })

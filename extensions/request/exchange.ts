@@ -4,6 +4,7 @@
 // connector of the plugin's Agent on every connection, hops included.
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Dispatcher } from 'undici'
+import { redactUrl } from '../../runtime/redact.js'
 import { discardBody } from './body.js'
 import type { RequestPolicy } from './config.js'
 import type { Deadline } from './deadline.js'
@@ -59,7 +60,7 @@ async function send(dispatcher: Dispatcher, outgoing: Outgoing, url: URL, deadli
     deadline.check()
     const refusal = privateNetworkRefusal(error)
     if (refusal !== undefined) throw refusal
-    throw new Error(`Request to ${url.href} failed: ${(error as Error).message}`, { cause: error })
+    throw new Error(`Request to ${redactUrl(url)} failed: ${(error as Error).message}`, { cause: error })
   }
 }
 

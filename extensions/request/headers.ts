@@ -3,6 +3,7 @@
 // allowlist, plus the hop header; the headers of whatever HTTP request reached the host never get here.
 import { HEADER_NAME } from './config.js'
 import { isObject } from '../../engine/index.js'
+import { clip, type ReportIssue } from './option-issues.js'
 
 /**
  * Sent on every upstream request. A service that refuses requests carrying it (mapper-service
@@ -29,22 +30,31 @@ const RESERVED = new Set([
 
 const FIELD_VALUE = /^[^\0\r\n]*$/
 
-/** Check a mapping's literal `headers` object: names are tokens, values single-line strings. */
-export function readHeaders(headers: unknown): ReadonlyMap<string, string> {
+/**
+ * Check a mapping's literal `headers` object (rule REQ-8): names are tokens, values single-line
+ * strings. Every fault is reported; the headers that passed come back, names lowercased.
+ */
+export function readHeaders(headers: unknown, report: ReportIssue): ReadonlyMap<string, string> {
   const checked = new Map<string, string>()
   if (headers === undefined) return checked
   if (!isObject(headers)) {
-    throw new TypeError('request option headers must be an object of header names to string values')
+    report('REQ-8', 'request option headers must be an object of header names to string values', ['headers'])
+    return checked
   }
   for (const [name, value] of Object.entries(headers)) {
-    if (!HEADER_NAME.test(name)) throw new TypeError(`request header name ${JSON.stringify(name)} is not a valid HTTP field name`)
-    if (RESERVED.has(name.toLowerCase())) throw new TypeError(`request header ${name} is controlled by the HTTP client and cannot be set`)
-    // Removing or changing it would let a mapping pass for an outside caller.
-    if (name.toLowerCase() === HOP_HEADER) throw new TypeError(`request header ${name} is set by the request plugin (loop protection) and cannot be set`)
-    if (typeof value !== 'string' || !FIELD_VALUE.test(value)) {
-      throw new TypeError(`request header ${name} must be a string without line breaks`)
+    const at = ['headers', name]
+    if (!HEADER_NAME.test(name)) {
+      report('REQ-8', `request header name ${JSON.stringify(clip(name))} is not a valid HTTP field name`, at)
+    } else if (RESERVED.has(name.toLowerCase())) {
+      report('REQ-8', `request header ${name} is controlled by the HTTP client and cannot be set`, at)
+    } else if (name.toLowerCase() === HOP_HEADER) {
+      // Removing or changing it would let a mapping pass for an outside caller.
+      report('REQ-8', `request header ${name} is set by the request plugin (loop protection) and cannot be set`, at)
+    } else if (typeof value !== 'string' || !FIELD_VALUE.test(value)) {
+      report('REQ-8', `request header ${clip(name)} must be a string without line breaks`, at)
+    } else {
+      checked.set(name.toLowerCase(), value)
     }
-    checked.set(name.toLowerCase(), value)
   }
   return checked
 }

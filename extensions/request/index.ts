@@ -4,16 +4,16 @@
 //   const request = createRequest({ redirect: 'follow', allowHeaders: [] })
 //   const mapper = new Mapper({ mappings }, { plugins: { request } })
 import type { EvaluationContext, Plugin } from '../../engine/index.js'
+import { redactUrl } from '../../runtime/redact.js'
 import { sharedAgent } from './agent.js'
 import { readBody, ResponseTooLargeError } from './body.js'
-import { readCallOptions } from './call-options.js'
+import { checkCallOptions, readCallOptions } from './call-options.js'
 import { markRequestPlugin } from './cheerio.js'
 import { resolvePolicy, type RequestConfig } from './config.js'
 import { Deadline } from './deadline.js'
 import { exchange } from './exchange.js'
 import { forwardedHeaders } from './headers.js'
 import { readEnvelope } from './parse-thread.js'
-import { compileScraper } from './scraper.js'
 import { UpstreamWatch } from './telemetry.js'
 import { locateUrl, refuseProtocol } from './url.js'
 
@@ -26,6 +26,8 @@ export { MAX_RESPONSE_DEPTH, ResponseTooDeepError } from './depth.js'
 export { UPSTREAM_CHANNEL, type UpstreamCall } from './telemetry.js'
 export { InvalidUrlError, ProtocolRefusedError } from './url.js'
 export { closeParseThreads } from './parse-thread.js'
+export { InvalidRequestOptionsError, type OptionIssue } from './option-issues.js'
+export { checkCallOptions } from './call-options.js'
 
 /**
  * Build a request plugin. The config is checked here, once; a wrong value throws naming its key.
@@ -35,9 +37,9 @@ export function createRequest(config: RequestConfig = {}): Plugin {
   const policy = resolvePolicy(config)
   const dispatcher = policy.dispatcher ?? sharedAgent(policy.denyPrivateNetworks, policy.allowHosts)
 
-  return markRequestPlugin(async function request(options: unknown, value: unknown, context: EvaluationContext): Promise<unknown> {
+  const request = async function request(options: unknown, value: unknown, context: EvaluationContext): Promise<unknown> {
     const call = readCallOptions(options)
-    const scraper = call.scraper === undefined ? undefined : compileScraper(call.scraper)
+    const scraper = call.compiledScraper
     const url = await locateUrl(call, value, context)
     // A `search` mapping that short-circuited has recorded its errors; nothing is sent.
     if (url === null) return undefined
@@ -66,9 +68,9 @@ export function createRequest(config: RequestConfig = {}): Plugin {
         } catch (error) {
           deadline.check()
           if (error instanceof ResponseTooLargeError) throw error
-          throw new Error(`Reading the response of ${incoming.url.href} failed: ${(error as Error).message}`, { cause: error })
+          throw new Error(`Reading the response of ${redactUrl(incoming.url)} failed: ${(error as Error).message}`, { cause: error })
         }
-        return await readEnvelope(incoming.status, incoming.headers['content-type'], bytes, call.scraper, scraper, incoming.url.href, context, deadline)
+        return await readEnvelope(incoming.status, incoming.headers['content-type'], bytes, call.scraper, scraper, redactUrl(incoming.url), context, deadline)
       } catch (error) {
         watch.failed(error)
         throw error
@@ -78,5 +80,7 @@ export function createRequest(config: RequestConfig = {}): Plugin {
     } finally {
       deadline.dispose()
     }
-  })
+  }
+  // The engine's validation asks the plugin about the options a document writes for it (REQ-…).
+  return markRequestPlugin(Object.assign(request, { validateOptions: checkCallOptions }))
 }

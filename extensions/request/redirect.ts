@@ -1,5 +1,6 @@
 // The redirect policy (request-plugin.md §3). undici is never asked to follow; the plugin sees
 // every 3xx and either refuses it (the default) or follows it within strict bounds.
+import { redactUrl } from '../../runtime/redact.js'
 import type { RequestPolicy } from './config.js'
 
 export const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308])
@@ -7,6 +8,8 @@ export const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 30
 /**
  * A redirect the policy does not follow. It declares the answer a host gives it (request-plugin.md
  * §3, http.md §3): 422 `RedirectRefused`, with the refused `location` in the body when there is one.
+ * Both URLs are kept redacted (query values and userinfo), message and `location` alike: a
+ * redirect target can carry a credential (a signed URL), and the error is shown and logged.
  */
 export class RedirectRefusedError extends Error {
   override readonly name = 'RedirectRefusedError'
@@ -15,11 +18,12 @@ export class RedirectRefusedError extends Error {
   readonly responseCode = 'RedirectRefused'
   /** The 3xx status of the refused response. */
   readonly status: number
-  /** The refused target; absent (not even an own key) when the response carried no `Location`. */
+  /** The refused target, redacted; absent (not even an own key) when the response carried no `Location`. */
   declare readonly location?: string
 
-  constructor(url: string, status: number, location?: string) {
-    super(`Redirect refused: ${url} responded ${status}${location === undefined ? '' : ` to ${location}`}`)
+  constructor(url: string, status: number, target?: string) {
+    const location = target === undefined || target === '' ? target : redactUrl(target)
+    super(`Redirect refused: ${redactUrl(url)} responded ${status}${location === undefined ? '' : ` to ${location}`}`)
     this.status = status
     if (location !== undefined) Object.defineProperty(this, 'location', { value: location, enumerable: true })
   }

@@ -5,6 +5,7 @@
 import { channel } from 'node:diagnostics_channel'
 import { context as activeContext, propagation, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api'
 import type { EvaluationContext } from '../../engine/index.js'
+import { redactUrl } from '../../runtime/redact.js'
 import { RedirectRefusedError } from './redirect.js'
 
 /** The diagnostics channel an upstream call is published on once it is over. */
@@ -51,7 +52,8 @@ export class UpstreamWatch {
         'http.request.method': method,
         'server.address': url.hostname,
         'server.port': Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
-        'url.full': this.url,
+        // Query values and userinfo redacted: they may be keys.
+        'url.full': redactUrl(url),
       },
     })
     const carrier: Record<string, string> = {}

@@ -1,7 +1,9 @@
 // Where a call goes (request-plugin.md §1): `origin + pathname + ?search` built from the pipeline
 // value, or a `url` read through a pointer from one of the evaluation's scopes.
 import { readPointer, type EvaluationContext, isObject } from '../../engine/index.js'
+import { redactUrl } from '../../runtime/redact.js'
 import { isMappingForm, type RequestOptions } from './call-options.js'
+import { clip, InvalidRequestOptionsError } from './option-issues.js'
 
 const PLACEHOLDER = /\{\{([^}]+)\}\}/g
 
@@ -29,7 +31,7 @@ export class ProtocolRefusedError extends Error {
     url: string,
     allowed: readonly string[]
   ) {
-    super(`Refused protocol ${protocol} for ${url}: allowed protocols are ${allowed.join(', ')}`)
+    super(`Refused protocol ${protocol} for ${redactUrl(url)}: allowed protocols are ${allowed.join(', ')}`)
   }
 }
 
@@ -37,11 +39,6 @@ export class ProtocolRefusedError extends Error {
 export function refuseProtocol(url: URL, allowed: readonly string[]): void {
   if (!allowed.includes(url.protocol)) throw new ProtocolRefusedError(url.protocol, url.href, allowed)
 }
-
-const INVALID_URL_SCOPE = 'Invalid url: exactly one of source, target, input, or output'
-
-const SCOPES = ['source', 'target', 'input', 'output'] as const
-type Scope = (typeof SCOPES)[number]
 
 /** The pipeline value's own field, or undefined (never something inherited). */
 function field(value: unknown, name: string): unknown {
@@ -82,7 +79,8 @@ function appendParameter(params: URLSearchParams, key: string, given: unknown): 
     params.append(key, String(given))
     return
   }
-  throw new TypeError(`search parameter ${key} must be a string, number, boolean or a list of them`)
+  // A value the input gave (or a search mapping made): the request, not the service, is at fault.
+  throw new InvalidUrlError(`search parameter ${clip(key)} must be a string, number, boolean or a list of them, got ${given === null ? 'null' : Array.isArray(given) ? 'a list' : typeof given}`)
 }
 
 /**
@@ -103,7 +101,8 @@ async function buildSearch(
   } else {
     for (const [key, literal] of Object.entries(search)) {
       if (typeof literal !== 'string' && typeof literal !== 'number' && typeof literal !== 'boolean') {
-        throw new TypeError(`search parameter ${key} must name a field of the pipeline value, or be a literal string, number or boolean`)
+        // readCallOptions refused this already (REQ-6).
+        throw new InvalidRequestOptionsError(`search parameter ${clip(key)} must name a field of the pipeline value, or be a literal string, number or boolean`, 'REQ-6')
       }
       const fromValue = field(value, String(literal))
       appendParameter(params, key, fromValue === undefined || fromValue === null ? literal : fromValue)
@@ -112,29 +111,10 @@ async function buildSearch(
   return params.toString()
 }
 
-/** Read `url`: a bare pointer into the root output, or `{ <scope>: pointer }` for exactly one scope. */
-function readUrlOption(url: unknown, value: unknown, context: EvaluationContext): unknown {
-  let scope: Scope
-  let pointer: string
-  if (typeof url === 'string') {
-    scope = 'output'
-    pointer = url
-  } else {
-    if (!isObject(url)) throw new TypeError(INVALID_URL_SCOPE)
-    const keys = Object.keys(url)
-    const only = keys[0]
-    if (keys.length !== 1 || !(SCOPES as readonly string[]).includes(only!)) throw new TypeError(INVALID_URL_SCOPE)
-    const given = url[only!]
-    if (typeof given !== 'string') throw new TypeError(INVALID_URL_SCOPE)
-    scope = only as Scope
-    pointer = given
-  }
-  const document = scope === 'source' ? value : context[scope]
-  try {
-    return readPointer(document, pointer)
-  } catch (error) {
-    throw new TypeError(`Invalid url pointer ${JSON.stringify(pointer)} (${scope}): ${(error as Error).message}`, { cause: error })
-  }
+/** Read the `url` option (checked by readCallOptions): its pointer in its scope. */
+function readUrlOption(url: NonNullable<RequestOptions['url']>, value: unknown, context: EvaluationContext): unknown {
+  const document = url.scope === 'source' ? value : context[url.scope]
+  return readPointer(document, url.pointer)
 }
 
 /** Parse what was built or read into an absolute URL, or fail naming it. */
@@ -145,7 +125,7 @@ function parseUrl(text: unknown, origin: string): URL {
   try {
     return new URL(text)
   } catch {
-    throw new InvalidUrlError(`Invalid URL: ${text}`)
+    throw new InvalidUrlError(`Invalid URL: ${redactUrl(text)}`)
   }
 }
 
