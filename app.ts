@@ -133,7 +133,7 @@ const servicePlugin: FastifyPluginAsync<ServerPluginOptions> = async (app, opts)
   const evaluator = new Evaluator(config.isolation, evaluations)
   await app.register(mapRoutes, { map: config.map, evaluator })
   // Its own plugin: the only one whose bodies are read as streams (its content-type parser stays inside it).
-  await app.register(streamRoutes, { map: config.map, evaluator, maxBodyBytes: config.maxBodyBytes, errorDetail: config.errorDetail, metrics })
+  await app.register(streamRoutes, { map: config.map, evaluator, maxBodyBytes: config.maxBodyBytes, errorDetail: config.errorDetail, metrics, stream: config.stream })
   await app.register(validateRoutes, { validate: config.validate, map: config.map, evaluator })
   await app.register(registryRoutes)
   await app.register(schemaRoutes)

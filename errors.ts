@@ -22,6 +22,10 @@ export const TooManyRequests = define('TooManyRequests', 429)
 export const HeadersTooLarge = define('HeadersTooLarge', 431, 'Request headers exceed the %s-byte limit')
 export const InternalError = define('InternalError', 500)
 export const Unavailable = define('Unavailable', 503)
+/** POST /map/stream answered no line within options.stream.idleTimeout: its last line, then closed. */
+export const StreamIdle = define('StreamIdle', 408, 'No line was answered within %s ms: the stream is ended')
+/** POST /map/stream ran for options.stream.maxDurationMs: its last line, then closed. */
+export const StreamTooLong = define('StreamTooLong', 408, 'The stream reached its maximum duration of %s ms: it is ended')
 
 export const MESSAGES = {
   invalidJson: 'Body must be valid JSON',

@@ -56,7 +56,24 @@ export interface ServiceConfig {
   readonly rateLimit: false | RateLimitConfig
   /** Worker threads for caller-authored work; false when nothing is isolated. */
   readonly isolation: false | IsolationConfig
+  /** POST /map/stream: how long a stream may go without an answer or run at all, and how many run at once. */
+  readonly stream: StreamConfig
 }
+
+/** The limits of POST /map/stream (options.stream, routes/stream.ts), every one filled in. */
+export interface StreamConfig {
+  /** Milliseconds a stream may go without answering a line (blank lines answer nothing); then it is ended. */
+  readonly idleTimeout: number
+  /** Milliseconds a stream may run at all; 0: no limit. */
+  readonly maxDurationMs: number
+  /** Streams open at once in this process; one more is answered 503. */
+  readonly maxStreams: number
+  /** Streams open at once from one client address (request.ip, by trustProxy); one more is answered 503. */
+  readonly maxStreamsPerClient: number
+}
+
+/** A stream's longest life by default: an hour, ended with its last line (0 in options.stream: none). */
+export const STREAM_MAX_DURATION_MS = 3_600_000
 
 /** Worker threads for caller-authored work (options.isolation, runtime/isolation.ts). */
 export interface IsolationConfig {
@@ -450,6 +467,13 @@ export function resolveConfig(raw: unknown = {}): ServiceConfig {
     reload: { watch: options.reload?.watch ?? true, debounce: options.reload?.debounce ?? 300, maxBytes: options.reload?.maxBytes ?? 16 * 1024 * 1024 },
     rateLimit: resolveRateLimit(options.rateLimit),
     isolation: resolveIsolation(options.isolation, explicitForm !== false),
+    stream: {
+      // By default a stream may be as quiet as a request may be slow.
+      idleTimeout: options.stream?.idleTimeout ?? server.requestTimeout,
+      maxDurationMs: options.stream?.maxDurationMs ?? STREAM_MAX_DURATION_MS,
+      maxStreams: options.stream?.maxStreams ?? 64,
+      maxStreamsPerClient: options.stream?.maxStreamsPerClient ?? 8,
+    },
   }
 }
 

@@ -20,8 +20,11 @@ interface ClientErrorOptions {
  * Connections whose request may outlast `server.requestTimeout`: a POST /map/stream upload, whose
  * body is read a line at a time and may run as long as the batch (routes/stream.ts adds its socket
  * once the stream is admitted, and removes it when the answer ends). Node still reports such a
- * request as expired on every check; it is left alone here. A stream that stalls is still ended
- * by `server.connectionTimeout`, which counts silence, not length.
+ * request as expired on every check; it is left alone here. The exemption is not a licence to
+ * stay: the stream has bounds of its own (options.stream): a stream that answers no line within
+ * `idleTimeout` (a client trickling blank lines is never silent, yet makes no progress) or that
+ * runs past `maxDurationMs` is ended by routes/stream.ts with a last error line and its
+ * connection closed; one that goes silent is still ended by `server.connectionTimeout`.
  */
 export const streamingSockets = new WeakSet<Socket>()
 

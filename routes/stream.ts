@@ -11,21 +11,31 @@
 // chunk at a time, `maxBodyBytes` bounding each line rather than the body). The answer is a
 // Readable that Fastify pipes to the response: the input is read only as fast as the client
 // takes the answers, and the client's upload is read only as fast as TCP brings it.
+//
+// An admitted stream is exempt from server.requestTimeout (plugins/client-errors.ts), so it has
+// bounds of its own (options.stream): it must answer a line within `idleTimeout` (blank lines and
+// bytes that end no line answer nothing) and may run `maxDurationMs` at most, else it is ended with
+// a last error line (408 StreamIdle / StreamTooLong) and its connection closed; at most
+// `maxStreams` run at once, `maxStreamsPerClient` from one client address, one more is 503 with
+// Retry-After. A client that leaves is seen on its socket (closed, ended, destroyed: checked on
+// every tick even while the upload is paused and nothing is read), and its leaving aborts every
+// plugin call its lines have in flight at once, and starts no other line.
+import type { ServerResponse } from 'node:http'
+import { Socket } from 'node:net'
 import { Readable } from 'node:stream'
 import { TypeBoxValidatorCompiler, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
-import type { ServiceConfig } from '../config/resolve.js'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { ServiceConfig, StreamConfig } from '../config/resolve.js'
 import { isObject } from '../engine/index.js'
-import { BadRequest, FIELD_MESSAGES, MESSAGES, ValidationError } from '../errors.js'
+import { BadRequest, FIELD_MESSAGES, MESSAGES, StreamIdle, StreamTooLong, Unavailable, ValidationError } from '../errors.js'
 import { allowExplicit } from './map.js'
 import { streamingSockets } from '../plugins/client-errors.js'
 import { shapeError } from '../plugins/errors.js'
 import type { MapOutcome } from '../runtime/evaluation.js'
-import type { Evaluator } from '../runtime/evaluator.js'
+import type { Caller, Evaluator } from '../runtime/evaluator.js'
 import type { ServiceMetrics } from '../runtime/metrics.js'
-import { answerLines, errorLine, NdjsonReader, parseLine, type Answering } from '../runtime/ndjson.js'
+import { answerLines, ClientGone, errorLine, NdjsonReader, parseLine, type Answering } from '../runtime/ndjson.js'
 import { EXPLICIT } from '../runtime/observer.js'
-import { callerOf } from './caller.js'
 import { errorResponses } from '../schemas/error.js'
 import { StreamQuerySchema } from '../schemas/map.js'
 
@@ -42,6 +52,134 @@ interface StreamRoutesOptions {
   readonly maxBodyBytes: number
   readonly errorDetail: ServiceConfig['errorDetail']
   readonly metrics: ServiceMetrics | undefined
+  readonly stream: StreamConfig
+}
+
+/** Seconds a stream refused for the caps is told to wait before it tries again (Retry-After). */
+export const STREAM_RETRY_AFTER = 5
+
+/** How long a stream the service ends may take its last line before its connection is destroyed. */
+const CLOSE_GRACE_MS = 2000
+
+/**
+ * The caller of one stream: its abort signal is the stream's own, aborted when the client leaves
+ * (seen on the socket, not only the response) or when the service ends the stream, so every
+ * plugin call of its lines stops at once.
+ */
+class StreamCaller implements Caller {
+  constructor(
+    private readonly request: FastifyRequest,
+    private readonly stop: AbortController
+  ) {}
+
+  get identity(): unknown {
+    return this.request.identity
+  }
+
+  signal(): AbortSignal {
+    return this.stop.signal
+  }
+
+  /** `stdout` lines go to the request's log at debug level, as data, never a raw line of their own. */
+  readonly stdout = (text: string): void => {
+    this.request.log.debug({ requestId: this.request.requestId, stdout: text }, 'mapping stdout')
+  }
+
+  get wantsStdout(): boolean {
+    const level = this.request.log.level
+    return level === 'debug' || level === 'trace'
+  }
+}
+
+/** Byte probes in one quiet spell at most: each adds a leading zero to the next chunk's size. */
+const MAX_PROBE_BYTES = 8
+
+/**
+ * Notices a client that left while nothing is read from it or written to it. Its close cannot be
+ * seen otherwise: with the upload paused (the service reads no faster than it answers), the
+ * client's FIN waits behind megabytes of unread upload in the kernel's buffers, and a reset is
+ * only reported to a socket that reads or writes. So, while the answers are quiet, each tick
+ * writes nothing to the socket (a zero-length write reports a reset at once), and now and then
+ * one byte: a peer that has closed its socket answers any byte with a reset, which the next tick
+ * reports. The byte must not change the answer: it is the response's head while that is not yet
+ * sent, then a `0` before the next chunk of the chunked body (a leading zero of its size, as
+ * HTTP/1.1 allows; at most MAX_PROBE_BYTES of them in one quiet spell, at ticks 1, 2, 4, 8…,
+ * so that a chunk size stays within the 16 digits clients accept). Not for a response that is not
+ * chunked (an HTTP/1.0 client), nor once it has ended.
+ */
+class DepartureProbe {
+  #quiet = 0
+  #bytes = 0
+  readonly #live: boolean
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly response: ServerResponse
+  ) {
+    // Only a real connection (inject's has no socket to probe).
+    this.#live = socket instanceof Socket
+  }
+
+  /** An answer went out: the quiet spell is over. */
+  answered(): void {
+    this.#quiet = 0
+    this.#bytes = 0
+  }
+
+  tick(): void {
+    const { socket, response } = this
+    if (!this.#live || socket.destroyed || !socket.writable || response.writableEnded) return
+    this.#quiet++
+    if (this.#quiet === 1) return
+    socket.write(EMPTY_PROBE)
+    // Powers of two only: 2, 4, 8, …
+    if ((this.#quiet & (this.#quiet - 1)) !== 0 || this.#bytes >= MAX_PROBE_BYTES) return
+    if (!response.headersSent) {
+      // The head as Fastify set it on the response as it began to pipe the answers (their type
+      // among its headers), sent now rather than with the first answer.
+      if (response.hasHeader('content-type')) response.flushHeaders()
+      return
+    }
+    if ((response as ServerResponse & { chunkedEncoding?: boolean }).chunkedEncoding !== true) return
+    this.#bytes++
+    socket.write('0')
+  }
+}
+
+const EMPTY_PROBE = Buffer.alloc(0)
+
+/** Streams open at once, in this process and by client address. */
+class StreamCount {
+  #open = 0
+  readonly #byClient = new Map<string, number>()
+
+  constructor(private readonly limits: StreamConfig) {}
+
+  /**
+   * Count one more stream from `client`, or throw 503 (Retry-After set on `reply`) when a cap is
+   * reached; returns its release (idempotent).
+   */
+  admit(client: string, reply: FastifyReply): () => void {
+    const mine = this.#byClient.get(client) ?? 0
+    const full = this.#open >= this.limits.maxStreams
+    if (full || mine >= this.limits.maxStreamsPerClient) {
+      reply.header('retry-after', String(STREAM_RETRY_AFTER))
+      throw new Unavailable(
+        full ? `${this.limits.maxStreams} streams are already open; retry later` : `${this.limits.maxStreamsPerClient} streams are already open from this client address; retry later`
+      )
+    }
+    this.#open++
+    this.#byClient.set(client, mine + 1)
+    let released = false
+    return () => {
+      if (released) return
+      released = true
+      this.#open--
+      const left = this.#byClient.get(client)! - 1
+      if (left === 0) this.#byClient.delete(client)
+      else this.#byClient.set(client, left)
+    }
+  }
 }
 
 /** The mapping a stream's first line names or carries (the query named none). */
@@ -57,7 +195,8 @@ async function headerMapping(reader: NdjsonReader, maxBodyBytes: number): Promis
 
 const NO_BODY: AsyncIterable<Buffer> = { [Symbol.asyncIterator]: async function * () {} }
 
-export const streamRoutes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = async (app, { map, evaluator, maxBodyBytes, errorDetail, metrics }) => {
+export const streamRoutes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = async (app, { map, evaluator, maxBodyBytes, errorDetail, metrics, stream }) => {
+  const streams = new StreamCount(stream)
   app.removeAllContentTypeParsers()
   const passThrough = (_request: FastifyRequest, payload: NodeJS.ReadableStream, done: (error: Error | null, body?: unknown) => void): void => done(null, payload)
   // Whatever the Content-Type, as /map reads JSON whatever it says (the service's body hook drops
@@ -94,18 +233,70 @@ export const streamRoutes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = asyn
               },
             },
           },
-          ...errorResponses(400, 401, 403, 404, 413, 422, 500),
+          ...errorResponses(400, 401, 403, 404, 413, 422, 500, 503),
         },
       } as never,
     },
     async (request, reply) => {
+      const release = streams.admit(request.ip, reply)
       // Read once: the whole stream keeps this engine, though a reload may swap it meanwhile.
       const engine = app.engine
       const query = request.query as { mapping?: string; concurrency?: string }
+      const socket = request.raw.socket
+      const response = reply.raw
+      const stop = new AbortController()
+      const gone = (): void => {
+        if (!stop.signal.aborted) stop.abort(new ClientGone())
+      }
+      const responseClosed = (): void => {
+        if (!response.writableFinished) gone()
+      }
+      let ended = false
+      // The stream's own bounds, checked on a tick from its admission (plugins/client-errors.ts).
+      const started = Date.now()
+      let answeredAt = started
+      const end = (reason: Error): void => {
+        if (stop.signal.aborted) return
+        ended = true
+        stop.abort(reason)
+        // The last line goes out as the answers end; a client that takes nothing more is cut off.
+        setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref()
+      }
+      const probe = new DepartureProbe(socket, response)
+      const timer = setInterval(
+        () => {
+          if (socket.destroyed || socket.readableEnded) return gone()
+          const now = Date.now()
+          if (now - answeredAt >= stream.idleTimeout) end(new StreamIdle(stream.idleTimeout))
+          else if (stream.maxDurationMs > 0 && now - started >= stream.maxDurationMs) end(new StreamTooLong(stream.maxDurationMs))
+          else probe.tick()
+        },
+        Math.max(25, Math.min(250, Math.floor(stream.idleTimeout / 4)))
+      )
+      timer.unref()
+      stop.signal.addEventListener('abort', () => clearInterval(timer), { once: true })
+      // A client's close shows on its socket even while the upload is paused and nothing reads it.
+      socket.once('close', gone)
+      socket.once('end', gone)
+      request.raw.once('error', gone)
+      response.once('close', () => {
+        clearInterval(timer)
+        socket.off('close', gone)
+        socket.off('end', gone)
+        request.raw.off('error', gone)
+        streamingSockets.delete(socket)
+        release()
+        responseClosed()
+      })
+      response.once('finish', () => {
+        // Ended by the service: the rest of the upload is not read, the connection is let go.
+        if (ended) socket.end()
+      })
+
       const reader = new NdjsonReader((request.body as AsyncIterable<Buffer> | undefined) ?? NO_BODY, maxBodyBytes)
       const mapping = query.mapping ?? (await headerMapping(reader, maxBodyBytes))
       if (typeof mapping !== 'string') allowExplicit(map, request.identity)
-      const caller = callerOf(request, reply)
+      const caller = new StreamCaller(request, stop)
       const evaluate = await evaluator.stream(engine, mapping, caller)
       const label = typeof mapping === 'string' ? mapping : EXPLICIT
       const invalidStatus = map.invalidStatus
@@ -128,23 +319,36 @@ export const streamRoutes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = asyn
           const message = shaped.status >= 500 && errorDetail !== 'full' ? MESSAGES.hidden : shaped.message
           return errorLine(line, shaped.status, { code: shaped.code, message, ...shaped.extra, requestId: request.requestId })
         },
+        signal: stop.signal,
       }
-      const answers = answerLines(reader.batches(), answering)
-      // Admitted: the upload may take as long as the batch (plugins/client-errors.ts); silence is still bounded.
-      const socket = request.raw.socket
+
+      // Admitted: the upload may take as long as the batch, within the stream's own bounds.
       streamingSockets.add(socket)
-      reply.raw.once('close', () => streamingSockets.delete(socket))
+      const answers = answerLines(reader.batches(), answering)
+      const progress = (): void => {
+        answeredAt = Date.now()
+        probe.answered()
+      }
       reply.type(NDJSON_TYPE)
-      return reply.send(Readable.from(metrics === undefined ? answers : counted(answers, reader, metrics)))
+      return reply.send(Readable.from(metrics === undefined ? watched(answers, progress) : counted(answers, reader, metrics, progress)))
     }
   )
 }
 
-/** The answers, their bytes and the bytes read counted as they go. */
-async function * counted(answers: AsyncGenerator<string>, reader: NdjsonReader, metrics: ServiceMetrics): AsyncGenerator<string> {
+/** The answers, each noted as progress as it goes. */
+async function * watched(answers: AsyncGenerator<string>, progress: () => void): AsyncGenerator<string> {
+  for await (const text of answers) {
+    progress()
+    yield text
+  }
+}
+
+/** The answers, their bytes and the bytes read counted as they go, each noted as progress. */
+async function * counted(answers: AsyncGenerator<string>, reader: NdjsonReader, metrics: ServiceMetrics, progress: () => void): AsyncGenerator<string> {
   let read = 0
   try {
     for await (const text of answers) {
+      progress()
       metrics.streamed('out', Buffer.byteLength(text))
       metrics.streamed('in', reader.bytes - read)
       read = reader.bytes

@@ -134,6 +134,22 @@ const IsolationOptionsSchema = Type.Object(
   { additionalProperties: false, description: 'Worker threads for caller-authored work.' }
 )
 
+const StreamOptionsSchema = Type.Object(
+  {
+    idleTimeout: Type.Optional(
+      Milliseconds(100, 'Milliseconds a POST /map/stream may go without answering a line (blank lines and bytes that end no line answer nothing); then it is ended with a last error line (408 StreamIdle) and its connection closed. Default: server.requestTimeout (30000).')
+    ),
+    maxDurationMs: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 604800000, description: 'Milliseconds a POST /map/stream may run at all; then it is ended with a last error line (408 StreamTooLong) and its connection closed. 0: no limit (default 3600000, an hour).' })
+    ),
+    maxStreams: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000000, description: 'POST /map/stream requests open at once in this process; one more is answered 503 Unavailable with Retry-After (default 64).' })),
+    maxStreamsPerClient: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 1000000, description: 'POST /map/stream requests open at once from one client address (the forwarded one behind a trusted proxy, server.trustProxy); one more is answered 503 Unavailable with Retry-After (default 8).' })
+    ),
+  },
+  { additionalProperties: false, description: 'Limits of POST /map/stream.' }
+)
+
 const RateLimitOptionsSchema = Type.Object(
   {
     max: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000000000, description: 'Requests one caller may make per time window (default 100).' })),
@@ -237,6 +253,7 @@ export const OptionsSchema = Type.Object(
     server: Type.Optional(ServerOptionsSchema),
     reload: Type.Optional(ReloadOptionsSchema),
     isolation: Type.Optional(Type.Union([Type.Literal(false), IsolationOptionsSchema], { description: 'Worker threads for caller-authored work; false: everything runs inline.' })),
+    stream: Type.Optional(StreamOptionsSchema),
     rateLimit: Type.Optional(
       Type.Union([Type.Boolean(), RateLimitOptionsSchema], {
         description: 'Requests per caller and time window: by verified token subject when auth is on, else by client IP; `true` takes the defaults (default false: off).',
