@@ -13,6 +13,7 @@ import { bundledMappingsPath, documentFilesUnder, holdsMappings, loadMappings, n
 import {
   countExamples,
   describeDifference,
+  boundReport,
   exampleDiagnostics,
   Mapper,
   mappingSchema,
@@ -311,7 +312,7 @@ async function validateWithExamples(mapper: Mapper, document: unknown, run: RunO
   if (!report.valid || countExamples(document) === 0) return { report, failing: [] }
   const failing = (await mapper.examples(document, { run })).filter((result) => !result.pass)
   if (failing.length === 0) return { report, failing }
-  return { report: { ...report, valid: false, errors: [...report.errors, ...exampleDiagnostics(failing)] }, failing }
+  return { report: boundReport({ ...report, valid: false, errors: [...report.errors, ...exampleDiagnostics(failing)] }), failing }
 }
 
 /** `validate <file|dir>...` → exit code. */
@@ -338,9 +339,11 @@ async function validateCommand(args: string[], io: Io): Promise<number> {
       const example = entry.rule === 'EXAMPLE-1' ? failing.find((result) => result.pointer === entry.pointer) : undefined
       if (example !== undefined && example.differences.length > 1) {
         for (const difference of example.differences) io.out(`      ${describeDifference(difference)}\n`)
+        if (example.differenceCount > example.differences.length) io.out(`      … ${plural(example.differenceCount - example.differences.length, 'more difference')}\n`)
       }
     }
     for (const entry of report.warnings) io.out(`${describe(entry, 'warning')}\n`)
+    if (report.truncated === true) io.out(`  … ${plural(report.omitted ?? 0, 'more diagnostic')} not listed (the report is bounded)\n`)
   }
   io.out(`${plural(documents.length, 'document')}, ${invalid} invalid\n`)
   return invalid === 0 ? 0 : 1
@@ -354,7 +357,10 @@ const PROGRESS_EVERY = 100
 function failureLines(result: ExampleResult): string[] {
   const name = `  ✗ ${result.pointer}${result.description === undefined ? '' : ` (${result.description})`}`
   if (result.error !== undefined) return [`${name}: evaluation threw: ${result.error}`]
-  return [`${name}:`, ...result.differences.map((difference) => `      ${describeDifference(difference)}`)]
+  const lines = [`${name}:`]
+  for (const difference of result.differences) lines.push(`      ${describeDifference(difference)}`)
+  if (result.differenceCount > result.differences.length) lines.push(`      … ${plural(result.differenceCount - result.differences.length, 'more difference')}`)
+  return lines
 }
 
 /** `test <file|dir>...` → exit code. */

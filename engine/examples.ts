@@ -39,7 +39,10 @@ export interface ExampleResult {
   readonly expected: Readonly<Record<string, unknown>>
   /** The envelope as compared (without `errors` unless the example states them); absent when evaluation threw. */
   readonly actual?: unknown
+  /** The first `MAX_DIFFERENCES` places where they differ. */
   readonly differences: readonly Difference[]
+  /** How many places they differ at in all (`differences` lists the first ones). */
+  readonly differenceCount: number
   /** Why evaluation threw (a budget, an extension's error). */
   readonly error?: string
 }
@@ -109,32 +112,65 @@ function exampleSets(document: unknown): ExampleSet[] {
 /** A JSON value as a document would hold it (undefined members dropped, as in the printed envelope). */
 const asJson = (value: unknown): unknown => (value === undefined ? undefined : (JSON.parse(JSON.stringify(value)) as unknown))
 
-/** Where `expected` and `actual` differ, in the expected value's key order, then keys only `actual` has. */
-export function differences(expected: unknown, actual: unknown, pointer = ''): Difference[] {
-  if (expected === actual) return []
-  if (Array.isArray(expected) && Array.isArray(actual)) {
-    const found: Difference[] = []
-    for (let i = 0; i < Math.max(expected.length, actual.length); i++) {
+/** Where differences are collected: the first `limit` listed, every one counted. */
+interface Collected {
+  readonly list: Difference[]
+  count: number
+  readonly limit: number
+}
+
+function note(into: Collected, difference: Difference): void {
+  into.count++
+  if (into.list.length < into.limit) into.list.push(difference)
+}
+
+/** Nesting past which two values that differ count as one difference (JSON values this deep are refused long before). */
+const COMPARED_DEPTH = 512
+
+function collect(expected: unknown, actual: unknown, pointer: string, into: Collected, depth: number): void {
+  if (expected === actual) return
+  if (depth < COMPARED_DEPTH && Array.isArray(expected) && Array.isArray(actual)) {
+    const length = Math.max(expected.length, actual.length)
+    for (let i = 0; i < length; i++) {
       const at = `${pointer}/${i}`
-      if (i >= actual.length) found.push({ pointer: at, expected: expected[i] })
-      else if (i >= expected.length) found.push({ pointer: at, actual: actual[i] })
-      else found.push(...differences(expected[i], actual[i], at))
+      if (i >= actual.length) note(into, { pointer: at, expected: expected[i] })
+      else if (i >= expected.length) note(into, { pointer: at, actual: actual[i] })
+      else collect(expected[i], actual[i], at, into, depth + 1)
     }
-    return found
+    return
   }
-  if (isObject(expected) && isObject(actual)) {
-    const found: Difference[] = []
+  if (depth < COMPARED_DEPTH && isObject(expected) && isObject(actual)) {
     for (const key of Object.keys(expected)) {
       const at = `${pointer}/${escapeToken(key)}`
-      if (!Object.hasOwn(actual, key)) found.push({ pointer: at, expected: expected[key] })
-      else found.push(...differences(expected[key], actual[key], at))
+      if (!Object.hasOwn(actual, key)) note(into, { pointer: at, expected: expected[key] })
+      else collect(expected[key], actual[key], at, into, depth + 1)
     }
     for (const key of Object.keys(actual)) {
-      if (!Object.hasOwn(expected, key)) found.push({ pointer: `${pointer}/${escapeToken(key)}`, actual: actual[key] })
+      if (!Object.hasOwn(expected, key)) note(into, { pointer: `${pointer}/${escapeToken(key)}`, actual: actual[key] })
     }
-    return found
+    return
   }
-  return [{ pointer, expected, actual }]
+  note(into, { pointer, expected, actual })
+}
+
+/** How many differences a failing example lists (the rest are counted: `ExampleResult.differenceCount`). */
+export const MAX_DIFFERENCES = 100
+
+/**
+ * Where `expected` and `actual` differ, in the expected value's key order, then keys only `actual`
+ * has: the first `limit` of them (however many there are, the list is never longer).
+ */
+export function differences(expected: unknown, actual: unknown, pointer = '', limit = MAX_DIFFERENCES): Difference[] {
+  const into: Collected = { list: [], count: 0, limit }
+  collect(expected, actual, pointer, into, 0)
+  return into.list
+}
+
+/** `differences`, with how many there are in all. */
+function counted(expected: unknown, actual: unknown): Collected {
+  const into: Collected = { list: [], count: 0, limit: MAX_DIFFERENCES }
+  collect(expected, actual, '', into, 0)
+  return into
 }
 
 const MAX_VALUE_TEXT = 80
@@ -157,7 +193,7 @@ export function describeFailure(result: ExampleResult): string {
   const what = result.description === undefined ? `example ${result.index}` : `example ${result.index} (${result.description})`
   if (result.error !== undefined) return `${what} fails: evaluation threw: ${result.error}`
   const [first] = result.differences
-  const more = result.differences.length - 1
+  const more = result.differenceCount - 1
   return `${what} fails: ${first === undefined ? 'no difference' : describeDifference(first)}${more > 0 ? ` (and ${more} more difference${more === 1 ? '' : 's'})` : ''}`
 }
 
@@ -180,10 +216,10 @@ async function runOne(set: ExampleSet, index: number, target: unknown, evaluate:
     // A value an extension returned that JSON cannot print (a BigInt) fails here, as it would in /map.
     actual = asJson(compared)
   } catch (error) {
-    return { ...base, pass: false, differences: [], error: error instanceof Error ? error.message : String(error) }
+    return { ...base, pass: false, differences: [], differenceCount: 0, error: error instanceof Error ? error.message : String(error) }
   }
-  const found = differences(asJson(expected), actual)
-  return { ...base, pass: found.length === 0, actual, differences: found }
+  const found = counted(asJson(expected), actual)
+  return { ...base, pass: found.count === 0, actual, differences: found.list, differenceCount: found.count }
 }
 
 /** Run every example of a document, in document order. */
@@ -216,6 +252,7 @@ export function exampleDiagnostics(results: readonly ExampleResult[]): Diagnosti
       message: describeFailure(result),
       pointer: result.pointer,
       descriptor: result.example,
-      differences: [...result.differences],
+      differences: result.differences.slice(),
+      ...(result.differenceCount > result.differences.length ? { omittedDifferences: result.differenceCount - result.differences.length } : {}),
     }))
 }

@@ -22,7 +22,9 @@ export {
 export { mappingSchema } from './schema.js'
 export { inferOutput, MAX_INFERRED_PAIRINGS, outputSchema, renderAlt, renderOutput, renderAlts, defsRef, type InferredOutput, type JsonSchema, type MappingLookup, type OutputSchemaOptions, type RefOf } from './output-schema.js'
 export type { Alt, Inferred, Property } from './output-types.js'
-export { validate, type ValidationReport, type Diagnostic } from './validation/validate.js'
+export { boundReport, validate, type ValidationReport, type Diagnostic } from './validation/validate.js'
+export { REPORT_LIMITS, type Omitted, type ReportLimits } from './validation/bounds.js'
+export { DocumentError } from './errors.js'
 export { KEYWORDS, isKeyword, type KeywordRecord, type OperandIssue, type Stage, type Tier } from './keywords/index.js'
 export type {
   CompoundDocument,

@@ -328,6 +328,26 @@ export class CompiledMapping {
   }
 }
 
+/** A compound document's member, compiled on first lookup. */
+class LocalMember implements RegisteredMapping {
+  private compiled: Plan | undefined
+
+  constructor(
+    private readonly compiler: Compiler,
+    readonly document: Readonly<MappingDocument>,
+    private readonly id: string
+  ) {}
+
+  get plan(): Plan {
+    if (this.compiled === undefined) {
+      // A member flattened from `$extend` is a new object: its merged pairings stand in its own $id.
+      this.compiler.locate(this.document, this.id)
+      this.compiled = this.compiler.plan(this.document)
+    }
+    return this.compiled
+  }
+}
+
 export interface MapperDocuments {
   /** Mapping documents to register, keyed by anything (only `$id` counts). */
   mappings?: Record<string, unknown> | readonly unknown[]
@@ -558,12 +578,9 @@ export class Mapper {
       const flattened = flattenBatch(members, (id) => this.registry.document(id))
       const local = new Map<string, RegisteredMapping>()
       this.compiler.locate(document, undefined)
-      for (const [id, flat] of flattened) {
-        // A member flattened from `$extend` is a new object: its merged pairings stand in its own $id.
-        this.compiler.locate(flat, id)
-        const frozen = Object.freeze(flat) as MappingDocument
-        local.set(id, { document: frozen, plan: this.compiler.plan(frozen) })
-      }
+      // Members are compiled when evaluation first names them: a document of many members costs
+      // what its evaluation reaches, not what it holds.
+      for (const [id, flat] of flattened) local.set(id, new LocalMember(this.compiler, Object.freeze(flat) as MappingDocument, id))
       const last = members[members.length - 1]
       const entry = last === undefined ? Object.freeze({ mapping: Object.freeze({}) }) : typeof last.$id === 'string' && last.$id !== '' ? last.$id : last
       return new CompiledMapping(this.compiler, new LayeredRegistry(local, this.registry), entry, this.stdout, this.limits)

@@ -1,7 +1,7 @@
 // One POST /map evaluation as data, the same on the event loop and in a worker thread
 // (runtime/isolation.ts): which plan runs on which budgets, and the envelope printed as the
 // response's text. The route decides where it runs; this decides what runs.
-import { countExamples, exampleDiagnostics, type CompiledMapping, type Envelope, type ExampleResult, type Explained, type Limits, type Prepared, type RunOptions, type ValidationReport } from '../engine/index.js'
+import { boundReport, countExamples, exampleDiagnostics, type CompiledMapping, type Envelope, type ExampleResult, type Explained, type Limits, type Prepared, type RunOptions, type ValidationReport } from '../engine/index.js'
 import { InvalidMappingDocument, OutputNotSerializable, unknownMapping } from '../errors.js'
 
 /** The budgets and switches an engine evaluates with (the same in every worker thread). */
@@ -132,7 +132,7 @@ export async function validateDocument(
   if (!report.valid || countExamples(document) === 0) return report
   if (!mayEvaluate) {
     const warning = { rule: 'EXAMPLE-2', message: 'examples not run: this caller may not evaluate submitted documents here', pointer: '', descriptor: null }
-    return { ...report, warnings: [...report.warnings, warning] }
+    return boundReport({ ...report, warnings: [...report.warnings, warning] })
   }
   const results = await engine.explicitExamples(document, extra, stdout)
   const failed = exampleDiagnostics(results)
@@ -142,5 +142,6 @@ export async function validateDocument(
     notRun === 0
       ? report.warnings
       : [...report.warnings, { rule: 'EXAMPLE-2', message: `${notRun} example${notRun === 1 ? '' : 's'} not run: the examples of one request share one evaluation budget, and it is spent`, pointer: '', descriptor: null }]
-  return failed.length === 0 && notRun === 0 ? report : { ...report, valid: report.valid && failed.length === 0, errors: [...report.errors, ...failed], warnings }
+  // Bounded again as a whole (engine boundReport): the examples' diagnostics count toward the report's bounds.
+  return failed.length === 0 && notRun === 0 ? report : boundReport({ ...report, valid: report.valid && failed.length === 0, errors: [...report.errors, ...failed], warnings })
 }

@@ -72,6 +72,11 @@ export interface Visit {
   reference(id: unknown, at: string): void
   /** The instance level's lookup of a mapping id (its document, or undefined); null at the document level. */
   mappings(): ((id: string) => unknown) | null
+  /**
+   * Instance level: why a descriptor's `$extend` ancestry does not flatten (named `self` in the
+   * message), or undefined when it does. One traversal flattens each mapping once, whichever member asks.
+   */
+  inheritance(descriptor: Record<string, unknown>, self: string): string | undefined
   /** Report a finding. */
   report(rule: string, message: string, at: string, descriptor: unknown): void
   /** `at` extended by reference tokens. */

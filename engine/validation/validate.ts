@@ -4,6 +4,8 @@
 import { documentForm, MAX_DOCUMENT_DEPTH } from '../document.js'
 import { isKeyword, keywordRecord, pairingValueOf, standingAlone } from '../keywords/index.js'
 import type { Visit } from '../keywords/record.js'
+import { Ancestry } from '../registry.js'
+import { cutText, REPORT_LIMITS, Sizer, type ReportLimits } from './bounds.js'
 import { escapeToken, hasDotDotSegment, parsePointer } from '../pointer.js'
 import type { PluginOptionIssue } from '../types.js'
 import { isObject, truthy } from '../values.js'
@@ -12,15 +14,96 @@ export interface Diagnostic {
   rule: string
   message: string
   pointer: string
+  /**
+   * The offending value found at the pointer, when its JSON text is at most `REPORT_LIMITS.echoBytes`;
+   * a larger one is summarized as `{ "$omitted": "object" | "array" | "string", "bytes": n }`.
+   */
   descriptor: unknown
-  /** `EXAMPLE-1`: where the envelope differs from the example. */
+  /** `EXAMPLE-1`: where the envelope differs from the example (the first `REPORT_LIMITS.differences`). */
   differences?: Array<{ pointer: string; expected?: unknown; actual?: unknown }>
+  /** `EXAMPLE-1`: how many differences are not listed. */
+  omittedDifferences?: number
 }
 
 export interface ValidationReport {
   valid: boolean
   errors: Diagnostic[]
   warnings: Diagnostic[]
+  /** True when diagnostics past the report's bounds (`REPORT_LIMITS`) are counted in `omitted`, not listed. */
+  truncated?: boolean
+  /** How many diagnostics (errors first, then warnings) are not listed. */
+  omitted?: number
+}
+
+/** A diagnostic within the report's bounds: message cut, descriptor and differences echoed or summarized. */
+function boundedDiagnostic(diagnostic: Diagnostic, limits: ReportLimits, sizer: Sizer): Diagnostic {
+  const bounded: Diagnostic = {
+    rule: diagnostic.rule,
+    message: cutText(diagnostic.message, limits.messageChars),
+    pointer: diagnostic.pointer,
+    descriptor: sizer.echo(diagnostic.descriptor, limits.echoBytes),
+  }
+  const differences = diagnostic.differences
+  if (differences !== undefined) {
+    const listed = Math.min(differences.length, limits.differences)
+    const list: NonNullable<Diagnostic['differences']> = []
+    for (let i = 0; i < listed; i++) {
+      const difference = differences[i]!
+      const entry: (typeof list)[number] = { pointer: difference.pointer }
+      if ('expected' in difference) entry.expected = sizer.echo(difference.expected, limits.echoBytes)
+      if ('actual' in difference) entry.actual = sizer.echo(difference.actual, limits.echoBytes)
+      list.push(entry)
+    }
+    bounded.differences = list
+    const omitted = (diagnostic.omittedDifferences ?? 0) + differences.length - listed
+    if (omitted > 0) bounded.omittedDifferences = omitted
+  } else if (diagnostic.omittedDifferences !== undefined) {
+    bounded.omittedDifferences = diagnostic.omittedDifferences
+  }
+  return bounded
+}
+
+/**
+ * A report within bounds (docs/engine.md, "The validation report"): each diagnostic's descriptor
+ * echoed only when small, its message cut, its differences capped; the diagnostics listed up to
+ * `limits.diagnostics` and `limits.bytes`, errors first, the rest counted in `omitted` with
+ * `truncated: true`. `valid` is kept as given. Applying it to a bounded report changes nothing,
+ * so a host that adds diagnostics to a report bounds the whole again. Linear in what it lists.
+ */
+export function boundReport<R extends ValidationReport>(report: R, limits: ReportLimits = REPORT_LIMITS): R {
+  const sizer = new Sizer()
+  let bytes = 0
+  let listed = 0
+  let omitted = report.omitted ?? 0
+  const keep = (diagnostics: readonly Diagnostic[]): Diagnostic[] => {
+    const kept: Diagnostic[] = []
+    for (const diagnostic of diagnostics) {
+      if (listed >= limits.diagnostics || bytes >= limits.bytes) {
+        omitted++
+        continue
+      }
+      const bounded = boundedDiagnostic(diagnostic, limits, sizer)
+      const size = sizer.size(bounded) + 1
+      if (bytes + size > limits.bytes) {
+        // Past the byte bound nothing more is listed, even a smaller one after it.
+        bytes = limits.bytes
+        omitted++
+        continue
+      }
+      bytes += size
+      listed++
+      kept.push(bounded)
+    }
+    return kept
+  }
+  const errors = keep(report.errors)
+  const warnings = keep(report.warnings)
+  const bounded: R = { ...report, errors, warnings }
+  if (omitted > 0) {
+    bounded.truncated = true
+    bounded.omitted = omitted
+  }
+  return bounded
 }
 
 /** What the instance level can see: the names a document may use on this engine. */
@@ -47,8 +130,9 @@ class Reporter {
     ;(WARNINGS.has(rule) && !this.strict ? this.warnings : this.errors).push({ rule, message, pointer, descriptor })
   }
 
+  /** The report, within bounds (`boundReport`). */
   report(): ValidationReport {
-    return { valid: this.errors.length === 0, errors: this.errors, warnings: this.warnings }
+    return boundReport({ valid: this.errors.length === 0, errors: this.errors, warnings: this.warnings })
   }
 }
 
@@ -90,6 +174,9 @@ function tooDeep(document: unknown, limit: number): string | undefined {
 type Position = 'pairing' | 'read'
 
 class Traversal {
+  /** The instance level's `$extend` flattening, shared by every member (made on first use). */
+  private ancestry: Ancestry | undefined
+
   constructor(
     private readonly out: Reporter,
     private readonly reach: Reachability | null
@@ -186,23 +273,57 @@ class Traversal {
   }
 
   /**
+   * Where following the names a mapping's pairings are given by leads, by the name it starts from:
+   * null when it reaches pairings (or something that is not a name), else the name it loops
+   * through. Each name is followed once per traversal, so a chain of names costs its length.
+   */
+  private readonly reaches = new Map<string, string | null>()
+
+  /**
    * A name used as a `mapping` / `each` value: it must exist, and following the names its own
    * pairings are given by must not lead back to it (evaluation would never find the pairings).
    */
   private mappingReference(id: unknown, pointer: string): void {
     if (this.reach === null || typeof id !== 'string') return
     if (this.reach.mapping(id) === undefined) return this.reference(id, pointer)
-    const seen = new Set<string>()
+    const through = this.loopThrough(id, this.reach)
+    if (through !== null) this.out.add('REG-1', `${id} never reaches pairings: its mapping references loop through ${through}`, pointer, id)
+  }
+
+  /**
+   * The name that following `id`'s pairing names first meets again, or null when the names end.
+   * The names met are remembered: one on the loop loops through itself (from it, it is the first
+   * met again); one leading into a loop loops through the name the loop is entered at.
+   */
+  private loopThrough(id: string, reach: Reachability): string | null {
+    const path: string[] = []
+    const onPath = new Map<string, number>()
     let next: unknown = id
-    while (typeof next === 'string' && !seen.has(next)) {
-      seen.add(next)
-      const found = this.reach.mapping(next)
-      if (!isObject(found)) return
+    let result: string | null = null
+    let entered = -1
+    while (typeof next === 'string') {
+      const known = this.reaches.get(next)
+      if (known !== undefined) {
+        // A name on a loop is the loop's entry for whoever comes to it; past a tail, its entry.
+        result = known === next ? next : known
+        break
+      }
+      const at = onPath.get(next)
+      if (at !== undefined) {
+        entered = at
+        result = next
+        break
+      }
+      onPath.set(next, path.length)
+      path.push(next)
+      const found = reach.mapping(next)
+      if (!isObject(found)) break
       const inner = pairingValueOf(found)
       const whole = isObject(inner) ? standingAlone(inner) : undefined
       next = whole === undefined ? inner : (inner as Record<string, unknown>)[whole.name]
     }
-    if (typeof next === 'string') this.out.add('REG-1', `${id} never reaches pairings: its mapping references loop through ${next}`, pointer, id)
+    for (let i = 0; i < path.length; i++) this.reaches.set(path[i]!, entered !== -1 && i >= entered ? path[i]! : result)
+    return this.reaches.get(id)!
   }
 
   private descriptorObject(descriptor: Record<string, unknown>, pointer: string, top: boolean): void {
@@ -245,6 +366,11 @@ class Traversal {
     mappings: () => {
       const reach = this.reach
       return reach === null ? null : (id) => reach.mapping(id)
+    },
+    inheritance: (descriptor, self) => {
+      if (this.reach === null) return undefined
+      this.ancestry ??= new Ancestry(this.reach.mapping)
+      return this.ancestry.problem(descriptor, self)
     },
     report: (rule, message, pointer, descriptor) => this.out.add(rule, message, pointer, descriptor),
     at,

@@ -1,6 +1,5 @@
 // `$extend` (registry, language.md §5.3): ancestors whose pairings this mapping inherits, resolved when
 // it is registered.
-import { flattenBatch } from '../../registry.js'
 import { truthy } from '../../values.js'
 import { issue, keyword, ok } from '../record.js'
 
@@ -31,12 +30,9 @@ export default keyword<'$extend', 'registry'>({
       visit.report('REG-3', `${id} matches no registered mapping`, typeof value === 'string' ? at : visit.at(at, String(i)), id)
     })
     if (unknown) return
-    try {
-      const self = typeof descriptor.$id === 'string' && descriptor.$id !== '' ? descriptor.$id : '(submitted document)'
-      flattenBatch([{ ...descriptor, $id: self }], (id) => (id === self ? undefined : lookup(id)))
-    } catch (error) {
-      visit.report('REG-3', (error as Error).message, at, value)
-    }
+    const self = typeof descriptor.$id === 'string' && descriptor.$id !== '' ? descriptor.$id : '(submitted document)'
+    const problem = visit.inheritance(descriptor, self)
+    if (problem !== undefined) visit.report('REG-3', problem, at, value)
   },
   children(value, _descriptor, visit) {
     if (truthy(value)) visit.ancestry(value, [])
