@@ -33,9 +33,10 @@ interface Shaped {
 
 /**
  * What an error declares about its own answer (http.md §3), as fastify's errors declare
- * `statusCode`: a 4xx status, the code of the error body, and the members the body carries beside
- * code and message. An extension's refusals declare theirs (the request plugin's RedirectRefused,
- * DestinationRefused, ProtocolRefused, InvalidUrl), so this handler knows no extension's codes.
+ * `statusCode`: a 4xx status (or 503, busy: the request may succeed later), the code of the error
+ * body, and the members the body carries beside code and message. An extension's refusals declare
+ * theirs (the request plugin's RedirectRefused, DestinationRefused, ProtocolRefused, InvalidUrl,
+ * InvalidRequestOptions, UpstreamBusy), so this handler knows no extension's codes.
  */
 interface DeclaredAnswer {
   readonly statusCode: number
@@ -53,8 +54,7 @@ function declaresAnswer(value: unknown): value is DeclaredAnswer {
     typeof candidate.responseCode === 'string' &&
     candidate.responseCode !== '' &&
     Number.isInteger(candidate.statusCode) &&
-    candidate.statusCode! >= 400 &&
-    candidate.statusCode! < 500
+    ((candidate.statusCode! >= 400 && candidate.statusCode! < 500) || candidate.statusCode === 503)
   )
 }
 

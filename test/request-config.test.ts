@@ -36,8 +36,10 @@ const INVALID: Array<[string, Record<string, unknown>, string]> = [
   ['allowedProtocols without colon', { allowedProtocols: ['https'] }, 'allowedProtocols must be a non-empty list drawn from "http:" and "https:"'],
   ['maxResponseBytes zero', { maxResponseBytes: 0 }, 'maxResponseBytes must be a positive integer'],
   ['maxResponseBytes Infinity', { maxResponseBytes: Number.POSITIVE_INFINITY }, 'maxResponseBytes must be a positive integer'],
+  ['maxBytesInFlight below maxResponseBytes', { maxResponseBytes: 2048, maxBytesInFlight: 1024 }, 'maxBytesInFlight must be an integer of at least maxResponseBytes (2048)'],
+  ['maxBytesInFlight not an integer', { maxBytesInFlight: 1.5e8 + 0.5 }, 'maxBytesInFlight must be an integer of at least maxResponseBytes (10485760)'],
   ['dispatcher object', { dispatcher: {} }, 'dispatcher must be an undici Dispatcher (an object with dispatch and request methods)'],
-  ['unknown key', { redirectSameOrigin: true }, 'redirectSameOrigin is not a request config key (known keys: timeoutMs, redirect, maxRedirects, redirectHttpsUpgrade, allowHeaders, checkUrl, denyPrivateNetworks, allowHosts, allowedProtocols, maxResponseBytes, dispatcher)'],
+  ['unknown key', { redirectSameOrigin: true }, 'redirectSameOrigin is not a request config key (known keys: timeoutMs, redirect, maxRedirects, redirectHttpsUpgrade, allowHeaders, checkUrl, denyPrivateNetworks, allowHosts, allowedProtocols, maxResponseBytes, maxBytesInFlight, dispatcher)'],
   ['typo', { maxRedirect: 3 }, /^maxRedirect is not a request config key/ as unknown as string],
 ]
 
@@ -70,6 +72,7 @@ t.test('defaults: no config, an empty config and explicit undefined values give 
     allowHosts: new Set(),
     allowedProtocols: ['http:', 'https:'],
     maxResponseBytes: 10485760,
+    maxBytesInFlight: 67108864,
     dispatcher: undefined,
   }
   t.same(resolvePolicy(undefined), expected)

@@ -31,6 +31,8 @@ export interface RequestOptions {
   readonly headers: ReadonlyMap<string, string>
   /** A `{ mapping: … }` descriptor whose result is sent as JSON. */
   readonly body: Readonly<Record<string, unknown>> | undefined
+  /** The engine's narrowing pointer, as written (a parse thread narrows to its path first). */
+  readonly pointer: unknown
   /** The scraper option as written, and compiled. */
   readonly scraper: unknown
   readonly compiledScraper: CompiledScraper | undefined
@@ -179,6 +181,7 @@ function inspect(options: unknown, report: ReportIssue, missingThrows: boolean):
     method,
     headers,
     body: body as Record<string, unknown> | undefined,
+    pointer: options.pointer,
     scraper: options.scraper,
     compiledScraper,
   }

@@ -29,6 +29,12 @@ export interface RequestConfig {
   allowedProtocols?: readonly string[]
   /** Larger bodies are refused while streaming. Default 10485760 (10 MiB). */
   maxResponseBytes?: number
+  /**
+   * The bytes of upstream bodies held at once by every call in this thread (read, parsing, being
+   * handed back), at least `maxResponseBytes`. A call that finds it spent waits up to 1 s, then
+   * fails with InFlightLimitError (503 `UpstreamBusy`). Default 67108864 (64 MiB).
+   */
+  maxBytesInFlight?: number
   /** The undici dispatcher to send through; default a shared keep-alive Agent. */
   dispatcher?: Dispatcher
 }
@@ -47,6 +53,7 @@ export interface RequestPolicy {
   readonly allowHosts: ReadonlySet<string>
   readonly allowedProtocols: readonly string[]
   readonly maxResponseBytes: number
+  readonly maxBytesInFlight: number
   /** The caller's dispatcher, or undefined for the plugin's shared Agent. */
   readonly dispatcher: Dispatcher | undefined
 }
@@ -61,6 +68,7 @@ export const DEFAULTS = Object.freeze({
   allowHosts: Object.freeze([] as string[]),
   allowedProtocols: Object.freeze(['http:', 'https:']),
   maxResponseBytes: 10_485_760,
+  maxBytesInFlight: 67_108_864,
 })
 
 /** The schemes undici can fetch; `allowedProtocols` narrows this set and can never widen it. */
@@ -82,6 +90,7 @@ const CONFIG_KEYS = [
   'allowHosts',
   'allowedProtocols',
   'maxResponseBytes',
+  'maxBytesInFlight',
   'dispatcher',
 ] as const
 
@@ -161,6 +170,11 @@ export function resolvePolicy(config: unknown): RequestPolicy {
     throw new RangeError('maxResponseBytes must be a positive integer')
   }
 
+  const maxBytesInFlight = or(pick('maxBytesInFlight'), Math.max(DEFAULTS.maxBytesInFlight, maxResponseBytes))
+  if (!isInteger(maxBytesInFlight, maxResponseBytes, Number.MAX_SAFE_INTEGER)) {
+    throw new RangeError(`maxBytesInFlight must be an integer of at least maxResponseBytes (${maxResponseBytes})`)
+  }
+
   const dispatcher = pick('dispatcher')
   if (dispatcher !== undefined && !isDispatcher(dispatcher)) {
     throw new TypeError('dispatcher must be an undici Dispatcher (an object with dispatch and request methods)')
@@ -182,6 +196,7 @@ export function resolvePolicy(config: unknown): RequestPolicy {
     allowHosts,
     allowedProtocols,
     maxResponseBytes,
+    maxBytesInFlight,
     dispatcher: dispatcher as Dispatcher | undefined,
   })
 }

@@ -6,13 +6,14 @@
 import type { EvaluationContext, Plugin } from '../../engine/index.js'
 import { redactUrl } from '../../runtime/redact.js'
 import { sharedAgent } from './agent.js'
-import { readBody, ResponseTooLargeError } from './body.js'
+import { readBody, ResponseTooLargeError, type BodyBytes } from './body.js'
 import { checkCallOptions, readCallOptions } from './call-options.js'
 import { markRequestPlugin } from './cheerio.js'
 import { resolvePolicy, type RequestConfig } from './config.js'
 import { Deadline } from './deadline.js'
 import { exchange } from './exchange.js'
 import { forwardedHeaders } from './headers.js'
+import { budgetFor, InFlightLimitError, Lease } from './in-flight.js'
 import { readEnvelope } from './parse-thread.js'
 import { UpstreamWatch } from './telemetry.js'
 import { locateUrl, refuseProtocol } from './url.js'
@@ -21,6 +22,7 @@ export { DEFAULTS, type RedirectMode, type RequestConfig, type RequestPolicy } f
 export { RedirectRefusedError } from './redirect.js'
 export { PrivateNetworkRefusedError, isPrivateAddress } from './private-network.js'
 export { ResponseTooLargeError } from './body.js'
+export { InFlightLimitError } from './in-flight.js'
 export { HOP_HEADER } from './headers.js'
 export { MAX_RESPONSE_DEPTH, ResponseTooDeepError } from './depth.js'
 export { UPSTREAM_CHANNEL, type UpstreamCall } from './telemetry.js'
@@ -31,11 +33,14 @@ export { checkCallOptions } from './call-options.js'
 
 /**
  * Build a request plugin. The config is checked here, once; a wrong value throws naming its key.
- * The plugin returns the parse envelope; the engine applies `options.pointer` to it afterwards.
+ * The plugin returns the parse envelope; the engine applies `options.pointer` to it afterwards (a
+ * body parsed in a thread comes back already narrowed to the pointer's path: the same read).
+ * `validateOptions` on the plugin is the options check validation runs (REQ-1 … REQ-10).
  */
 export function createRequest(config: RequestConfig = {}): Plugin {
   const policy = resolvePolicy(config)
   const dispatcher = policy.dispatcher ?? sharedAgent(policy.denyPrivateNetworks, policy.allowHosts)
+  const budget = budgetFor(policy.maxBytesInFlight)
 
   const request = async function request(options: unknown, value: unknown, context: EvaluationContext): Promise<unknown> {
     const call = readCallOptions(options)
@@ -57,24 +62,30 @@ export function createRequest(config: RequestConfig = {}): Plugin {
       }
       // From here on the call goes out: one span and one published outcome for it, redirects and body included.
       const watch = new UpstreamWatch(context, call.method, url, headers, policy.allowHeaders)
+      // The body's bytes, held from the first one read until the envelope is built.
+      const lease = new Lease(budget, deadline.signal)
       try {
         const incoming = await exchange({ url, method: call.method, headers, body }, policy, dispatcher, deadline)
         watch.responded(incoming.status)
-        let bytes: Buffer
+        let bytes: BodyBytes
         try {
           // A HEAD response declares the length of a body it does not carry.
           const declared = call.method === 'HEAD' ? undefined : incoming.headers['content-length']
-          bytes = await readBody(incoming.body, declared, policy.maxResponseBytes)
+          bytes = await readBody(incoming.body, declared, policy.maxResponseBytes, lease)
         } catch (error) {
+          // A deadline that passed while the call waited for room in the budget: busy, 503.
+          if (error instanceof InFlightLimitError) throw error
           deadline.check()
           if (error instanceof ResponseTooLargeError) throw error
           throw new Error(`Reading the response of ${redactUrl(incoming.url)} failed: ${(error as Error).message}`, { cause: error })
         }
-        return await readEnvelope(incoming.status, incoming.headers['content-type'], bytes, call.scraper, scraper, redactUrl(incoming.url), context, deadline)
+        const parse = { scraperSpec: call.scraper, scraper, pointer: call.pointer }
+        return await readEnvelope(incoming.status, incoming.headers['content-type'], bytes, parse, redactUrl(incoming.url), context, deadline)
       } catch (error) {
         watch.failed(error)
         throw error
       } finally {
+        lease.release()
         watch.end()
       }
     } finally {

@@ -5,30 +5,43 @@
 // parsed in a worker thread of a small pool instead, under the call's own deadline: when the
 // deadline passes (or the evaluation gives up), the task is aborted and its worker terminated.
 // Inside a worker thread (an isolated evaluation, say) the body is parsed in place: that thread is
-// itself stopped from outside. JSON and text stay inline: V8 parses JSON linearly, and its depth is
-// bounded before it is parsed.
+// itself stopped from outside. JSON is parsed there too once it is larger than
+// JSON_OFF_THREAD_BYTES: V8 parses it linearly, but a 10 MB body still held the loop for a second
+// (and its depth scan with it). Text stays inline. What a thread parsed comes back narrowed to the
+// call's pointer and packed into batches the main thread assembles a slice at a time (pack.ts).
 import { availableParallelism } from 'node:os'
 import { isMainThread } from 'node:worker_threads'
 import type { Piscina } from 'piscina'
 import { MissingPackageError } from '../../config/optional.js'
 import type { Deadline } from './deadline.js'
+import type { BodyBytes } from './body.js'
 import { ResponseTooDeepError } from './depth.js'
 import { bodyKind, mediaType, parseEnvelope } from './parse.js'
 import type { CompiledScraper, PatternMeter } from './scraper.js'
+import { sparse, unpack, type Spine } from './pack.js'
+
+/** JSON bodies larger than this are parsed in a parse thread (from the main thread); smaller ones take well under a millisecond inline. */
+export const JSON_OFF_THREAD_BYTES = 64 * 1024
 
 /** A body to parse, as it crosses into the worker (plain data; the bytes are transferred). */
 export interface ParseTask {
   readonly status: number
   readonly contentType: string | string[] | undefined
-  readonly bytes: Uint8Array
+  /** The body in its segments (body.ts), joined in the worker. */
+  readonly parts: readonly Uint8Array[]
   /** The scraper option as written (compiled again in the worker). */
   readonly scraper: unknown
+  /** The call's `pointer` option: the worker keeps only the path to what it reads. */
+  readonly pointer: unknown
   readonly url: string
 }
 
-/** What the worker answers: the envelope, and the length of every pattern input, in order, to meter. */
+/**
+ * What the worker answers: the envelope narrowed to the pointer's path (its spine) and packed (the
+ * batches are transferred), and the length of every pattern input, in order, to meter.
+ */
 export type ParseAnswer =
-  | { readonly envelope: Record<string, unknown>; readonly patternInputs: readonly number[] }
+  | { readonly spine: Spine; readonly batches: readonly Uint8Array[]; readonly patternInputs: readonly number[] }
   | { readonly failure: ParseFailure; readonly patternInputs: readonly number[] }
 
 /** A failed parse, as plain data: enough to make the plugin's own refusals again with their class. */
@@ -64,11 +77,19 @@ async function parsePool(): Promise<Piscina<ParseTask, ParseAnswer>> {
   return pool
 }
 
-/** Whether a body of this type is parsed off the thread that runs the evaluation. */
-function parsedOffThread(contentType: string | string[] | undefined): boolean {
+/** Whether a body of this type and size is parsed off the thread that runs the evaluation. */
+function parsedOffThread(contentType: string | string[] | undefined, size: number): boolean {
   if (!isMainThread) return false
   const kind = bodyKind(mediaType(contentType).essence)
-  return kind === 'html' || kind === 'xml'
+  return kind === 'html' || kind === 'xml' || (kind === 'json' && size > JSON_OFF_THREAD_BYTES)
+}
+
+/** What the parse of one call needs of its options. */
+export interface ParseOptions {
+  /** The scraper option as written, and compiled. */
+  readonly scraperSpec: unknown
+  readonly scraper: CompiledScraper | undefined
+  readonly pointer: unknown
 }
 
 const ERRORS: Record<string, new (message: string) => Error> = { SyntaxError, TypeError, RangeError }
@@ -81,28 +102,29 @@ function failureError(failure: ParseFailure, url: string): Error {
 }
 
 /**
- * The parse envelope of a response (parse.ts), HTML and XML bodies parsed in a worker thread when
- * this is the main thread. The deadline bounds the parse as it bounds the exchange; pattern inputs
- * the scraper matched are counted against the evaluation's budget here, in the order it met them.
+ * The parse envelope of a response (parse.ts), HTML, XML and large JSON bodies parsed in a worker
+ * thread when this is the main thread: then what comes back is the envelope narrowed to the path
+ * of `pointer` (the engine's narrowing reads the same value from it). The deadline bounds the
+ * parse and the assembly as it bounds the exchange; pattern inputs the scraper matched are counted
+ * against the evaluation's budget here, in the order it met them. `url` is printable (redacted).
  */
 export async function readEnvelope(
   status: number,
   contentType: string | string[] | undefined,
-  bytes: Buffer,
-  scraperSpec: unknown,
-  scraper: CompiledScraper | undefined,
+  bytes: BodyBytes,
+  options: ParseOptions,
   url: string,
   meter: PatternMeter,
   deadline: Deadline
-): Promise<Record<string, unknown>> {
-  if (!parsedOffThread(contentType)) return parseEnvelope(status, contentType, bytes, scraper, url, meter)
-  // A copy the worker owns (the buffer read may share a pooled allocation).
-  const owned = new Uint8Array(bytes)
-  const task: ParseTask = { status, contentType, bytes: owned, scraper: scraperSpec, url }
+): Promise<unknown> {
+  if (!parsedOffThread(contentType, bytes.length)) return parseEnvelope(status, contentType, bytes.whole(), options.scraper, url, meter)
+  // The segments own their memory: moved to the worker, not copied.
+  const parts = bytes.parts()
+  const task: ParseTask = { status, contentType, parts, scraper: options.scraperSpec, pointer: options.pointer, url }
   let answer: ParseAnswer
   try {
     const workers = await parsePool()
-    answer = await workers.run(task, { signal: deadline.signal, transferList: [owned.buffer] })
+    answer = await workers.run(task, { signal: deadline.signal, transferList: parts.map((part) => part.buffer as ArrayBuffer) })
   } catch (error) {
     deadline.check()
     if ((error as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
@@ -112,7 +134,7 @@ export async function readEnvelope(
   }
   for (const length of answer.patternInputs) meter.matchInput(length)
   if ('failure' in answer) throw failureError(answer.failure, url)
-  return answer.envelope
+  return sparse(answer.spine, await unpack(answer.batches, () => deadline.check()))
 }
 
 /** Stop the parse threads (tests and embedders that want the process to end at once). */
