@@ -3,7 +3,7 @@
 // body parser and CORS policy stay inside its own context and the host app is left as it was.
 import type { FastifyPluginAsync } from 'fastify'
 import { mappingEntries, type MappingEntry, type MappingsInput } from './config/mappings.js'
-import { ConfigError, resolveConfig, type ServiceConfig } from './config/resolve.js'
+import { ConfigError, resolveConfig, type IsolationConfig, type ServiceConfig } from './config/resolve.js'
 import type { Extensions } from './engine/index.js'
 import { stockExtensions, stockSettingsOf } from './extensions/stock.js'
 import { authPlugin } from './plugins/auth.js'
@@ -67,11 +67,16 @@ export interface ServerPluginOptions extends MapperServiceOptions {
   serverIds?: boolean
 }
 
-/** How worker threads get the extension surface: the stock one, or the module it came from. */
-function isolatedExtensions(surface: Extensions, module: string | undefined): ExtensionsSpec {
+/**
+ * How worker threads get the extension surface: the stock one, or the module it came from.
+ * Undefined when they cannot get it and the options asked for no isolation (only /validate's
+ * default): then nothing is isolated.
+ */
+function isolatedExtensions(surface: Extensions, module: string | undefined, isolation: IsolationConfig): ExtensionsSpec | undefined {
   if (module !== undefined) return { module }
   const stock = stockSettingsOf(surface)
   if (stock !== undefined) return { stock }
+  if (!isolation.asked) return undefined
   throw new ConfigError(
     'options.isolation: extensions given as functions cannot run in worker threads: load them from a module (EXTENSIONS, or the extensionsModule option), or set options.isolation to false'
   )
@@ -87,6 +92,8 @@ const servicePlugin: FastifyPluginAsync<ServerPluginOptions> = async (app, opts)
   const evaluations = new EvaluationObserver(metrics, tracer)
   const surface = opts.extensions ?? stockExtensions()
   const extensions = evaluations.surface(surface)
+  const crossing = config.isolation === false ? undefined : isolatedExtensions(surface, opts.extensionsModule, config.isolation)
+  const isolation = crossing === undefined ? false : config.isolation
   const registry = await EngineRegistry.open(
     entries,
     extensions,
@@ -97,7 +104,7 @@ const servicePlugin: FastifyPluginAsync<ServerPluginOptions> = async (app, opts)
       strict: config.validate.strict,
       cacheBytes: config.map.explicit === false ? 0 : config.map.explicit.cacheBytes,
     },
-    config.isolation === false ? undefined : { config: config.isolation, extensions: isolatedExtensions(surface, opts.extensionsModule) }
+    isolation === false ? undefined : { config: isolation, extensions: crossing! }
   )
   app.addHook('onClose', () => registry.close())
   // Once, after the mappings are admitted: a missing cheerio is found before the first page arrives.
@@ -130,7 +137,7 @@ const servicePlugin: FastifyPluginAsync<ServerPluginOptions> = async (app, opts)
   if (config.openapi) await app.register(openapiPlugin, { bearer: config.auth !== null, rateLimit: config.rateLimit !== false, underPressure: config.underPressure !== false })
 
   await app.register(healthRoutes, { mapping: config.health.mapping, timeout: config.health.timeout })
-  const evaluator = new Evaluator(config.isolation, evaluations)
+  const evaluator = new Evaluator(isolation, evaluations)
   await app.register(mapRoutes, { map: config.map, evaluator })
   // Its own plugin: the only one whose bodies are read as streams (its content-type parser stays inside it).
   await app.register(streamRoutes, { map: config.map, evaluator, maxBodyBytes: config.maxBodyBytes, errorDetail: config.errorDetail, metrics, stream: config.stream })

@@ -77,8 +77,19 @@ export const STREAM_MAX_DURATION_MS = 3_600_000
 
 /** Worker threads for caller-authored work (options.isolation, runtime/isolation.ts). */
 export interface IsolationConfig {
-  /** Explicit documents, explain traces and /validate's example runs go to the workers. */
+  /** Explicit documents and explain traces go to the workers. */
   readonly explicit: boolean
+  /**
+   * POST /validate of a submitted document (validation and examples) goes to the workers, whatever
+   * `explicit` says: on unless set false (validation grows with the document; the pool starts lazily).
+   */
+  readonly validate: boolean
+  /**
+   * Whether the options asked for any isolation. False when only `validate`'s default is on: then an
+   * extension surface given as functions, which cannot cross into a thread, turns isolation off
+   * rather than failing registration (app.ts).
+   */
+  readonly asked: boolean
   /** Registered mappings go to the workers too (off: they run inline, the fast path). */
   readonly registered: boolean
   readonly threads: number
@@ -477,15 +488,21 @@ export function resolveConfig(raw: unknown = {}): ServiceConfig {
   }
 }
 
-/** options.isolation: explicit work isolated by default wherever the explicit form is on. */
+/**
+ * options.isolation: explicit work isolated by default wherever the explicit form is on, and
+ * /validate of a submitted document always (only `isolation: false` or `validate: false` keep it inline).
+ */
 function resolveIsolation(options: Options['isolation'], explicitForm: boolean): false | IsolationConfig {
   if (options === false) return false
   const explicit = options?.explicit ?? explicitForm
   const registered = options?.registered ?? false
-  if (!explicit && !registered) return false
+  const validate = options?.validate ?? true
+  if (!explicit && !registered && !validate) return false
   return {
     explicit,
     registered,
+    validate,
+    asked: options !== undefined || explicit || registered,
     threads: options?.threads ?? availableParallelism(),
     memoryMb: options?.memoryMb ?? ISOLATION_DEFAULTS.memoryMb,
     graceMs: options?.graceMs ?? ISOLATION_DEFAULTS.graceMs,

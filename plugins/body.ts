@@ -1,7 +1,9 @@
 // Request bodies (http.md §2): parsed as JSON whatever the Content-Type (a client that forgets the
 // header still works), with the prototype-poisoning guard, and refused past `maxBodyBytes` while
 // streaming, so a chunked body is never buffered past the limit, and refused when it nests deeper
-// than MAX_BODY_DEPTH before it is parsed.
+// than MAX_BODY_DEPTH before it is parsed. A long body is first scanned in slices of the event loop's
+// turns (runtime/json-text.ts); one with more values than the main thread should build keeps its
+// object and array members as text (JsonText), parsed and evaluated in a worker thread.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
@@ -9,6 +11,7 @@ import secureJson from 'secure-json-parse'
 import { whereJsonFails } from '../config/json-syntax.js'
 import { jsonNestsDeeper } from '../engine/index.js'
 import { BadRequest, MESSAGES } from '../errors.js'
+import { JsonScan, LARGE_BODY_CHARS, LARGE_BODY_VALUES, largeBody, parseJsonText, POISONED_BODY, whereJsonStops } from '../runtime/json-text.js'
 
 interface BodyPluginOptions {
   readonly maxBodyBytes: number
@@ -19,8 +22,6 @@ export function requireBody(request: FastifyRequest, _reply: FastifyReply, done:
   done(request.body === undefined ? new BadRequest(MESSAGES.invalidJson) : undefined)
 }
 
-const POISONED_BODY = 'Body must not contain __proto__ or constructor.prototype keys'
-
 /**
  * The deepest body accepted: far beyond any mapping (documents nest at most 100 levels) or
  * sensible input, and far below what printing an output that copies the input could survive.
@@ -28,6 +29,59 @@ const POISONED_BODY = 'Body must not contain __proto__ or constructor.prototype 
 export const MAX_BODY_DEPTH = 512
 
 const DEEP_BODY = `Body must not nest deeper than ${MAX_BODY_DEPTH} levels`
+
+/** Characters of a long body scanned at a time: well under a millisecond's work. */
+const SCAN_SLICE_CHARS = 32 * 1024
+
+/** How long one turn of the event loop scans bodies, however many are waiting. */
+const SCAN_TURN_MS = 4
+
+/** Long bodies being scanned, taken in turn a slice at a time; each says when it is done. */
+const scanning: Array<() => boolean> = []
+
+/**
+ * Scan slices of the waiting bodies, in turn, for at most SCAN_TURN_MS, then yield to the rest of
+ * the event loop: four bodies at once take four times as many turns, not four times as long a turn.
+ */
+function scanTurn(): void {
+  const deadline = performance.now() + SCAN_TURN_MS
+  do {
+    const scan = scanning.shift()!
+    if (!scan()) scanning.push(scan)
+  } while (scanning.length > 0 && performance.now() < deadline)
+  if (scanning.length > 0) setImmediate(scanTurn)
+}
+
+/**
+ * A body longer than LARGE_BODY_CHARS: scanned a slice per turn, then parsed whole when it holds
+ * few values, or as a large body (`largeBody`: its objects and arrays kept as text) when it holds
+ * many. A body that is not JSON is refused where the scan stopped, without JSON.parse building
+ * what comes before.
+ */
+function parseLongBody(request: FastifyRequest, text: string, done: (error: Error | null, body?: unknown) => void): void {
+  const scan = new JsonScan(text, MAX_BODY_DEPTH)
+  const step = (): boolean => {
+    const found = scan.run(SCAN_SLICE_CHARS)
+    if (found === undefined) return false
+    if (found.kind === 'deep') done(new BadRequest(DEEP_BODY), undefined)
+    else if (found.kind === 'invalid') done(new BadRequest(`${MESSAGES.invalidJson}${whereJsonStops(text, found.at)}`), undefined)
+    else {
+      let body: unknown
+      try {
+        body = found.values > LARGE_BODY_VALUES ? largeBody(found.members) : parseJsonText(text)
+      } catch (error) {
+        done(error as Error, undefined)
+        return true
+      }
+      request.bodyText = text
+      done(null, body)
+    }
+    return true
+  }
+  // The first turn is this one, when no other body is waiting: a body a turn's scan covers (a
+  // few hundred kilobytes) is parsed without waiting for the next.
+  if (scanning.push(step) === 1) scanTurn()
+}
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -56,6 +110,7 @@ export const bodyPlugin = fp<BodyPluginOptions>(
       // A leading byte order mark is allowed (RFC 8259 §8.1 lets a parser ignore it).
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1)
       if (text.trim() === '') return done(new BadRequest(MESSAGES.invalidJson), undefined)
+      if (text.length > LARGE_BODY_CHARS) return parseLongBody(request, text, done)
       if (jsonNestsDeeper(text, MAX_BODY_DEPTH)) return done(new BadRequest(DEEP_BODY), undefined)
       let parsed: unknown
       try {

@@ -10,11 +10,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { ServiceConfig } from '../config/resolve.js'
 import { jsonMemberText, type Envelope } from '../engine/index.js'
-import { Forbidden, MESSAGES, ValidationError } from '../errors.js'
+import { BadRequest, FIELD_MESSAGES, Forbidden, MESSAGES, ValidationError } from '../errors.js'
 import { requireClaims } from '../plugins/auth.js'
 import { requireBody } from '../plugins/body.js'
 import type { MapOutcome, MapRequest } from '../runtime/evaluation.js'
 import type { Evaluator } from '../runtime/evaluator.js'
+import { JsonText } from '../runtime/json-text.js'
 import { callerOf } from './caller.js'
 import { errorResponses } from '../schemas/error.js'
 import { EnvelopeSchema, MapByIdRequestSchema, MapRequestSchema } from '../schemas/map.js'
@@ -30,6 +31,15 @@ interface MapRoutesOptions {
 export function allowExplicit(map: ServiceConfig['map'], identity: FastifyRequest['identity']): void {
   if (map.explicit === false) throw new Forbidden(MESSAGES.explicitDisabled)
   requireClaims(identity, map.explicit.claims, 'explicit mappings')
+}
+
+/**
+ * The text of a body's `mapping` kept as text (a large body, plugins/body.ts): an object's, or 400
+ * as the body's schema refuses an array there.
+ */
+export function documentText(mapping: JsonText): string {
+  if (mapping.text.charCodeAt(0) !== 0x7b) throw new BadRequest(FIELD_MESSAGES.mapping!)
+  return mapping.text
 }
 
 export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app, { map, evaluator }) => {
@@ -75,6 +85,8 @@ export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app
       // On top of the route's claims; only here is it known which form the body takes.
       if (typeof mapping === 'string') return evaluate({ mapping, input, explain }, request, reply)
       allowExplicit(map, request.identity)
+      // A large document kept as text (plugins/body.ts) is evaluated from it, in a worker.
+      if (mapping instanceof JsonText) return evaluate({ mapping: null, mappingText: documentText(mapping), input, explain }, request, reply)
       // The document as the caller wrote it keys the prepared-document cache and crosses to a worker.
       return evaluate({ mapping, mappingText: jsonMemberText(request.bodyText, 'mapping'), input, explain }, request, reply)
     }

@@ -4,20 +4,25 @@
 // caller may evaluate it (`map.claims`, `map.explicit` and its claims, as POST /map would ask): each failing one
 // is an `EXAMPLE-1` error. Otherwise they are not run, and an `EXAMPLE-2` warning says so. The
 // examples of one request share one set of the explicit budgets: the example that spends it fails
-// with the budget's error (EXAMPLE-1), and an `EXAMPLE-2` warning counts those left unrun. With
-// isolation on, a submitted document is validated and its examples run in a worker thread
-// (runtime/evaluator.ts decides).
+// with the budget's error (EXAMPLE-1), and an `EXAMPLE-2` warning counts those left unrun. A
+// submitted document is validated and its examples run in a worker thread (isolation.validate, on
+// by default whatever map.explicit says; runtime/evaluator.ts), and its report printed there.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ServiceConfig } from '../config/resolve.js'
+import { jsonMemberText } from '../engine/index.js'
 import { unknownMapping } from '../errors.js'
 import { claimsSatisfied } from '../plugins/auth.js'
 import { requireBody } from '../plugins/body.js'
 import type { Report } from '../runtime/evaluation.js'
 import type { Evaluator } from '../runtime/evaluator.js'
+import { JsonText } from '../runtime/json-text.js'
+import { documentText } from './map.js'
 import { callerOf } from './caller.js'
 import { errorResponses } from '../schemas/error.js'
 import { ValidateRequestSchema } from '../schemas/map.js'
 import { ReportSchema } from '../schemas/report.js'
+
+const JSON_TYPE = 'application/json; charset=utf-8'
 
 interface ValidateRoutesOptions {
   readonly validate: ServiceConfig['validate']
@@ -49,7 +54,12 @@ export const validateRoutes: FastifyPluginAsyncTypebox<ValidateRoutesOptions> = 
         return engine.registeredReport(mapping)
       }
       const mayEvaluate = map.explicit !== false && claimsSatisfied(request.identity, map.claims) && claimsSatisfied(request.identity, map.explicit.claims)
-      return evaluator.validate(engine, mapping, mayEvaluate, callerOf(request, reply))
+      // The document's text as sent crosses to the worker in place of the document (a large one was kept as text).
+      const text = mapping instanceof JsonText ? documentText(mapping) : jsonMemberText(request.bodyText, 'mapping')
+      const report = await evaluator.validate(engine, mapping, text, mayEvaluate, callerOf(request, reply))
+      if (typeof report !== 'string') return report
+      // Printed in the worker: a string payload is sent as it is (the response schema serializes objects only).
+      return reply.type(JSON_TYPE).send(report as unknown as Report)
     }
   )
 }

@@ -35,7 +35,12 @@ export interface MapRequest {
    * crosses into a worker in place of the object, which the worker parses only on a cache miss.
    */
   readonly mappingText?: string
+  /**
+   * Where the route kept a large input as its text (runtime/json-text.ts): a JsonText. In a task
+   * crossing into a worker, the input's text is here instead, parsed there (`input` is undefined).
+   */
   readonly input: unknown
+  readonly inputText?: string
   readonly explain: boolean
 }
 

@@ -7,6 +7,7 @@ import { InvalidMappingDocument, unknownMapping } from '../errors.js'
 import type { EngineService } from './engine.js'
 import { evaluateRequest, runPlan, validateDocument, type MapOutcome, type MapRequest, type Report } from './evaluation.js'
 import { IsolatedFailure, type IsolationPool, type TaskAnswer } from './isolation.js'
+import { documentOf, JsonText } from './json-text.js'
 import { EXPLICIT, type EvaluationObserver } from './observer.js'
 
 /** Who asked, as the evaluation needs to know it. */
@@ -46,11 +47,14 @@ export class Evaluator {
     private readonly observer: EvaluationObserver
   ) {}
 
-  /** The pool a request of this form runs in, or undefined for inline. */
-  #pool(engine: EngineService, registered: boolean, explain: boolean): IsolationPool | undefined {
+  /**
+   * The pool a request of this form runs in, or undefined for inline. A large request (a body the
+   * route kept as text, runtime/json-text.ts) runs in the pool whenever there is one.
+   */
+  #pool(engine: EngineService, registered: boolean, explain: boolean, large: boolean): IsolationPool | undefined {
     const isolation = this.isolation
     if (isolation === false) return undefined
-    const isolated = registered ? isolation.registered || (explain && isolation.explicit) : isolation.explicit
+    const isolated = large || (registered ? isolation.registered || (explain && isolation.explicit) : isolation.explicit)
     return isolated ? engine.isolation : undefined
   }
 
@@ -69,16 +73,26 @@ export class Evaluator {
   map(engine: EngineService, request: MapRequest, caller: Caller): MapOutcome | Promise<MapOutcome> {
     const registered = typeof request.mapping === 'string'
     const label = registered ? (request.mapping as string) : EXPLICIT
-    const pool = this.#pool(engine, registered, request.explain)
+    // Kept as text by the route: a large input, or (mapping null) a large explicit document.
+    const largeInput = request.input instanceof JsonText
+    const pool = this.#pool(engine, registered, request.explain, largeInput || request.mapping === null)
     if (pool === undefined) {
+      // Isolation off: a large input is parsed here after all.
+      if (largeInput) request = { ...request, input: (request.input as JsonText).parse() }
       const extra = new CallerExtra(caller)
       return this.observer.run(label, extra, () => evaluateRequest(engine, request, extra, caller.stdout, (prepared) => this.observer.prepared(prepared)))
     }
     if (registered && engine.registered(label) === undefined) throw unknownMapping(label)
     return this.observer.run(label, {}, async () => {
       const limits = registered ? engine.settings.limits.registered : engine.settings.limits.explicit
-      // A document's text crosses in place of the document: a string is copied, an object graph cloned.
-      const crossing = request.mappingText === undefined ? request : { mapping: null, mappingText: request.mappingText, input: request.input, explain: request.explain }
+      // A document's text crosses in place of the document, and a large input's in place of the
+      // input: a string is copied, an object graph cloned.
+      const mapping = request.mappingText === undefined ? request.mapping : null
+      const crossing: MapRequest = largeInput
+        ? { mapping, mappingText: request.mappingText, input: undefined, inputText: (request.input as JsonText).text, explain: request.explain }
+        : request.mappingText === undefined
+          ? request
+          : { mapping, mappingText: request.mappingText, input: request.input, explain: request.explain }
       const answer = await pool.run({ kind: 'map', request: crossing, identity: caller.identity, stdout: caller.wantsStdout }, limits.timeMs, caller.signal())
       this.observer.isolated(label, answer)
       const settled = this.#settle(answer, caller)
@@ -99,7 +113,7 @@ export class Evaluator {
   async stream(engine: EngineService, mapping: string | object, caller: Caller): Promise<(input: unknown) => MapOutcome | Promise<MapOutcome>> {
     const registered = typeof mapping === 'string'
     const label = registered ? mapping : EXPLICIT
-    const pool = this.#pool(engine, registered, false)
+    const pool = this.#pool(engine, registered, false, false)
     if (pool === undefined) {
       let plan
       let limits
@@ -130,15 +144,22 @@ export class Evaluator {
   }
 
   /**
-   * POST /validate of a submitted document: its report, and its examples run when valid and
-   * `mayEvaluate` (all on one shared budget), inline or in a worker like an explicit `/map`.
+   * POST /validate of a submitted document (an object, or kept as text when large: JsonText), with
+   * its JSON text as sent when the route has it: its report, and its examples run when valid and
+   * `mayEvaluate` (all on one shared budget). In a worker wherever `isolation.validate` is on (the
+   * default, whatever `map.explicit` says): validation grows with the document. There the document
+   * crosses as its text and the report comes back printed (a string), which the route sends as it is.
    */
-  async validate(engine: EngineService, document: object, mayEvaluate: boolean, caller: Caller): Promise<Report> {
-    const pool = this.#pool(engine, false, false)
-    if (pool === undefined) return validateDocument(engine, document, mayEvaluate, { identity: caller.identity }, caller.stdout)
-    const task = { kind: 'validate', document, mayEvaluate, identity: caller.identity, stdout: caller.wantsStdout } as const
+  async validate(engine: EngineService, document: object, text: string | undefined, mayEvaluate: boolean, caller: Caller): Promise<Report | string> {
+    const pool = this.isolation !== false && this.isolation.validate ? engine.isolation : undefined
+    if (pool === undefined) {
+      const parsed = document instanceof JsonText ? documentOf(document.parse()) : document
+      return validateDocument(engine, parsed, mayEvaluate, { identity: caller.identity }, caller.stdout)
+    }
+    const documentText = document instanceof JsonText ? document.text : text
+    const task = { kind: 'validate', document: documentText === undefined ? document : null, documentText, printed: true, mayEvaluate, identity: caller.identity, stdout: caller.wantsStdout } as const
     const settled = this.#settle(await pool.run(task, engine.settings.limits.explicit.timeMs, caller.signal()), caller)
-    if (!('report' in settled)) throw new Error('an isolated validation answered without a report')
-    return settled.report
+    if (!('reportText' in settled)) throw new Error('an isolated validation answered without its printed report')
+    return settled.reportText
   }
 }

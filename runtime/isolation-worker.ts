@@ -11,6 +11,7 @@ import { UPSTREAM_CHANNEL, type UpstreamCall } from '../extensions/request/index
 import { EngineService } from './engine.js'
 import { shapeError } from '../plugins/errors.js'
 import { evaluateRequest, validateDocument } from './evaluation.js'
+import { documentOf, parseJsonText } from './json-text.js'
 import { markStarted, type IsolatedTask, type PoolWorkerData, type TaskAnswer, type TaskFacts } from './isolation.js'
 
 const data = Piscina.workerData as PoolWorkerData
@@ -73,12 +74,17 @@ export default async function run(task: IsolatedTask): Promise<TaskAnswer> {
   try {
     const service = await engine
     if (task.kind === 'map') {
-      const outcome = await evaluateRequest(service, task.request, extra, stdout, (prepared) => {
+      // A large input crosses as its text: parsed here, off the event loop.
+      const request = task.request.inputText === undefined ? task.request : { ...task.request, input: parseJsonText(task.request.inputText), inputText: undefined }
+      const outcome = await evaluateRequest(service, request, extra, stdout, (prepared) => {
         facts.prepared = { cached: prepared.cached, refused: prepared.plan === null, report: prepared.plan === null ? prepared.report : undefined }
       })
       return { ok: true, outcome, ...facts }
     }
-    const report = await validateDocument(service, task.document, task.mayEvaluate, extra, stdout)
+    const document = task.documentText === undefined ? task.document! : documentOf(parseJsonText(task.documentText))
+    const report = await validateDocument(service, document, task.mayEvaluate, extra, stdout)
+    // Printed here: a string crosses back as a copy, where a report's objects would be cloned on the main thread.
+    if (task.printed === true) return { ok: true, reportText: JSON.stringify(report), valid: report.valid, ...facts }
     return { ok: true, report, ...facts }
   } catch (error) {
     const shaped = shapeError(error, 0)

@@ -25,10 +25,23 @@ export interface PoolWorkerData extends IsolationWorkerData {
   readonly started: SharedArrayBuffer
 }
 
-/** A task: an evaluation (POST /map), or a submitted document's validation and examples (POST /validate). */
+/**
+ * A task: an evaluation (POST /map), or a submitted document's validation and examples (POST
+ * /validate). A document may cross as its JSON text (`documentText`, then `document` is null),
+ * parsed in the worker; with `printed`, the report comes back as its JSON text (`reportText`):
+ * a string crosses as a copy, where a report's objects are cloned on the main thread.
+ */
 export type Task =
   | { readonly kind: 'map'; readonly request: MapRequest; readonly identity: unknown; readonly stdout: boolean }
-  | { readonly kind: 'validate'; readonly document: object; readonly mayEvaluate: boolean; readonly identity: unknown; readonly stdout: boolean }
+  | {
+    readonly kind: 'validate'
+    readonly document: object | null
+    readonly documentText?: string
+    readonly printed?: boolean
+    readonly mayEvaluate: boolean
+    readonly identity: unknown
+    readonly stdout: boolean
+  }
 
 /**
  * A task as it crosses: the worker that begins it writes the time into slot `slot` of the shared
@@ -70,6 +83,7 @@ export interface TaskFacts {
 export type TaskAnswer =
   | ({ readonly ok: true; readonly outcome: MapOutcome } & TaskFacts)
   | ({ readonly ok: true; readonly report: Report } & TaskFacts)
+  | ({ readonly ok: true; readonly reportText: string; readonly valid: boolean } & TaskFacts)
   | ({ readonly ok: false; readonly failure: ShapedFailure } & TaskFacts)
 
 /**

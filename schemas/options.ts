@@ -123,8 +123,9 @@ const ReloadOptionsSchema = Type.Object(
 
 const IsolationOptionsSchema = Type.Object(
   {
-    explicit: Type.Optional(Type.Boolean({ description: 'Run explicit documents, explain traces and the example runs of POST /validate in worker threads under hard time and memory limits (default true when the explicit form is on).' })),
+    explicit: Type.Optional(Type.Boolean({ description: 'Run explicit documents and explain traces in worker threads under hard time and memory limits (default true when the explicit form is on).' })),
     registered: Type.Optional(Type.Boolean({ description: 'Run registered mappings in worker threads too (default false: the deployment wrote them; they run inline, the fast path).' })),
+    validate: Type.Optional(Type.Boolean({ description: 'Run POST /validate of a submitted document (its validation and examples) in worker threads, whatever explicit says (default true; the threads start on first use).' })),
     threads: Type.Optional(Type.Integer({ minimum: 1, maximum: 256, description: 'Worker threads, started on demand (default: the cores available).' })),
     memoryMb: Type.Optional(Type.Integer({ minimum: 64, maximum: 65536, description: 'Each worker\'s heap, in MiB: an evaluation beyond it is stopped and answered 422 BudgetExceeded (budget "memory"); default 256.' })),
     graceMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 600000, description: 'Milliseconds past the evaluation\'s timeMs budget after which its worker is terminated and the answer is 422 BudgetExceeded (budget "timeMs"); default 1000.' })),

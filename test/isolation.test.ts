@@ -82,8 +82,11 @@ async function healthDuring<T>(service: Served, work: Promise<T>): Promise<{ res
   return { result, worstMs, answered }
 }
 
-t.test('options.isolation: on for explicit work wherever the explicit form is, off otherwise, validated', async (t) => {
-  t.equal(resolveConfig({}).isolation, false, 'no explicit form: nothing to isolate')
+t.test('options.isolation: on for explicit work wherever the explicit form is, for /validate always, validated', async (t) => {
+  t.match(resolveConfig({}).isolation, { explicit: false, registered: false, validate: true, asked: false }, 'no explicit form: /validate only, by default')
+  t.equal(resolveConfig({ isolation: { validate: false } }).isolation, false, 'nothing left to isolate')
+  t.match(resolveConfig({ isolation: { threads: 2 } }).isolation, { explicit: false, validate: true, asked: true, threads: 2 })
+  t.match(resolveConfig({ map: { explicit: true }, isolation: { validate: false } }).isolation, { explicit: true, validate: false })
   t.match(resolveConfig({ map: { explicit: true } }).isolation, { explicit: true, registered: false, memoryMb: 256, graceMs: 1000 })
   t.ok((resolveConfig({ map: { explicit: true } }).isolation as { threads: number }).threads >= 1)
   t.equal(resolveConfig({ map: { explicit: true }, isolation: false }).isolation, false)
