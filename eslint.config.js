@@ -17,4 +17,20 @@ export default [
       'no-void': ['error', { allowAsStatement: true }],
     },
   },
+  {
+    // Shipped code spreads no array into an argument list: `push(...items)`, `Math.max(...values)`
+    // and `new Set(...)` put every element on the stack, and an array a caller sized (an example's
+    // expected output, a request's input) overflows it; a loop, `concat` or `reduce` does not. The
+    // rule has no exceptions, small fixed arrays included; `f.apply(this, list)` is the same spread.
+    // Tests and benchmarks may spread.
+    ignores: ['test/**', 'bench/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'CallExpression > SpreadElement', message: 'No spread arguments in shipped code: an unbounded array overflows the stack (push(...x), Math.max(...x)). Use a loop, concat or reduce.' },
+        { selector: 'NewExpression > SpreadElement', message: 'No spread arguments in shipped code: an unbounded array overflows the stack. Pass the array, or build it with a loop.' },
+        { selector: "CallExpression[callee.property.name='apply']", message: 'No apply in shipped code: it spreads its array argument onto the stack as a spread argument does. Call the function, or use a loop.' },
+      ],
+    },
+  },
 ]

@@ -237,7 +237,9 @@ const parsed = (given: Given): given is Parsed => !('problem' in given)
  */
 async function readDocuments(paths: readonly string[], io: Io, filter: FileFilter = ALL_FILES): Promise<Given[]> {
   const files: Array<{ file: string; scanned: boolean }> = []
-  for (const path of paths) files.push(...(await documentFiles(path, io, filter)))
+  for (const path of paths) {
+    for (const file of await documentFiles(path, io, filter)) files.push(file)
+  }
   const documents: Given[] = []
   for (const { file, scanned } of files) {
     let document: unknown

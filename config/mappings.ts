@@ -97,7 +97,7 @@ async function walk(directory: string, warn: (message: string) => void, scanned:
         continue
       }
     }
-    if (target.isDirectory()) found.push(...(await walk(path, warn, scanned)))
+    if (target.isDirectory()) for (const inner of await walk(path, warn, scanned)) found.push(inner)
     else if (target.isFile()) found.push(path)
     else warn(`ignoring ${specialKind(target)} ${path}: not a regular file`)
   }
@@ -172,7 +172,7 @@ export async function loadMappings(path: string, { warn = () => {}, timeoutMs, m
         warn(notMappings(file))
         continue
       }
-      entries.push(...mappingsOf(document, file))
+      for (const entry of mappingsOf(document, file)) entries.push(entry)
     }
     return collect(entries)
   }

@@ -17,7 +17,7 @@
 // type is kept. A registered mapping that recurses is a `$defs` entry referred to by `$ref`.
 import { documentForm } from './document.js'
 import { isKeyword, keywordRecord, pairingValueOf, stage, visitChildren, visiting, type KeywordRecord } from './keywords/index.js'
-import { ANY_ARRAY, ANY_OBJECT, UNKNOWN, union, type Alt, type Inference, type Inferred, type Property } from './output-types.js'
+import { ANY_ARRAY, ANY_OBJECT, UNKNOWN, union, unionOf, type Alt, type Inference, type Inferred, type Property } from './output-types.js'
 import { escapeToken, isArrayIndex, parsePointer } from './pointer.js'
 import { flattenBatch } from './registry.js'
 import { isObject, truthy } from './values.js'
@@ -93,9 +93,9 @@ function buildObject(writes: readonly Write[], partial: boolean): Alt {
     const whole = after.filter((write) => write.tokens.length === 0)
     const inside = after.filter((write) => write.tokens.length > 0)
     let alts: Alt[]
-    if (inside.length === 0) alts = union(...whole.map((write) => write.value.alts))
+    if (inside.length === 0) alts = unionOf(whole.map((write) => write.value.alts))
     else if (whole.length === 0 && from === 0) alts = buildContainer(inside, partial)
-    else alts = union(loosen(union(...whole.map((write) => write.value.alts))), loosen(buildContainer(inside, true)))
+    else alts = union(loosen(unionOf(whole.map((write) => write.value.alts))), loosen(buildContainer(inside, true)))
     properties.set(key, { alts, required })
   }
   return { kind: 'object', properties }
@@ -110,7 +110,7 @@ function buildContainer(writes: readonly Write[], partial: boolean): Alt[] {
   // or go into one already there (an index clamps to the end, so any member may receive any of them).
   const members = writes.filter((write) => write.tokens.length === 1)
   const deeper = writes.filter((write) => write.tokens.length > 1).map((write) => ({ tokens: write.tokens.slice(1), value: write.value }))
-  const memberAlts = union(...members.map((write) => write.value.alts))
+  const memberAlts = unionOf(members.map((write) => write.value.alts))
   const items = deeper.length === 0 ? memberAlts : union(loosen(memberAlts), buildContainer(deeper, true))
   return [{ kind: 'array', items }]
 }
@@ -304,7 +304,7 @@ class Inferrer implements Inference {
   private right(right: unknown): Inferred {
     if (Array.isArray(right)) {
       const values = right.map((element) => this.read(element))
-      return { alts: union(...values.map((v) => v.alts)), undefined: values.every((v) => v.undefined) }
+      return { alts: unionOf(values.map((v) => v.alts)), undefined: values.every((v) => v.undefined) }
     }
     const { value, id } = this.deref(right)
     if (!isObject(value)) return this.get(value)
@@ -317,8 +317,8 @@ class Inferrer implements Inference {
     const mapped = this.mapped(pairingValue, id ?? this.deref(pairingValue).id)
     return {
       undefined: got.undefined,
-      alts: union(
-        ...got.alts.map((alt): readonly Alt[] => {
+      alts: unionOf(
+        got.alts.map((alt): readonly Alt[] => {
           switch (alt.kind) {
             case 'any':
               return [{ kind: 'scalar', type: 'string' }, { kind: 'scalar', type: 'number' }, { kind: 'scalar', type: 'boolean' }, { kind: 'scalar', type: 'null' }, mapped, { kind: 'array', items: [mapped] }]
@@ -411,7 +411,7 @@ export function renderAlts(alts: readonly Alt[], refOf: RefOf): JsonSchema {
   const schemas: JsonSchema[] = []
   if (listed.length > 0) schemas.push({ type: listed.length === 1 ? listed[0] : listed })
   if (constants.length > 0) schemas.push(constants.length === 1 ? { const: constants[0] } : { enum: constants })
-  schemas.push(...others)
+  for (const other of others) schemas.push(other)
   return schemas.length === 1 ? schemas[0]! : { anyOf: schemas }
 }
 

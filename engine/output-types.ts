@@ -67,6 +67,11 @@ const keyOf = (alt: Alt): string | undefined => {
 
 /** The alternatives of all the lists (`any` absorbs the rest; repeated scalars and constants once). */
 export function union(...lists: ReadonlyArray<readonly Alt[]>): Alt[] {
+  return unionOf(lists)
+}
+
+/** `union` of a list of lists, however long (an argument list would hold them all on the stack). */
+export function unionOf(lists: ReadonlyArray<readonly Alt[]>): Alt[] {
   const out: Alt[] = []
   const seen = new Set<unknown>()
   for (const list of lists) {
@@ -83,7 +88,7 @@ export function union(...lists: ReadonlyArray<readonly Alt[]>): Alt[] {
 
 /** Each alternative replaced by those `f` gives for it; definedness kept. */
 export function mapAlts(value: Inferred, f: (alt: Alt) => readonly Alt[]): Inferred {
-  return { alts: union(...value.alts.map(f)), undefined: value.undefined }
+  return { alts: unionOf(value.alts.map(f)), undefined: value.undefined }
 }
 
 /** Whether an alternative admits values of this JSON type (`integer`: a number). */

@@ -224,7 +224,9 @@ function choose(index, select) {
 
 function showEntries(list, summary, failure) {
   entries = list
-  ui.report.replaceChildren(...list.map(entryElement))
+  ui.report.replaceChildren()
+  // One element at a time: a spread argument list of every entry would hold them all on the stack.
+  for (let i = 0; i < list.length; i++) ui.report.append(entryElement(list[i], i))
   setStatus(ui.reportStatus, summary, failure)
   if (list.length > 0) choose(0, false)
   else paintEditor(null)

@@ -13,7 +13,7 @@ import fastifySwagger, { type SwaggerTransform } from '@fastify/swagger'
 import type { FastifySchema } from 'fastify'
 import fp from 'fastify-plugin'
 import { packageInfo } from '../config/package.js'
-import { errorResponses } from '../schemas/error.js'
+import { errorResponsesOf } from '../schemas/error.js'
 import { withMappingOperations } from './openapi-mappings.js'
 import { EnvelopeSchema, MapRequestSchema, MappingDocumentSchema, ValidateRequestSchema } from '../schemas/map.js'
 import { ReportSchema } from '../schemas/report.js'
@@ -74,7 +74,7 @@ export const openapiPlugin = fp<OpenApiPluginOptions>(
       const own = schema as (FastifySchema & { response?: Record<string, unknown> }) | undefined
       const isPublic = (route.config as { public?: boolean } | undefined)?.public === true
       const statuses = [...(bearer && !isPublic ? [401, 403] : []), ...everywhere]
-      const response: Record<string, unknown> = { ...errorResponses(...statuses), ...own?.response }
+      const response: Record<string, unknown> = { ...errorResponsesOf(statuses), ...own?.response }
       if (response[200] !== undefined) response[200] = named(response[200])
       return { url, schema: { ...own, ...(own?.body === undefined ? {} : { body: named(own.body) }), security: bearer && !isPublic ? [{ bearer: [] }] : [], response } }
     }

@@ -31,7 +31,7 @@ export class ServedPaths {
     if (served === undefined) {
       this.#paths.set(route.url, { methods, isPublic })
     } else {
-      served.methods.push(...methods)
+      for (const method of methods) served.methods.push(method)
       served.isPublic &&= isPublic
     }
   }

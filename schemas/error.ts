@@ -60,5 +60,10 @@ export const ERROR_STATUSES: Readonly<Record<number, string>> = {
 
 /** The error responses a route may give, each with the error body and its meaning. */
 export function errorResponses(...statuses: number[]): Record<number, { $ref: string; description: string }> {
+  return errorResponsesOf(statuses)
+}
+
+/** `errorResponses` of a list of statuses. */
+export function errorResponsesOf(statuses: readonly number[]): Record<number, { $ref: string; description: string }> {
   return Object.fromEntries(statuses.map((status) => [status, { $ref: 'ErrorBody#', description: ERROR_STATUSES[status] ?? 'An error.' }]))
 }

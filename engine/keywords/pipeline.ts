@@ -59,7 +59,7 @@ export function compilePipeline(descriptor: Record<string, unknown>, cx: Compile
     records.push(record)
   }
   for (const record of stage('dispatch')) add(record, compile<Step>(record))
-  steps.push(...plugins)
+  for (const step of plugins) steps.push(step)
   for (const name of pluginNames(descriptor, cx)) labels.push({ stage: 'plugins', keyword: name })
   let unsettled = false
   for (const record of stage('shape')) {

@@ -136,7 +136,14 @@ class Reporter {
   }
 }
 
-const at = (pointer: string, ...tokens: string[]): string => pointer + tokens.map((t) => `/${escapeToken(t)}`).join('')
+/** `pointer` extended by the reference tokens of a list. */
+function atTokens(pointer: string, tokens: readonly string[]): string {
+  let out = pointer
+  for (const token of tokens) out += `/${escapeToken(token)}`
+  return out
+}
+
+const at = (pointer: string, ...tokens: string[]): string => atTokens(pointer, tokens)
 
 /** The PTR-9 / PTR-10 finding for a pointer operand, if any. */
 function pointerIssue(text: string): { rule: string; message: string } | undefined {
@@ -216,7 +223,7 @@ class Traversal {
 
   private keywordOperand(name: string, value: unknown, pointer: string): void {
     for (const found of keywordRecord(name)?.operand?.(value) ?? []) {
-      this.out.add(found.rule, found.message, found.at === undefined ? pointer : at(pointer, ...found.at), 'descriptor' in found ? found.descriptor : value)
+      this.out.add(found.rule, found.message, found.at === undefined ? pointer : atTokens(pointer, found.at), 'descriptor' in found ? found.descriptor : value)
     }
   }
 

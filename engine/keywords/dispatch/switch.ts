@@ -2,7 +2,7 @@
 // matching case (own keys only; a falsy case falls back to `default`).
 import type { Context, Slot, Step } from '../../context.js'
 import { noteBranch } from '../../explain/trace.js'
-import { union } from '../../output-types.js'
+import { unionOf } from '../../output-types.js'
 import { read } from '../../procedures.js'
 import { isObject, toKey, truthy } from '../../values.js'
 import { issue, keyword, ok, POINTER_SCHEMA, READ_DESCRIPTOR_SCHEMA } from '../record.js'
@@ -58,7 +58,7 @@ export default keyword<'switch', 'dispatch'>({
   outputType(value, operand, _descriptor, infer) {
     if (!truthy(operand)) return value
     const cases = isObject(operand) && isObject(operand.cases) ? Object.values(operand.cases).filter(truthy) : []
-    return { alts: union(value.alts, ...cases.map((branch) => infer.read(branch).alts)), undefined: true }
+    return { alts: unionOf([value.alts, ...cases.map((branch) => infer.read(branch).alts)]), undefined: true }
   },
   // A run takes one case at most.
   children(value, _descriptor, visit) {

@@ -18,12 +18,12 @@ function exampleIssues(example: unknown, i: number): OperandIssue[] {
   if (!isObject(example)) return issue('KW-examples-1', 'an example must be an object with input and output', [at], example)
   const found: OperandIssue[] = []
   for (const required of ['input', 'output']) {
-    if (!Object.hasOwn(example, required)) found.push(...issue('KW-examples-1', `an example must have ${required}`, [at], example))
+    if (!Object.hasOwn(example, required)) found.push(issue('KW-examples-1', `an example must have ${required}`, [at], example)[0]!)
   }
   for (const [key, value] of Object.entries(example)) {
     const member = Object.hasOwn(MEMBERS, key) ? MEMBERS[key] : undefined
-    if (member === undefined) found.push(...issue('KW-examples-1', `${key} is not a member of an example (input, output, valid, errors, description)`, [at, key], value))
-    else if (!member[0](value)) found.push(...issue('KW-examples-1', `an example's ${key} must be ${member[1]}`, [at, key], value))
+    if (member === undefined) found.push(issue('KW-examples-1', `${key} is not a member of an example (input, output, valid, errors, description)`, [at, key], value)[0]!)
+    else if (!member[0](value)) found.push(issue('KW-examples-1', `an example's ${key} must be ${member[1]}`, [at, key], value)[0]!)
   }
   return found
 }

@@ -1,5 +1,5 @@
 // `all` (locate, language.md §8.3): the values of every element, undefined ones left out.
-import { union } from '../../output-types.js'
+import { unionOf } from '../../output-types.js'
 import { keyword, READ_DESCRIPTOR_SCHEMA } from '../record.js'
 import { combinator, listChildren, listContents, listOperand } from './scope.js'
 
@@ -14,6 +14,6 @@ export default keyword<'all', 'locate'>({
   children: listChildren,
   // An array of the defined values, always defined.
   outputType: (_value, operand, _descriptor, infer) =>
-    Array.isArray(operand) ? { alts: [{ kind: 'array', items: union(...operand.map((element) => infer.read(element).alts)) }], undefined: false } : undefined,
+    Array.isArray(operand) ? { alts: [{ kind: 'array', items: unionOf(operand.map((element) => infer.read(element).alts)) }], undefined: false } : undefined,
   compile: combinator('all', (values) => values.filter((value) => value !== undefined)),
 })

@@ -3,7 +3,7 @@ import type { KeywordName } from '../../descriptor.js'
 import type { CompileContext } from '../../context.js'
 import { readEach } from '../../procedures.js'
 import { hasDotDotSegment, type Reader } from '../../pointer.js'
-import { UNKNOWN, union, type Inference, type Inferred } from '../../output-types.js'
+import { UNKNOWN, unionOf, type Inference, type Inferred } from '../../output-types.js'
 import { truthy } from '../../values.js'
 import { issue, keyword, ok, POINTER_SCHEMA, type Children, type CodeGen, type CompiledLocate, type KeywordRecord, type Locate, type OperandIssue, type Visit } from '../record.js'
 
@@ -55,7 +55,7 @@ export const listChildren = (value: unknown, _descriptor: Record<string, unknown
 export function oneOfElements(_value: Inferred, operand: unknown, _descriptor: Record<string, unknown>, infer: Inference): Inferred | undefined {
   if (!Array.isArray(operand)) return undefined
   const values = operand.map((element) => infer.read(element))
-  return { alts: union(...values.map((v) => v.alts)), undefined: values.every((v) => v.undefined) }
+  return { alts: unionOf(values.map((v) => v.alts)), undefined: values.every((v) => v.undefined) }
 }
 
 /** A combinator: every element READ, then `choose` picks from the values. */
