@@ -64,7 +64,8 @@ export class EvaluationObserver {
 
   /**
    * Count every plugin call of an evaluation under its mapping: each plugin of the surface wrapped
-   * once, at startup. Without metrics the surface is returned as it is.
+   * once, at startup, its options check (`validateOptions`) kept. Without metrics the surface is
+   * returned as it is.
    */
   surface(extensions: Extensions): Extensions {
     const metrics = this.metrics
@@ -73,11 +74,14 @@ export class EvaluationObserver {
     const plugins = Object.fromEntries(
       Object.entries(extensions.plugins).map(([name, plugin]) => [
         name,
-        function observed(options: unknown, value: unknown, evaluationContext: Parameters<typeof plugin>[2]): unknown {
-          const evaluation = evaluationOf(evaluationContext, observer)
-          if (evaluation !== undefined) metrics.pluginCalled(evaluation.mapping, name)
-          return plugin(options, value, evaluationContext)
-        },
+        Object.assign(
+          function observed(options: unknown, value: unknown, evaluationContext: Parameters<typeof plugin>[2]): unknown {
+            const evaluation = evaluationOf(evaluationContext, observer)
+            if (evaluation !== undefined) metrics.pluginCalled(evaluation.mapping, name)
+            return plugin(options, value, evaluationContext)
+          },
+          plugin.validateOptions === undefined ? {} : { validateOptions: plugin.validateOptions }
+        ),
       ])
     )
     return { ...extensions, plugins }
