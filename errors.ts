@@ -18,6 +18,8 @@ export const NotFound = define('NotFound', 404)
 export const MethodNotAllowed = define('MethodNotAllowed', 405)
 export const RequestTimeout = define('RequestTimeout', 408, 'The request was not received in time')
 export const PayloadTooLarge = define('PayloadTooLarge', 413, 'Request body exceeds the %s-byte limit')
+/** A path parameter (a mapping id in /map/{id}, say) longer than the router takes (Fastify's maxParamLength, 100 by default). */
+export const URITooLong = define('URITooLong', 414, 'A path segment is longer than this server accepts')
 export const TooManyRequests = define('TooManyRequests', 429)
 export const HeadersTooLarge = define('HeadersTooLarge', 431, 'Request headers exceed the %s-byte limit')
 export const InternalError = define('InternalError', 500)

@@ -13,6 +13,7 @@ import {
   NotFound,
   OutputNotSerializable,
   PayloadTooLarge,
+  URITooLong,
   ValidationError,
 } from '../errors.js'
 import { IsolatedFailure } from '../runtime/isolation.js'
@@ -138,6 +139,8 @@ export function shapeError(error: unknown, maxBodyBytes: number, bodySchema?: un
   switch (e.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return catalogued(new PayloadTooLarge(maxBodyBytes))!
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return catalogued(new URITooLong())!
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':

@@ -8,7 +8,7 @@ import type { EngineService } from './engine.js'
 import { evaluateRequest, runPlan, validateDocument, type MapOutcome, type MapRequest, type Report } from './evaluation.js'
 import { IsolatedFailure, type IsolationPool, type TaskAnswer } from './isolation.js'
 import { documentOf, JsonText } from './json-text.js'
-import { EXPLICIT, type EvaluationObserver } from './observer.js'
+import { EXPLICIT, UNKNOWN, type EvaluationObserver } from './observer.js'
 
 /** Who asked, as the evaluation needs to know it. */
 export interface Caller {
@@ -73,6 +73,12 @@ export class Evaluator {
   map(engine: EngineService, request: MapRequest, caller: Caller): MapOutcome | Promise<MapOutcome> {
     const registered = typeof request.mapping === 'string'
     const label = registered ? (request.mapping as string) : EXPLICIT
+    // Only a served id becomes a label (metrics, span): any other is counted under one, and refused.
+    if (registered && !Object.hasOwn(engine.mapper.mappings, label)) {
+      return this.observer.run<MapOutcome>(UNKNOWN, {}, () => {
+        throw unknownMapping(label)
+      })
+    }
     // Kept as text by the route: a large input, or (mapping null) a large explicit document.
     const largeInput = request.input instanceof JsonText
     const pool = this.#pool(engine, registered, request.explain, largeInput || request.mapping === null)
@@ -82,7 +88,6 @@ export class Evaluator {
       const extra = new CallerExtra(caller)
       return this.observer.run(label, extra, () => evaluateRequest(engine, request, extra, caller.stdout, (prepared) => this.observer.prepared(prepared)))
     }
-    if (registered && engine.registered(label) === undefined) throw unknownMapping(label)
     return this.observer.run(label, {}, async () => {
       const limits = registered ? engine.settings.limits.registered : engine.settings.limits.explicit
       // A document's text crosses in place of the document, and a large input's in place of the

@@ -4,7 +4,8 @@
 // per process, into a registry shared by every instance, and appended to each one's exposition.
 //
 // Every label has a bounded set of values: `route` is a route's pattern (unknown paths share one
-// value), `mapping` a registered id or one value for every explicit document, `rule` a validation
+// value), `mapping` a served id, one value for every explicit document (`(explicit)`) and one for
+// every id not served (`(unknown)`: a made-up id adds no series, runtime/observer.ts), `rule` a validation
 // rule id, `code` an error code of the catalogue, `budget` a budget name, `status` an HTTP status.
 import { collectDefaultMetrics, Counter as PromCounter, Gauge, Registry } from 'prom-client'
 import { FastCounter as Counter, FastHistogram as Histogram } from './series.js'

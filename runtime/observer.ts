@@ -13,6 +13,12 @@ import type { ServiceMetrics } from './metrics.js'
 export const EXPLICIT = '(explicit)'
 
 /**
+ * The `mapping` label and span attribute of every request naming an id that is not served (404):
+ * one value, however many ids a caller makes up. Only served ids become labels of their own.
+ */
+export const UNKNOWN = '(unknown)'
+
+/**
  * What the service tells extensions about the evaluation they run in: `context.evaluation`. The
  * service's own plugin wrapper and upstream counter read it; an extension may log it.
  */
@@ -169,7 +175,8 @@ export class EvaluationObserver {
       metrics.failed(mapping, shapeError(error, 0).code, error instanceof BudgetExceeded || error instanceof IsolatedFailure ? error.budget : undefined)
     }
     if (span !== undefined) {
-      if (!refused) failSpan(span, error)
+      // An unknown id's message names it: the span keeps the code alone.
+      if (!refused) failSpan(span, mapping === UNKNOWN ? new Error(shapeError(error, 0).code) : error)
       span.end()
     }
     return error

@@ -315,3 +315,12 @@ t.test('POST /map/{id}: map.invalidStatus promotes an invalid result as POST /ma
   t.equal(refused.statusCode, 422)
   t.equal(refused.data.code, 'ValidationError')
 })
+
+t.test('a path parameter longer than the router takes: 414 URITooLong, never a 500', async (t) => {
+  const app = await serve(t)
+  for (const url of [`/map/${'x'.repeat(200)}`, `/mappings/${'y'.repeat(200)}/schema`]) {
+    const answer = await call(app, { method: url.startsWith('/map/') ? 'POST' : 'GET', url, payload: url.startsWith('/map/') ? { input: {} } : undefined })
+    t.equal(answer.statusCode, 414, url.slice(0, 12))
+    t.match(answer.data, { code: 'URITooLong', message: 'A path segment is longer than this server accepts' })
+  }
+})

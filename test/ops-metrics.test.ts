@@ -211,6 +211,32 @@ t.test('labels stay bounded: explicit documents share one mapping value, unknown
   t.equal(await server.value('http_requests_total', { method: 'GET', route: '(unmatched)', status: '404' }), 25)
 })
 
+t.test('labels stay bounded: an id that is not served is counted under one value, however many a caller makes up', async (t) => {
+  for (const isolation of [undefined, { registered: true }]) {
+    const server = await listening(t, { options: isolation === undefined ? {} : { isolation } })
+    const where = isolation === undefined ? 'inline' : 'isolated'
+    const instance = async (): Promise<Sample[]> => (await server.samples()).filter((s) => s.name.startsWith('mapper_') || s.name.startsWith('http_'))
+    const post = (url: string, body: unknown): Promise<Response> => fetch(`${server.origin}${url}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    // The first made-up id (on each route) adds the series every later one shares; two scrapes count the scrape itself.
+    t.equal((await server.post({ mapping: 'made-up-0', input: {} })).status, 404)
+    t.equal((await post('/map/made-up-0', { input: {} })).status, 404)
+    await instance()
+    const before = await instance()
+    const ids = Array.from({ length: 5 }, (_, i) => `made-up-${i + 1}-${'x'.repeat(i * 15)}`)
+    for (const id of ids) {
+      t.equal((await server.post({ mapping: id, input: {} })).status, 404, `${where}: POST /map`)
+      t.equal((await post(`/map/${encodeURIComponent(id)}`, { input: {} })).status, 404, `${where}: POST /map/{id}`)
+    }
+    const after = await instance()
+    t.equal(after.length, before.length, `${where}: five made-up ids on two routes add no series`)
+    const labels = new Set(after.flatMap((s) => Object.values(s.labels)))
+    t.notOk(ids.some((id) => labels.has(id)) || labels.has('made-up-0'), `${where}: no made-up id is a label value`)
+    t.equal(await server.value('mapper_evaluation_failures_total', { mapping: '(unknown)', code: 'NotFound' }), 12, `${where}: counted under (unknown)`)
+    t.equal((await server.post({ mapping: 'echo', input: {} })).status, 200)
+    t.equal(await server.value('mapper_evaluations_total', { mapping: 'echo', result: 'valid' }), 1, `${where}: a served id keeps its own label`)
+  }
+})
+
 t.test("reload attempts are counted by the instance they reload, never another's; off-contract upstream messages are ignored", async (t) => {
   const reloader = new Reloader()
   const server = await listening(t, { reloader })

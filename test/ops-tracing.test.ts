@@ -141,6 +141,17 @@ t.test('valid: false, an explicit document and a failed evaluation as span attri
   t.ok(failedSpan?.events.some((event) => event.name === 'exception'), 'the exception is recorded')
 })
 
+t.test('an id that is not served: the evaluation span says (unknown), never the id', async (t) => {
+  const { post } = await fetchingServer(t, { plugins: { request: createRequest({ allowHeaders: [] }) } })
+  const unknown = callerTrace()
+  const madeUp = 'made-up-id-7f3a'
+  t.equal((await post({ mapping: madeUp, input: {} }, unknown.traceparent)).status, 404)
+  const span = spansOf(unknown.traceId).find((candidate) => candidate.name === 'mapping.evaluate')
+  t.equal(span?.attributes['mapper.mapping'], '(unknown)')
+  t.equal(span?.status.code, SpanStatusCode.ERROR)
+  t.notOk(JSON.stringify({ attributes: span?.attributes, status: span?.status, events: span?.events }).includes(madeUp), 'the made-up id is in no attribute, status or event of the span')
+})
+
 t.test('with tracing on, unknown paths and errors keep the service\'s answers', async (t) => {
   const app = await serve(t)
   await app.listen({ port: 0, host: '127.0.0.1' })
