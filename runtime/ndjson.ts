@@ -218,7 +218,7 @@ export class NdjsonReader {
   /** The first line that is not empty (or undefined at the end); the lines before it are skipped. */
   async first(): Promise<Line | undefined> {
     for (;;) {
-      if (this.#held.length === 0) {
+      while (this.#held.length === 0) {
         const lines = await this.#read()
         if (lines === undefined) return undefined
         this.#held = lines
