@@ -178,3 +178,34 @@ t.test('argument errors exit 2 with one line', async (t) => {
   }
   t.match((await runCli(['map', '--help'])).stdout, /--ndjson/)
 })
+
+t.test('the bytes read exactly, as POST /map/stream reads them: a BOM before an empty first line, the limit with LF and CRLF, invalid UTF-8', async (t) => {
+  const dir = await tempDir(t)
+  const mapping = join(dir, 'echo.json')
+  await writeFile(mapping, JSON.stringify({ mapping: { '/v': '/v' } }))
+  const limit = 16
+  const exact = `{"v":"${'x'.repeat(limit - 8)}"}`
+  const over = `{"v":"${'x'.repeat(limit - 7)}"}`
+  const input = join(dir, 'in.ndjson')
+  await writeFile(
+    input,
+    Buffer.concat([
+      Buffer.from([0xef, 0xbb, 0xbf]),
+      Buffer.from(`\n${exact}\n${exact}\r\n${over}\n${over}\r\n{"v":"`),
+      Buffer.from([0xc3, 0x28]),
+      Buffer.from('"}\r\n{"v":"é"}\n'),
+    ])
+  )
+  const answers: any[] = []
+  const ran = await streamed(['map', mapping, '--ndjson', input, '--max-line-bytes', String(limit)], (line) => answers.push(JSON.parse(line)))
+  t.equal(ran.code, 1)
+  const value = { v: 'x'.repeat(limit - 8), valid: true, errors: [] }
+  t.strictSame(answers, [
+    value,
+    value,
+    { line: 4, status: 413, error: { code: 'PayloadTooLarge', message: `Line 4 exceeds the ${limit}-byte limit (${limit + 1} bytes)` } },
+    { line: 5, status: 413, error: { code: 'PayloadTooLarge', message: `Line 5 exceeds the ${limit}-byte limit (${limit + 1} bytes)` } },
+    { line: 6, status: 400, error: { code: 'BadRequest', message: 'Line 6 is not valid UTF-8' } },
+    { v: 'é', valid: true, errors: [] },
+  ], 'line 1 (after the mark) is empty and skipped; exactly the limit passes both ways, one more fails both ways')
+})
