@@ -195,6 +195,18 @@ async function headerMapping(reader: NdjsonReader, maxBodyBytes: number): Promis
 
 const NO_BODY: AsyncIterable<Buffer> = { [Symbol.asyncIterator]: async function * () {} }
 
+/**
+ * The upload's chunks; one that cannot be read to its end (the client aborted it, a chunk that is
+ * not HTTP) is the caller's doing: 400, never the 500 of an unexpected error.
+ */
+async function * uploaded(body: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  try {
+    yield * body
+  } catch (error) {
+    throw Object.assign(new BadRequest('The request body could not be read to its end'), { cause: error })
+  }
+}
+
 export const streamRoutes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = async (app, { map, evaluator, maxBodyBytes, errorDetail, metrics, stream }) => {
   const streams = new StreamCount(stream)
   app.removeAllContentTypeParsers()
@@ -293,7 +305,8 @@ export const streamRoutes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = asyn
         if (ended) socket.end()
       })
 
-      const reader = new NdjsonReader((request.body as AsyncIterable<Buffer> | undefined) ?? NO_BODY, maxBodyBytes)
+      const body = request.body as AsyncIterable<Buffer> | undefined
+      const reader = new NdjsonReader(body === undefined ? NO_BODY : uploaded(body), maxBodyBytes)
       const mapping = query.mapping ?? (await headerMapping(reader, maxBodyBytes))
       if (typeof mapping !== 'string') allowExplicit(map, request.identity)
       const caller = new StreamCaller(request, stop)
