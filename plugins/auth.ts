@@ -23,6 +23,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Never authenticated: health, OpenAPI, OPTIONS. */
     public?: boolean
+    /**
+     * With `public`: a request that carries an Authorization header is authenticated all the same
+     * (a bad token is 401), so the route can answer more to an identified caller (GET /openapi.json).
+     */
+    identifies?: boolean
     /** The claims the route requires; absent or `required: undefined` asks for none. */
     claims?: RouteClaims
   }
@@ -262,7 +267,8 @@ export const authPlugin = fp<AuthPluginOptions>(
     })
 
     app.addHook('onRequest', async (request) => {
-      if (request.method === 'OPTIONS' || request.routeOptions.config.public === true) return
+      const config = request.routeOptions.config
+      if (request.method === 'OPTIONS' || (config.public === true && !(config.identifies === true && request.headers.authorization !== undefined))) return
       if (authorizationCount(request.raw.rawHeaders) > 1) throw new BadRequest('Only one Authorization header is allowed')
       const header = request.headers.authorization
       if (typeof header !== 'string' || !BEARER.test(header)) throw new Unauthorized(MESSAGES.missingToken)

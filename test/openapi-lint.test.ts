@@ -10,6 +10,7 @@ import { bundledMappingsPath, loadMappings } from '../config/mappings.js'
 import { Reloader } from '../runtime/reloader.js'
 import { buildServer } from '../server.js'
 import type { Options } from '../schemas/options.js'
+import { bearer } from './http-support.js'
 
 interface Operation {
   operationId?: string
@@ -98,7 +99,9 @@ t.test('one typed operation per registered mapping, clean under the recommended 
       const app = prefix === '' ? await buildServer({ options, mappings: served as never }) : Fastify()
       if (prefix !== '') await app.register(mapperService, { prefix, options, mappings: served as never })
       t.teardown(() => app.close())
-      const source = (await app.inject({ method: 'GET', url: `${prefix}/openapi.json` })).body
+      // With auth on, the mappings' operations are served to an authenticated caller (openapi-auth.test.ts).
+      const headers = options.auth === undefined ? {} : bearer({ sub: 'reader' }, { key: SECRET })
+      const source = (await app.inject({ method: 'GET', url: `${prefix}/openapi.json`, headers })).body
       t.strictSame(await lint(source), [], 'no errors, no warnings')
       const document = JSON.parse(source) as Document
       t.notOk(document.paths[`${prefix}/map/{id}`], 'the generic path form is not listed: each mapping has its own operation')
