@@ -31,6 +31,8 @@ interface ValidateRoutesOptions {
 }
 
 export const validateRoutes: FastifyPluginAsyncTypebox<ValidateRoutesOptions> = async (app, { validate, map, evaluator }) => {
+  /** The reports of registered ids, by served set: validation grows with the document, and the set does not change. */
+  const registeredReports = new WeakMap<object, Map<string, Report>>()
   app.post(
     '/validate',
     {
@@ -50,8 +52,12 @@ export const validateRoutes: FastifyPluginAsyncTypebox<ValidateRoutesOptions> = 
       const engine = app.engine
       if (typeof mapping === 'string') {
         if (!Object.hasOwn(engine.mapper.mappings, mapping)) throw unknownMapping(mapping)
-        // A registered mapping's examples passed when it was registered.
-        return engine.registeredReport(mapping)
+        // A registered mapping's examples passed when it was registered; its report is judged once per served set.
+        let reports = registeredReports.get(engine)
+        if (reports === undefined) registeredReports.set(engine, (reports = new Map()))
+        let report = reports.get(mapping)
+        if (report === undefined) reports.set(mapping, (report = engine.registeredReport(mapping)))
+        return report
       }
       const mayEvaluate = map.explicit !== false && claimsSatisfied(request.identity, map.claims) && claimsSatisfied(request.identity, map.explicit.claims)
       // The document's text as sent crosses to the worker in place of the document (a large one was kept as text).
