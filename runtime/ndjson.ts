@@ -217,8 +217,14 @@ export class NdjsonReader {
 
   /** The first line that is not empty (or undefined at the end); the lines before it are skipped. */
   async first(): Promise<Line | undefined> {
+    let sliceStart = performance.now()
     for (;;) {
       while (this.#held.length === 0) {
+        // Megabytes of blank lines before the header are read in slices too.
+        if (performance.now() - sliceStart >= SLICE_MS) {
+          await turn()
+          sliceStart = performance.now()
+        }
         const lines = await this.#read()
         if (lines === undefined) return undefined
         this.#held = lines
