@@ -5,6 +5,7 @@
 import { generateLevel } from './codegen.js'
 import { Context, type CompileContext, type Inline, type DocumentCompiler, type Pairing, type Pairings, type PairingSlot, type Place, type Plan, type PlanKind, type ResolvedExtensions, type RunCompiler, type Slot, type Step } from './context.js'
 import { MESSAGES, errorObject } from './diagnostics.js'
+import { DocumentError } from './errors.js'
 import { documentForm } from './document.js'
 import { putVariant, tracedPairing, tracedPipeline, tracedRead } from './explain/instrument.js'
 import { pairingValueOf, PATH_OBSERVING_KEYWORDS, POINTER_KEYWORDS, provenanceOf, shiftsOf, stage, standingAlone, visitChildren, visiting } from './keywords/index.js'
@@ -66,7 +67,7 @@ function slashes(pointer: string): number {
 const MAX_REFERENCE_HOPS = 32
 
 function referenceHop(id: string, hops: number): number {
-  if (hops >= MAX_REFERENCE_HOPS) throw new Error(`mapping references loop through "${id}"`)
+  if (hops >= MAX_REFERENCE_HOPS) throw new DocumentError(`mapping references loop through "${id}"`)
   return hops + 1
 }
 
@@ -201,7 +202,7 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
       }
       return plan
     }
-    const error = new TypeError(`a descriptor must be a string, an object or an array, not ${JSON.stringify(descriptor) ?? String(descriptor)}`)
+    const error = new DocumentError(`a descriptor must be a string, an object or an array, not ${JSON.stringify(descriptor) ?? String(descriptor)}`)
     return this.basicPlan('invalid', descriptor, thrower(error))
   }
 
@@ -238,7 +239,7 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
     if (typeof value === 'string') {
       return (context, hops = 0) => {
         const found = context.run.registry.lookup(value)
-        if (found === undefined) throw new Error(`Unknown mapping "${value}"`)
+        if (found === undefined) throw new DocumentError(`Unknown mapping "${value}"`)
         return found.asPairingMap(context, referenceHop(value, hops))
       }
     }
@@ -258,7 +259,7 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
       if (inner === undefined) return () => EMPTY_PAIRINGS
       return this.pairingSlot(inner)
     }
-    if (!isObject(value)) return thrower(new TypeError('mapping must be an object of pairings or a mapping reference'))
+    if (!isObject(value)) return thrower(new DocumentError('mapping must be an object of pairings or a mapping reference'))
     const fixed = this.pairingMap(value)
     return () => fixed
   }
@@ -314,7 +315,7 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
       pairings: null,
       fixedPairings: undefined,
       passesThrough: false,
-      asPairingMap: thrower(new TypeError('mapping must be an object of pairings or a mapping reference')),
+      asPairingMap: thrower(new DocumentError('mapping must be an object of pairings or a mapping reference')),
       emit: undefined,
     })
   }
@@ -345,7 +346,7 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
   }
 
   private variantPlan(list: unknown[]): Plan {
-    const error = new TypeError('a variant list is a valid descriptor only as the right side of a pairing')
+    const error = new DocumentError('a variant list is a valid descriptor only as the right side of a pairing')
     return this.basicPlan('variant', list, thrower(error))
   }
 

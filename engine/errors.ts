@@ -11,3 +11,21 @@ export class DocumentError extends TypeError {
   /** The service's status for it: the document is understood, and refused. */
   readonly statusCode = 422
 }
+
+/** A pointer in a caller's document that does not parse: a SyntaxError, as the language has it, with the code of a `DocumentError`. */
+export class DocumentSyntaxError extends SyntaxError {
+  readonly code = 'MappingDocumentError'
+  /** The code of the service's error body. */
+  readonly responseCode = 'MappingDocumentError'
+  /** The service's status for it. */
+  readonly statusCode = 422
+}
+
+/** A `#` pointer in a caller's document whose percent-escapes do not decode: a URIError, as the language has it, typed likewise. */
+export class DocumentURIError extends URIError {
+  readonly code = 'MappingDocumentError'
+  /** The code of the service's error body. */
+  readonly responseCode = 'MappingDocumentError'
+  /** The service's status for it. */
+  readonly statusCode = 422
+}

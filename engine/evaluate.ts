@@ -4,6 +4,7 @@
 import { resolveLimits } from './budget.js'
 import { Compiler } from './compile.js'
 import { Context, firstCheckpoint, Run } from './context.js'
+import { DocumentError } from './errors.js'
 import { admitDocument, resolveExtensions } from './mapper.js'
 import { mapPlan } from './procedures.js'
 import { DocumentRegistry, EMPTY_REGISTRY, flatten } from './registry.js'
@@ -35,7 +36,7 @@ export async function evaluateMapping(descriptor: Descriptor, env: Environment =
 
 /** Resolve a descriptor's `$extend` against named mappings; the result has no `$extend` left. */
 export function extend(descriptor: MappingDocument, { mappings = {} }: { mappings?: Record<string, unknown> } = {}): MappingDocument {
-  if (!isObject(descriptor)) throw new TypeError('a mapping document must be an object')
+  if (!isObject(descriptor)) throw new DocumentError('a mapping document must be an object')
   const lookup = (id: string): unknown => (Object.hasOwn(mappings, id) ? mappings[id] : undefined)
   return flatten(descriptor, lookup) as MappingDocument
 }

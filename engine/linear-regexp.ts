@@ -10,6 +10,10 @@ setFlagsFromString('--enable-experimental-regexp-engine')
 /** A pattern that is valid ECMAScript but cannot run in linear time. */
 export class NonLinearPattern extends SyntaxError {
   override readonly name = 'NonLinearPattern'
+  /** Typed as a `DocumentError` is (engine/errors.ts): the caller's document is refused, a 4xx. */
+  readonly code = 'MappingDocumentError'
+  readonly responseCode = 'MappingDocumentError'
+  readonly statusCode = 422
 }
 
 /** Compile a pattern (no flags, as the language has it) for linear-time matching; throws SyntaxError. */

@@ -3,6 +3,7 @@
 import { BUDGETS, BudgetExceeded, resolveLimits, type Limits, type SharedBudget } from './budget.js'
 import { Compiler } from './compile.js'
 import { documentForm, MAX_DOCUMENT_DEPTH } from './document.js'
+import { DocumentError } from './errors.js'
 import { ExplainRegistry } from './explain/instrument.js'
 import { traceRun, type Explanation, type Tracer } from './explain/trace.js'
 import { isKeyword, standingAlone } from './keywords/index.js'
@@ -48,7 +49,7 @@ export function resolveExtensions(extensions: Extensions | undefined): ResolvedE
 /** A frozen private copy of a caller's document, refused when nested deeper than the engine allows. */
 export function admitDocument<T>(document: T): T {
   if (nestingDepth(document, MAX_DOCUMENT_DEPTH) > MAX_DOCUMENT_DEPTH) {
-    throw new RangeError(`mapping nesting exceeds the maximum depth of ${MAX_DOCUMENT_DEPTH}`)
+    throw new DocumentError(`mapping nesting exceeds the maximum depth of ${MAX_DOCUMENT_DEPTH}`)
   }
   return copyValue(document, true)
 }
@@ -393,7 +394,7 @@ export class Mapper {
     const admitted = this.admitMember(admitDocument(document))
     const members = isObject(admitted.mappings) ? Object.values(admitted.mappings).map((m) => this.admitMember(m)) : [admitted]
     if (!isObject(admitted.mappings) && !(typeof admitted.$id === 'string' && admitted.$id !== '')) {
-      throw new TypeError('a registered mapping document needs a non-empty string $id')
+      throw new DocumentError('a registered mapping document needs a non-empty string $id')
     }
     this.byId.clear()
     this.prepared.clear()
@@ -414,7 +415,7 @@ export class Mapper {
       return compiled
     }
     if (!isObject(documentOrId)) {
-      throw new TypeError('a mapping document must be an object, or a string naming a registered mapping')
+      throw new DocumentError('a mapping document must be an object, or a string naming a registered mapping')
     }
     const cached = this.byDocument.get(documentOrId)
     if (cached !== undefined && cached.version === this.registry.version) return cached.compiled
@@ -495,7 +496,7 @@ export class Mapper {
     return this.preparedOnce(`t${content.key}`, content.size, options, () => {
       if (parsed !== undefined) return parsed
       const document: unknown = JSON.parse(text)
-      if (document === null || typeof document !== 'object') throw new TypeError('prepareText: the text is not a JSON object')
+      if (document === null || typeof document !== 'object') throw new DocumentError('prepareText: the text is not a JSON object')
       return document
     })
   }
@@ -566,14 +567,14 @@ export class Mapper {
 
   /** A member of an already admitted (copied, frozen) document, checked to be an object. */
   private admitMember(member: unknown): Record<string, unknown> {
-    if (!isObject(member)) throw new TypeError('a mapping document must be an object')
+    if (!isObject(member)) throw new DocumentError('a mapping document must be an object')
     return member
   }
 
   private compileDocument(document: Record<string, unknown>): CompiledMapping {
     const form = documentForm(document)
     if (form === 'compound') {
-      if (!isObject(document.mappings)) throw new TypeError('the mappings of a compound document must be an object')
+      if (!isObject(document.mappings)) throw new DocumentError('the mappings of a compound document must be an object')
       const members = Object.values(document.mappings).map((member) => this.admitMember(member))
       const flattened = flattenBatch(members, (id) => this.registry.document(id))
       const local = new Map<string, RegisteredMapping>()

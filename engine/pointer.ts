@@ -1,6 +1,7 @@
 // The JSON Pointer profile of the language (language.md §3): parsing, reads, recovering writes and
 // relative path arithmetic. Pointers are parsed once, when a document is compiled; the closures
 // returned here do the per-run work.
+import { DocumentError, DocumentSyntaxError, DocumentURIError } from './errors.js'
 
 /** A pointer parsed into its reference tokens. */
 export type Tokens = readonly string[]
@@ -14,13 +15,22 @@ export class EvaluationError extends TypeError {
   readonly code = 'EvaluationError'
 }
 
-/** Parse a pointer expression (slash or `#` fragment form). Throws the host errors of §3.1. */
+/** A fragment's percent-decoding; a malformed escape is the caller's document's error (its message kept). */
+function decodeFragment(text: string): string {
+  try {
+    return decodeURIComponent(text)
+  } catch (error) {
+    throw new DocumentURIError((error as Error).message)
+  }
+}
+
+/** Parse a pointer expression (slash or `#` fragment form). Throws the host errors of §3.1 (typed: `DocumentError`, `DocumentSyntaxError`, `DocumentURIError`). */
 export function parsePointer(expression: unknown): Tokens {
-  if (typeof expression !== 'string') throw new TypeError('JSON Pointer must be a string')
+  if (typeof expression !== 'string') throw new DocumentError('JSON Pointer must be a string')
   let text = expression
-  if (text.startsWith('#')) text = decodeURIComponent(text.slice(1))
+  if (text.startsWith('#')) text = decodeFragment(text.slice(1))
   if (text === '') return []
-  if (!text.startsWith('/')) throw new SyntaxError(`Invalid JSON Pointer ${expression}`)
+  if (!text.startsWith('/')) throw new DocumentSyntaxError(`Invalid JSON Pointer ${expression}`)
   return text
     .slice(1)
     .split('/')

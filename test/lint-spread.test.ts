@@ -24,7 +24,7 @@ t.test('a spread argument in shipped code is an error that says why', async (t) 
   t.equal((await restricted('export const m = (x: number[]): number => Math.max.apply(null, x)\n', 'engine/sample.ts')).length, 1, 'f.apply(null, x)')
   t.equal((await restricted('export const s = (x: number[]): number => Math.max(x.length, 1)\n', 'engine/sample.ts')).length, 0, 'plain arguments are fine')
   t.equal((await restricted('export const c = (x: number[]): number[] => [...x, 1]\n', 'engine/sample.ts')).length, 0, 'an array literal spread is no argument list')
-  t.equal((await restricted("const f = () => 0\nf(...[1])\n", 'playground/sample.js')).length, 1, 'playground scripts too')
+  t.equal((await restricted('const f = () => 0\nf(...[1])\n', 'playground/sample.js')).length, 1, 'playground scripts too')
 })
 
 t.test('tests and benchmarks may spread', async (t) => {
