@@ -1,9 +1,9 @@
 // Request bodies (http.md §2): parsed as JSON whatever the Content-Type (a client that forgets the
 // header still works), with the prototype-poisoning guard, and refused past `maxBodyBytes` while
 // streaming, so a chunked body is never buffered past the limit, and refused when it nests deeper
-// than MAX_BODY_DEPTH before it is parsed. A long body is first scanned in slices of the event loop's
-// turns (runtime/json-text.ts); one with more values than the main thread should build keeps its
-// object and array members as text (JsonText), parsed and evaluated in a worker thread.
+// than MAX_BODY_DEPTH before it is parsed. A long body with more values than the main thread should
+// build (runtime/json-text.ts) is checked by a strict scan a slice per turn and keeps its object and
+// array members as text (JsonText), parsed and evaluated in a worker thread.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
@@ -11,7 +11,7 @@ import secureJson from 'secure-json-parse'
 import { whereJsonFails } from '../config/json-syntax.js'
 import { jsonNestsDeeper } from '../engine/index.js'
 import { BadRequest, MESSAGES } from '../errors.js'
-import { JsonScan, LARGE_BODY_CHARS, LARGE_BODY_VALUES, largeBody, parseJsonText, POISONED_BODY, whereJsonStops } from '../runtime/json-text.js'
+import { jsonValues, JsonScan, LARGE_BODY_CHARS, LARGE_BODY_VALUES, largeBody, POISONED_BODY, whereJsonStops, type Scanned } from '../runtime/json-text.js'
 
 interface BodyPluginOptions {
   readonly maxBodyBytes: number
@@ -53,34 +53,41 @@ function scanTurn(): void {
 }
 
 /**
- * A body longer than LARGE_BODY_CHARS: scanned a slice per turn, then parsed whole when it holds
- * few values, or as a large body (`largeBody`: its objects and arrays kept as text) when it holds
- * many. A body that is not JSON is refused where the scan stopped, without JSON.parse building
- * what comes before.
+ * Scan a long body a slice per turn (`JsonScan`), then answer it: `found` says what to do with a
+ * text that is JSON (the scan has already refused one that is not, where it stops being JSON,
+ * without JSON.parse building what comes before, and one that nests too deep).
  */
-function parseLongBody(request: FastifyRequest, text: string, done: (error: Error | null, body?: unknown) => void): void {
+function scanLongBody(text: string, done: (error: Error | null, body?: unknown) => void, found: (members: Scanned & { kind: 'json' }) => void): void {
   const scan = new JsonScan(text, MAX_BODY_DEPTH)
   const step = (): boolean => {
-    const found = scan.run(SCAN_SLICE_CHARS)
-    if (found === undefined) return false
-    if (found.kind === 'deep') done(new BadRequest(DEEP_BODY), undefined)
-    else if (found.kind === 'invalid') done(new BadRequest(`${MESSAGES.invalidJson}${whereJsonStops(text, found.at)}`), undefined)
-    else {
-      let body: unknown
-      try {
-        body = found.values > LARGE_BODY_VALUES ? largeBody(found.members) : parseJsonText(text)
-      } catch (error) {
-        done(error as Error, undefined)
-        return true
-      }
-      request.bodyText = text
-      done(null, body)
-    }
+    const scanned = scan.run(SCAN_SLICE_CHARS)
+    if (scanned === undefined) return false
+    if (scanned.kind === 'deep') done(new BadRequest(DEEP_BODY), undefined)
+    else if (scanned.kind === 'invalid') done(new BadRequest(`${MESSAGES.invalidJson}${whereJsonStops(text, scanned.at)}`), undefined)
+    else found(scanned)
     return true
   }
   // The first turn is this one, when no other body is waiting: a body a turn's scan covers (a
-  // few hundred kilobytes) is parsed without waiting for the next.
+  // few hundred kilobytes) is answered without waiting for the next.
   if (scanning.push(step) === 1) scanTurn()
+}
+
+/**
+ * A body longer than LARGE_BODY_CHARS with more than LARGE_BODY_VALUES values: scanned a slice per
+ * turn, then made a large body (`largeBody`: its scalars parsed, its objects and arrays kept as
+ * text for a worker).
+ */
+function parseLargeBody(request: FastifyRequest, text: string, done: (error: Error | null, body?: unknown) => void): void {
+  scanLongBody(text, done, (scanned) => {
+    let body: unknown
+    try {
+      body = largeBody(scanned.members)
+    } catch (error) {
+      return done(error as Error, undefined)
+    }
+    request.bodyText = text
+    done(null, body)
+  })
 }
 
 declare module 'fastify' {
@@ -110,13 +117,22 @@ export const bodyPlugin = fp<BodyPluginOptions>(
       // A leading byte order mark is allowed (RFC 8259 §8.1 lets a parser ignore it).
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1)
       if (text.trim() === '') return done(new BadRequest(MESSAGES.invalidJson), undefined)
-      if (text.length > LARGE_BODY_CHARS) return parseLongBody(request, text, done)
-      if (jsonNestsDeeper(text, MAX_BODY_DEPTH)) return done(new BadRequest(DEEP_BODY), undefined)
+      const long = text.length > LARGE_BODY_CHARS
+      if (long) {
+        // One quick pass: too deep, or so many values that the main thread should not build them.
+        const values = jsonValues(text, MAX_BODY_DEPTH)
+        if (values < 0) return done(new BadRequest(DEEP_BODY), undefined)
+        if (values > LARGE_BODY_VALUES) return parseLargeBody(request, text, done)
+      } else if (jsonNestsDeeper(text, MAX_BODY_DEPTH)) {
+        return done(new BadRequest(DEEP_BODY), undefined)
+      }
       let parsed: unknown
       try {
         parsed = JSON.parse(text)
       } catch {
-        // Only a refused body pays for the scan that names where it stops being JSON.
+        // Only a refused body pays for the scan that names where it stops being JSON: a long one's
+        // a slice per turn.
+        if (long) return scanLongBody(text, done, () => done(new BadRequest(MESSAGES.invalidJson), undefined))
         return done(new BadRequest(`${MESSAGES.invalidJson}${whereJsonFails(text)}`), undefined)
       }
       // A second, careful pass only when a dangerous key could be present at all (spelled out, or

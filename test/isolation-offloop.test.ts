@@ -175,6 +175,8 @@ t.test('a long body that is not JSON, nests too deep or is poisoned: 400, as a s
     ['a number without digits', `${long.slice(0, -2)},-]}`],
     ['trailing content', `${long} x`],
     ['a line break before the fault', `${long.slice(0, 100)}\n\n ${long.slice(100, -2)},}]}`],
+    ['a long string with a bad escape at its end', JSON.stringify({ mapping: 'echo', input: 'x'.repeat(LARGE_BODY_CHARS * 4) }).replace(/x"\}$/, '\\x"}')],
+    ['a long string cut short', JSON.stringify({ mapping: 'echo', input: 'x'.repeat(LARGE_BODY_CHARS * 4) }).slice(0, -2)],
   ] as const) {
     const answer = await post(app, '/map', text)
     t.equal(answer.status, 400, name)
