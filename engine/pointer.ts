@@ -39,6 +39,8 @@ export function parsePointer(expression: unknown): Tokens {
 
 /** Escape one reference token for use in a pointer (`~` → `~0`, `/` → `~1`). */
 export function escapeToken(token: string): string {
+  // Most tokens need no escape: no regular expression runs for them.
+  if (!token.includes('~') && !token.includes('/')) return token
   return token.replace(/~/g, '~0').replace(/\//g, '~1')
 }
 

@@ -164,15 +164,27 @@ function pointerIssue(text: string): { rule: string; message: string } | undefin
 
 /** The first container nested deeper than the limit, found in document order, as a pointer. */
 function tooDeep(document: unknown, limit: number): string | undefined {
-  const work: Array<[unknown, string, number]> = [[document, '', 1]]
+  // Each container remembers its parent and key; only the one found spells its pointer.
+  interface Place {
+    readonly value: object
+    readonly depth: number
+    readonly parent: Place | undefined
+    readonly key: string
+  }
+  if (document === null || typeof document !== 'object') return undefined
+  const work: Place[] = [{ value: document, depth: 1, parent: undefined, key: '' }]
   while (work.length > 0) {
-    const [value, pointer, depth] = work.pop()!
-    if (value === null || typeof value !== 'object') continue
-    if (depth > limit) return pointer
-    const entries = Object.entries(value)
-    for (let i = entries.length - 1; i >= 0; i--) {
-      const [key, member] = entries[i]!
-      if (member !== null && typeof member === 'object') work.push([member, at(pointer, key), depth + 1])
+    const place = work.pop()!
+    if (place.depth > limit) {
+      const keys: string[] = []
+      for (let at: Place | undefined = place; at?.parent !== undefined; at = at.parent) keys.push(at.key)
+      return atTokens('', keys.reverse())
+    }
+    const value = place.value
+    const keys = Object.keys(value)
+    for (let i = keys.length - 1; i >= 0; i--) {
+      const member = (value as Record<string, unknown>)[keys[i]!]
+      if (member !== null && typeof member === 'object') work.push({ value: member, depth: place.depth + 1, parent: place, key: keys[i]! })
     }
   }
   return undefined
