@@ -30,7 +30,7 @@ t.test('a client that leaves while its upload is paused: every upstream call of 
   const app = await serve(t, {
     mappings: [{ $id: 'fetch', mapping: { '/r': { request: { origin: up.origin, pathname: '/slow', pointer: '/json' } } } }],
     extensions: stockExtensions({ REQUEST_ALLOW_HOSTS: '127.0.0.1' }),
-    options: { isolation: false, logging: { level: 'silent' } },
+    options: { isolation: false, logging: { level: 'silent' }, underPressure: false },
   })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const origin = originOf(app)

@@ -15,8 +15,12 @@ import type { Plugin } from '../engine/index.js'
 import { originOf, serve, type Teardown } from './http-support.js'
 import type { BuildConfig } from '../server.js'
 
+/**
+ * A listening server. Load shedding off: on a loaded machine a fresh process's first request may
+ * be shed (503, event-loop delay) before any stream runs, and these tests are about streams.
+ */
 async function listening(t: Teardown, build: BuildConfig = {}): Promise<{ app: FastifyInstance; origin: string }> {
-  const app = await serve(t, build)
+  const app = await serve(t, { ...build, options: { underPressure: false, ...build.options } })
   await app.listen({ port: 0, host: '127.0.0.1' })
   return { app, origin: originOf(app) }
 }
@@ -111,18 +115,19 @@ t.test('a stream that answers nothing within idleTimeout is ended with a last er
   t.pass('the connection is closed')
 
   // Malformed lines are answered (by error lines): they are progress of their own.
+  const patient = await listening(t, { options: { stream: { idleTimeout: 2000 } } })
   const garbage = trickle('x\n', 'x\n', 30)
   let seen = 0
-  const kept = await post(origin, '/map/stream?mapping=echo', garbage)
+  const kept = await post(patient.origin, '/map/stream?mapping=echo', garbage)
   const reading = lines(kept, () => seen++)
   for (let tries = 0; tries < 500; tries++) {
-    if (seen >= 20) break
+    if (seen >= 120) break
     await pause(20)
   }
   garbage.destroy()
   kept.destroy()
   const { lines: got } = await reading
-  t.ok(got.length >= 20, `twenty error lines over more than idleTimeout (${got.length})`)
+  t.ok(got.length >= 120, `120 error lines, over more than idleTimeout (${got.length})`)
   t.ok(got.every((line) => line.error.code === 'BadRequest'), 'none of them the end of the stream')
 })
 
@@ -184,9 +189,9 @@ t.test('streams beyond maxStreams, or beyond maxStreamsPerClient from one addres
   t.equal(after.status, 200)
 })
 
-t.test('/health is answered while one chunk of a million malformed lines is being answered', async (t) => {
+t.test('/health is answered while one chunk of 400,000 malformed lines is being answered', async (t) => {
   const { origin } = await listening(t, { options: { server: { requestTimeout: 120_000 } } })
-  const total = 1_000_000
+  const total = 400_000
   const response = await post(origin, '/map/stream?mapping=echo', Readable.from([Buffer.from('x\n'.repeat(total))]))
   let answered = 0
   let atHealth = -1
