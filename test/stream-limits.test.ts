@@ -2,7 +2,7 @@
 // stream that answers nothing within idleTimeout (blank lines are no progress) or runs past
 // maxDurationMs is ended with a last error line and its connection closed; streams beyond
 // maxStreams, or beyond maxStreamsPerClient from one address, are 503 with Retry-After; /health is
-// answered while one chunk of a million malformed lines is; the exact bytes (a byte order mark
+// answered while one chunk of 400,000 malformed lines is; the exact bytes (a byte order mark
 // before an empty line, the limit with LF and CRLF, invalid UTF-8) and hostile lines are all 4xx
 // lines, never 5xx; and a quiet stream whose client stays reads its answers intact. No timings
 // are asserted: order and outcomes only, with bounded waits.
