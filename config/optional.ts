@@ -68,7 +68,11 @@ export interface NodeSdkModule {
 }
 
 export interface FastifyOtelModule {
-  FastifyOtelInstrumentation: new (config: { instrumentHooks: boolean }) => { plugin(): FastifyPluginCallback }
+  FastifyOtelInstrumentation: new (config: {
+    instrumentHooks: boolean
+    /** Called with each request span once it starts (its attributes set). */
+    requestHook?: (span: { setAttribute(key: string, value: string): unknown }, request: { readonly url: string }) => void
+  }) => { plugin(): FastifyPluginCallback }
 }
 
 export interface PinoPrettyModule {

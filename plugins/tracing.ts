@@ -6,6 +6,7 @@ import { ProxyTracerProvider, trace, type Tracer } from '@opentelemetry/api'
 import fp from 'fastify-plugin'
 import { loadFastifyOtel, type FastifyOtelModule } from '../config/optional.js'
 import { packageInfo } from '../config/package.js'
+import { redactUrl } from '../runtime/redact.js'
 
 /** What the API's global provider delegates to while no SDK is registered. */
 const NO_PROVIDER = new ProxyTracerProvider().getDelegate()
@@ -29,7 +30,11 @@ export const tracingPlugin = fp(
   async (app) => {
     if (instrumentation === undefined) {
       const { FastifyOtelInstrumentation } = await loadFastifyOtel()
-      instrumentation ??= new FastifyOtelInstrumentation({ instrumentHooks: false })
+      // `url.path` is the request's URL as sent, query included: its values may be keys (runtime/redact.ts).
+      instrumentation ??= new FastifyOtelInstrumentation({
+        instrumentHooks: false,
+        requestHook: (span, request) => span.setAttribute('url.path', redactUrl(request.url)),
+      })
     }
     await app.register(instrumentation.plugin())
   },

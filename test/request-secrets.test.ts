@@ -3,7 +3,8 @@
 // JWKS URL's query. Every kind of failing call is made with a planted credential in both places,
 // through the service with `errorDetail: full` (the real messages shown to callers), its log
 // captured, an OpenTelemetry SDK recording the spans and the upstream channel listened to: the
-// credential appears in none of them, while the redacted URL (parameter names kept) does.
+// credential appears in none of them, while the redacted URL (parameter names kept) does. The
+// service's own request span (`url.path`, a caller's query included) is redacted the same way.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { NodeSDK } from '@opentelemetry/sdk-node'
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
@@ -123,6 +124,10 @@ t.test('failing upstream calls: the planted credential is in no answer, log line
     t.equal(response.statusCode, status, `${what}: ${status}`)
     answers.push(response.body)
   }
+  // A caller's own query: the request span's url.path carries it redacted (the log line has the path alone).
+  const queried = await app.inject({ method: 'POST', url: `/map?access_token=${KEY}`, payload: { mapping: 'refused', input: { url: withSecrets(closed, '/x') } } })
+  t.equal(queried.statusCode, 500)
+  answers.push(queried.body)
   const text = everything(log, answers)
   assertNoSecret(t, text)
   // The URLs are still there to read, redacted.
@@ -132,6 +137,7 @@ t.test('failing upstream calls: the planted credential is in no answer, log line
   t.match(text, `https://${REDACTED}@elsewhere.example.test/next?sig=${REDACTED}`, 'the refused Location, redacted')
   t.match(text, `Invalid JSON in response from http://${REDACTED}@127.0.0.1:${port}/broken?api_key=${REDACTED}`)
   t.ok(exporter.getFinishedSpans().some((span) => String(span.attributes['url.full']).includes(`api_key=${REDACTED}`)), 'the span carries url.full, redacted')
+  t.ok(exporter.getFinishedSpans().some((span) => span.attributes['url.path'] === `/map?access_token=${REDACTED}`), 'the request span carries url.path, redacted')
   // The upstream did get the credential: redaction is for printing only.
   t.ok(up.hits.some((hit) => hit.includes(`api_key=${KEY}`)), 'the upstream was sent the real query')
 })
