@@ -12,6 +12,8 @@ export const ERROR_CODES = [
   'NotFound',
   'MethodNotAllowed',
   'RequestTimeout',
+  'StreamIdle',
+  'StreamTooLong',
   'PayloadTooLarge',
   'InvalidMappingDocument',
   'ValidationError',
