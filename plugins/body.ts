@@ -1,9 +1,9 @@
 // Request bodies (http.md §2): parsed as JSON whatever the Content-Type (a client that forgets the
 // header still works), with the prototype-poisoning guard, and refused past `maxBodyBytes` while
 // streaming, so a chunked body is never buffered past the limit, and refused when it nests deeper
-// than MAX_BODY_DEPTH before it is parsed. A long body with more values than the main thread should
-// build (runtime/json-text.ts) is checked by a strict scan a slice per turn and keeps its object and
-// array members as text (JsonText), parsed and evaluated in a worker thread.
+// than MAX_BODY_DEPTH before it is parsed. A long body is read a slice per turn; one with more values
+// than the main thread should build (runtime/json-text.ts) is checked by a strict scan and keeps its
+// object and array members as text (JsonText), parsed and evaluated in a worker thread.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
@@ -11,7 +11,7 @@ import secureJson from 'secure-json-parse'
 import { whereJsonFails } from '../config/json-syntax.js'
 import { jsonNestsDeeper } from '../engine/index.js'
 import { BadRequest, MESSAGES } from '../errors.js'
-import { jsonValues, JsonScan, LARGE_BODY_CHARS, LARGE_BODY_VALUES, largeBody, POISONED_BODY, whereJsonStops, type Scanned } from '../runtime/json-text.js'
+import { JsonCount, JsonScan, LARGE_BODY_CHARS, LARGE_BODY_VALUES, largeBody, parseJsonText, POISONED_BODY, whereJsonStops } from '../runtime/json-text.js'
 
 interface BodyPluginOptions {
   readonly maxBodyBytes: number
@@ -30,8 +30,11 @@ export const MAX_BODY_DEPTH = 512
 
 const DEEP_BODY = `Body must not nest deeper than ${MAX_BODY_DEPTH} levels`
 
-/** Characters of a long body scanned at a time: well under a millisecond's work. */
+/** Characters of a long body scanned strictly at a time: well under a millisecond's work. */
 const SCAN_SLICE_CHARS = 32 * 1024
+
+/** Characters of a long body counted at a time (`JsonCount` reads strings by indexOf): as quick. */
+const COUNT_SLICE_CHARS = 128 * 1024
 
 /** How long one turn of the event loop scans bodies, however many are waiting. */
 const SCAN_TURN_MS = 4
@@ -53,41 +56,69 @@ function scanTurn(): void {
 }
 
 /**
- * Scan a long body a slice per turn (`JsonScan`), then answer it: `found` says what to do with a
- * text that is JSON (the scan has already refused one that is not, where it stops being JSON,
- * without JSON.parse building what comes before, and one that nests too deep).
+ * A body longer than LARGE_BODY_CHARS, read a slice per turn: its values counted (`JsonCount`),
+ * then, holding few, parsed at once; holding many, checked by a strict scan (`JsonScan`) and made
+ * a large body (`largeBody`: its scalars parsed, its objects and arrays kept as text for a worker).
+ * A body that is not JSON is refused where the strict scan finds it stops being JSON, never by
+ * building what comes before.
  */
-function scanLongBody(text: string, done: (error: Error | null, body?: unknown) => void, found: (members: Scanned & { kind: 'json' }) => void): void {
-  const scan = new JsonScan(text, MAX_BODY_DEPTH)
+function parseLongBody(request: FastifyRequest, text: string, done: (error: Error | null, body?: unknown) => void): void {
+  const count = new JsonCount(text, MAX_BODY_DEPTH)
+  let scan: JsonScan | undefined
+  // JSON.parse refused the text: the scan only says where.
+  let refused = false
   const step = (): boolean => {
+    if (scan === undefined) {
+      const values = count.run(COUNT_SLICE_CHARS)
+      if (values === undefined) return false
+      if (values < 0) {
+        done(new BadRequest(DEEP_BODY), undefined)
+        return true
+      }
+      if (values <= LARGE_BODY_VALUES) {
+        let parsed: unknown
+        try {
+          parsed = parseJsonText(text)
+        } catch (error) {
+          if (!(error instanceof SyntaxError)) {
+            done(error as Error, undefined)
+            return true
+          }
+          refused = true
+        }
+        if (!refused) {
+          request.bodyText = text
+          done(null, parsed)
+          return true
+        }
+      }
+      scan = new JsonScan(text, MAX_BODY_DEPTH)
+      return false
+    }
     const scanned = scan.run(SCAN_SLICE_CHARS)
     if (scanned === undefined) return false
-    if (scanned.kind === 'deep') done(new BadRequest(DEEP_BODY), undefined)
-    else if (scanned.kind === 'invalid') done(new BadRequest(`${MESSAGES.invalidJson}${whereJsonStops(text, scanned.at)}`), undefined)
-    else found(scanned)
-    return true
-  }
-  // The first turn is this one, when no other body is waiting: a body a turn's scan covers (a
-  // few hundred kilobytes) is answered without waiting for the next.
-  if (scanning.push(step) === 1) scanTurn()
-}
-
-/**
- * A body longer than LARGE_BODY_CHARS with more than LARGE_BODY_VALUES values: scanned a slice per
- * turn, then made a large body (`largeBody`: its scalars parsed, its objects and arrays kept as
- * text for a worker).
- */
-function parseLargeBody(request: FastifyRequest, text: string, done: (error: Error | null, body?: unknown) => void): void {
-  scanLongBody(text, done, (scanned) => {
+    if (scanned.kind === 'deep') return finish(done, new BadRequest(DEEP_BODY))
+    if (scanned.kind === 'invalid') return finish(done, new BadRequest(`${MESSAGES.invalidJson}${whereJsonStops(text, scanned.at)}`))
+    if (refused) return finish(done, new BadRequest(MESSAGES.invalidJson))
     let body: unknown
     try {
       body = largeBody(scanned.members)
     } catch (error) {
-      return done(error as Error, undefined)
+      return finish(done, error as Error)
     }
     request.bodyText = text
     done(null, body)
-  })
+    return true
+  }
+  // The first turn is this one, when no other body is waiting: a body a turn covers (a few
+  // hundred kilobytes) is answered without waiting for the next.
+  if (scanning.push(step) === 1) scanTurn()
+}
+
+/** A long body refused: done, and its step with it. */
+function finish(done: (error: Error | null, body?: unknown) => void, error: Error): true {
+  done(error, undefined)
+  return true
 }
 
 declare module 'fastify' {
@@ -117,22 +148,13 @@ export const bodyPlugin = fp<BodyPluginOptions>(
       // A leading byte order mark is allowed (RFC 8259 §8.1 lets a parser ignore it).
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1)
       if (text.trim() === '') return done(new BadRequest(MESSAGES.invalidJson), undefined)
-      const long = text.length > LARGE_BODY_CHARS
-      if (long) {
-        // One quick pass: too deep, or so many values that the main thread should not build them.
-        const values = jsonValues(text, MAX_BODY_DEPTH)
-        if (values < 0) return done(new BadRequest(DEEP_BODY), undefined)
-        if (values > LARGE_BODY_VALUES) return parseLargeBody(request, text, done)
-      } else if (jsonNestsDeeper(text, MAX_BODY_DEPTH)) {
-        return done(new BadRequest(DEEP_BODY), undefined)
-      }
+      if (text.length > LARGE_BODY_CHARS) return parseLongBody(request, text, done)
+      if (jsonNestsDeeper(text, MAX_BODY_DEPTH)) return done(new BadRequest(DEEP_BODY), undefined)
       let parsed: unknown
       try {
         parsed = JSON.parse(text)
       } catch {
-        // Only a refused body pays for the scan that names where it stops being JSON: a long one's
-        // a slice per turn.
-        if (long) return scanLongBody(text, done, () => done(new BadRequest(MESSAGES.invalidJson), undefined))
+        // Only a refused body pays for the scan that names where it stops being JSON.
         return done(new BadRequest(`${MESSAGES.invalidJson}${whereJsonFails(text)}`), undefined)
       }
       // A second, careful pass only when a dangerous key could be present at all (spelled out, or

@@ -12,7 +12,7 @@ import { BadRequest, FIELD_MESSAGES } from '../errors.js'
 export const POISONED_BODY = 'Body must not contain __proto__ or constructor.prototype keys'
 
 /**
- * A body with more values than this (as `jsonValues` counts them: its brackets and commas) is a large body: parsed
+ * A body with more values than this (as `JsonCount` counts them: its brackets and commas) is a large body: parsed
  * and evaluated in a worker thread where there is one. About 15 ms of the main thread's time to
  * parse, evaluate and print for the cheapest values (`{}`) on this project's 2-core reference
  * machine, and twice what a body of a few hundred records holds (100 KB of them: about 8,000).
@@ -27,37 +27,61 @@ export const LARGE_BODY_CHARS = 64 * 1024
 
 /**
  * How many values a text holds, about (its opening brackets and its commas outside strings: an
- * estimate within a factor of two), in one quick pass that reads strings only for their end; -1
- * when it nests deeper than `limit`. Whether the text is JSON at all is for JSON.parse or
- * `JsonScan` to say.
+ * estimate within a factor of two), in a quick pass that reads strings only for their end, and
+ * resumable: `run` reads a bounded stretch per call. Whether the text is JSON at all is for
+ * JSON.parse or `JsonScan` to say.
  */
-export function jsonValues(text: string, limit: number): number {
-  const length = text.length
-  let values = 0
-  let depth = 0
-  for (let i = 0; i < length; i++) {
-    const c = text.charCodeAt(i)
-    if (c === QUOTE) {
-      // The next quote not escaped (an odd run of backslashes before it), found by indexOf.
-      let end = text.indexOf('"', i + 1)
-      for (;;) {
-        if (end === -1) return values
-        let slashes = 0
-        while (text.charCodeAt(end - 1 - slashes) === BACKSLASH) slashes++
-        if (slashes % 2 === 0) break
-        end = text.indexOf('"', end + 1)
-      }
-      i = end
-    } else if (c === COMMA) {
-      values++
-    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
-      values++
-      if (++depth > limit) return -1
-    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
-      depth--
-    }
+export class JsonCount {
+  readonly #text: string
+  readonly #limit: number
+  #i = 0
+  #depth = 0
+  #values = 0
+
+  constructor(text: string, limit: number) {
+    this.#text = text
+    this.#limit = limit
   }
-  return values
+
+  /** Read about `chars` more characters: the count once the text is done (-1: it nests deeper than the limit), undefined before. */
+  run(chars: number): number | undefined {
+    const text = this.#text
+    const length = text.length
+    const limit = this.#limit
+    const stop = Math.min(length, this.#i + chars)
+    let values = this.#values
+    let depth = this.#depth
+    let i = this.#i
+    for (; i < stop; i++) {
+      const c = text.charCodeAt(i)
+      if (c === QUOTE) {
+        // The next quote not escaped (an odd run of backslashes before it), found by indexOf.
+        let end = text.indexOf('"', i + 1)
+        for (;;) {
+          if (end === -1) return values
+          let slashes = 0
+          while (text.charCodeAt(end - 1 - slashes) === BACKSLASH) slashes++
+          if (slashes % 2 === 0) break
+          end = text.indexOf('"', end + 1)
+        }
+        i = end
+      } else if (c === COMMA) {
+        values++
+      } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+        values++
+        if (++depth > limit) return -1
+      } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+        depth--
+      }
+    }
+    if (i < length) {
+      this.#i = i
+      this.#values = values
+      this.#depth = depth
+      return undefined
+    }
+    return values
+  }
 }
 
 /** A JSON value kept as its text: checked as JSON already, parsed where it is used (`parseJsonText`). */
