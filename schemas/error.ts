@@ -15,6 +15,7 @@ export const ERROR_CODES = [
   'StreamIdle',
   'StreamTooLong',
   'PayloadTooLarge',
+  'URITooLong',
   'InvalidMappingDocument',
   'ValidationError',
   'BudgetExceeded',
