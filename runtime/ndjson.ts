@@ -396,6 +396,8 @@ export class ClientGone extends Error {
 export const SLICE_MS = 8
 /** Lines (blank ones included) one slice may take, however fast they go. */
 export const SLICE_LINES = 1024
+/** Bytes of lines after which the clock is read, whatever the count. */
+const CHECK_BYTES = 65536
 
 /** An answer waiting for the ones before it: its text once settled. */
 interface Pending {
@@ -468,6 +470,7 @@ export async function * answerLines(batches: AsyncIterable<readonly Line[]>, ans
   let finished = false
   let sliceStart = performance.now()
   let sliceLines = 0
+  let sliceBytes = 0
   try {
     let halted = false
     for (;;) {
@@ -480,7 +483,14 @@ export async function * answerLines(batches: AsyncIterable<readonly Line[]>, ans
         break
       }
       for (const line of step.value) {
-        if (++sliceLines > SLICE_LINES || performance.now() - sliceStart >= SLICE_MS) {
+        // The clock is read every eighth line, or after 64 KiB of lines: a line costs about its bytes.
+        let due = ++sliceLines > SLICE_LINES
+        sliceBytes += line.bytes
+        if (!due && ((sliceLines & 7) === 0 || sliceBytes >= CHECK_BYTES)) {
+          sliceBytes = 0
+          due = performance.now() - sliceStart >= SLICE_MS
+        }
+        if (due) {
           while (queue.length > 0 && queue[0]!.text !== undefined) out += queue.shift()!.text
           if (out !== '') {
             yield out
@@ -489,6 +499,7 @@ export async function * answerLines(batches: AsyncIterable<readonly Line[]>, ans
           await turn()
           sliceStart = performance.now()
           sliceLines = 1
+          sliceBytes = 0
         }
         if (signal?.aborted === true) {
           halted = true
