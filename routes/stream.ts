@@ -114,10 +114,10 @@ class DepartureProbe {
 
   constructor(
     private readonly socket: Socket,
-    private readonly response: ServerResponse
+    private readonly response: ServerResponse,
+    live: boolean
   ) {
-    // Only a real connection (inject's has no socket to probe).
-    this.#live = socket instanceof Socket
+    this.#live = live
   }
 
   /** An answer went out: the quiet spell is over. */
@@ -256,6 +256,8 @@ export const streamRoutes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = asyn
       const query = request.query as { mapping?: string; concurrency?: string }
       const socket = request.raw.socket
       const response = reply.raw
+      // A real connection (inject's stand-in has nothing to end or destroy).
+      const live = socket instanceof Socket
       const stop = new AbortController()
       const gone = (): void => {
         if (!stop.signal.aborted) stop.abort(new ClientGone())
@@ -272,9 +274,9 @@ export const streamRoutes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = asyn
         ended = true
         stop.abort(reason)
         // The last line goes out as the answers end; a client that takes nothing more is cut off.
-        setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref()
+        if (live) setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref()
       }
-      const probe = new DepartureProbe(socket, response)
+      const probe = new DepartureProbe(socket, response, live)
       const timer = setInterval(
         () => {
           if (socket.destroyed || socket.readableEnded) return gone()
@@ -302,7 +304,7 @@ export const streamRoutes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = asyn
       })
       response.once('finish', () => {
         // Ended by the service: the rest of the upload is not read, the connection is let go.
-        if (ended) socket.end()
+        if (ended && live) socket.end()
       })
 
       const body = request.body as AsyncIterable<Buffer> | undefined

@@ -287,3 +287,21 @@ t.test('a quiet stream whose client stays: the probes for a departed client leav
   t.equal(await viaFetch.text(), [1, 2, 3].map((v) => `${JSON.stringify({ v, valid: true, errors: [] })}\n`).join(''), 'fetch reads every byte intact')
   t.equal(calls, 6)
 })
+
+t.test('through inject (no socket to end or probe): a stream that goes idle still ends with its last line', async (t) => {
+  const wait: Plugin = async (_options, value) => {
+    if (value === 2) await pause(1500)
+    return value
+  }
+  const app = await serve(t, {
+    mappings: [{ $id: 'wait', mapping: { '/v': { source: '/v', wait: {} } } }],
+    extensions: { plugins: { wait } },
+    options: { underPressure: false, isolation: false, stream: { idleTimeout: 200 } },
+  })
+  const response = await app.inject({ method: 'POST', url: '/map/stream?mapping=wait&concurrency=1', headers: { 'content-type': 'application/x-ndjson' }, payload: '{"v":1}\n{"v":2}\n{"v":3}\n' })
+  t.equal(response.statusCode, 200)
+  const answered = response.body.trim().split('\n').map((line) => JSON.parse(line))
+  t.strictSame(answered[0], { v: 1, valid: true, errors: [] })
+  t.match(answered[1], { line: 2, status: 408, error: { code: 'StreamIdle' } }, 'line 2 was still waiting: the last line names it')
+  t.equal(answered.length, 2)
+})
