@@ -50,7 +50,13 @@ function scanTurn(): void {
   const deadline = performance.now() + SCAN_TURN_MS
   do {
     const scan = scanning.shift()!
-    if (!scan()) scanning.push(scan)
+    let finished = true
+    try {
+      finished = scan()
+    } catch {
+      // Not expected (each step answers its own failures); a throw out of setImmediate would end the process.
+    }
+    if (!finished) scanning.push(scan)
   } while (scanning.length > 0 && performance.now() < deadline)
   if (scanning.length > 0) setImmediate(scanTurn)
 }
