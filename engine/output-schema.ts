@@ -122,6 +122,13 @@ function buildContainer(writes: readonly Write[], partial: boolean): Alt[] {
  */
 export const MAX_INFERRED_PAIRINGS = 5000
 
+/**
+ * How many descriptors and levels an inference follows into one another at once (a chain of
+ * references, each naming the next). Past it, what lies deeper is unknown: sound, and no chain,
+ * however long, runs the inference out of stack.
+ */
+export const MAX_INFERRED_DEPTH = 200
+
 /** Thrown inside an inference that reached MAX_INFERRED_PAIRINGS. */
 class TooLarge extends Error {}
 
@@ -167,7 +174,7 @@ class Inferrer implements Inference {
 
   /** Once per descriptor on the way down: a reference cycle back to it gives `cycle`. */
   private once<T>(descriptor: object, cycle: T, infer: () => T): T {
-    if (this.entered.has(descriptor)) return cycle
+    if (this.entered.has(descriptor) || this.entered.size + this.inProgress.size >= MAX_INFERRED_DEPTH) return cycle
     this.entered.add(descriptor)
     try {
       return infer()
@@ -286,6 +293,8 @@ class Inferrer implements Inference {
     const done = this.levels.get(pairings)
     if (done !== undefined) return this.recursive.has(pairings) ? ref() : done
     if (this.inProgress.has(pairings)) return ref()
+    // Deeper than an inference follows: an object, of members unknown.
+    if (this.entered.size + this.inProgress.size >= MAX_INFERRED_DEPTH) return ANY_OBJECT
     this.inProgress.add(pairings)
     const saved = this.sink
     this.sink = []
@@ -394,8 +403,21 @@ function setOwn(target: Record<string, unknown>, key: string, value: unknown): v
   Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true })
 }
 
+/**
+ * How many alternatives one rendering writes at most. An inferred output shares its parts (a level
+ * reached twice is one object), and a schema is a tree: a chain of levels, each holding the next
+ * twice (as an object and as an array member), would double at every level. Past the bound, what
+ * is left renders as `{}` (anything): sound, and never larger.
+ */
+export const MAX_RENDERED_ALTS = 5000
+
+/** What is left of one rendering's MAX_RENDERED_ALTS. */
+export interface RenderBudget {
+  left: number
+}
+
 /** The JSON Schema of a union of alternatives. */
-export function renderAlts(alts: readonly Alt[], refOf: RefOf): JsonSchema {
+export function renderAlts(alts: readonly Alt[], refOf: RefOf, budget: RenderBudget = { left: MAX_RENDERED_ALTS }): JsonSchema {
   if (alts.length === 0) return { not: {} }
   if (alts.some((alt) => alt.kind === 'any')) return {}
   const constants: unknown[] = []
@@ -404,7 +426,7 @@ export function renderAlts(alts: readonly Alt[], refOf: RefOf): JsonSchema {
   for (const alt of alts) {
     if (alt.kind === 'const') constants.push(alt.value)
     else if (alt.kind === 'scalar' && alt.minimum === undefined && alt.maximum === undefined && alt.maxLength === undefined) types.push(alt.type)
-    else others.push(renderAlt(alt, refOf))
+    else others.push(renderAlt(alt, refOf, budget))
   }
   // An integer is a number: listing both is listing number.
   const listed = types.includes('number') ? types.filter((type) => type !== 'integer') : types
@@ -415,7 +437,9 @@ export function renderAlts(alts: readonly Alt[], refOf: RefOf): JsonSchema {
   return schemas.length === 1 ? schemas[0]! : { anyOf: schemas }
 }
 
-export function renderAlt(alt: Alt, refOf: RefOf): JsonSchema {
+/** The JSON Schema of one alternative (within `budget`, shared by the alternatives it holds). */
+export function renderAlt(alt: Alt, refOf: RefOf, budget: RenderBudget = { left: MAX_RENDERED_ALTS }): JsonSchema {
+  if (--budget.left < 0) return {}
   switch (alt.kind) {
     case 'any':
       return {}
@@ -426,7 +450,7 @@ export function renderAlt(alt: Alt, refOf: RefOf): JsonSchema {
       return rest
     }
     case 'array':
-      return alt.items.length === 0 ? { type: 'array', maxItems: 0 } : alt.items.some((item) => item.kind === 'any') ? { type: 'array' } : { type: 'array', items: renderAlts(alt.items, refOf) }
+      return alt.items.length === 0 ? { type: 'array', maxItems: 0 } : alt.items.some((item) => item.kind === 'any') ? { type: 'array' } : { type: 'array', items: renderAlts(alt.items, refOf, budget) }
     case 'ref':
       return { $ref: refOf(alt.id) }
     case 'object': {
@@ -434,7 +458,7 @@ export function renderAlt(alt: Alt, refOf: RefOf): JsonSchema {
       const properties: Record<string, unknown> = {}
       const required: string[] = []
       for (const [key, property] of alt.properties) {
-        setOwn(properties, key, renderAlts(property.alts, refOf))
+        setOwn(properties, key, renderAlts(property.alts, refOf, budget))
         if (property.required) required.push(key)
       }
       return required.length === 0 ? { type: 'object', properties } : { type: 'object', properties, required }

@@ -3,7 +3,7 @@
 // or a mix — is walked once per member, not once per member per member. Work is counted (lookups
 // of mapping ids), never timed; the diagnostics for loops and unknown names are those of before.
 import t from 'tap'
-import { DocumentError, Mapper } from '../engine/index.js'
+import { DocumentError, Mapper, outputSchema } from '../engine/index.js'
 import { Ancestry, flattenBatch, MAX_FLATTENED_PAIRINGS } from '../engine/registry.js'
 import { validateDocument, withMembers, type Reachability } from '../engine/validation/validate.js'
 
@@ -159,4 +159,19 @@ t.test('$extend chains whose flattening grows with the square of their length ar
   const fine = chain(300, (next, i) => ({ $extend: next, mapping: { [`/k${i}`]: '/x' } }))
   t.equal(new Mapper().validate(fine).valid, true)
   t.equal(Object.keys(new Mapper({ mappings: fine.mappings as Doc }).mappings[id(0)]!.mapping as Doc).length, 301)
+})
+
+t.test('output-schema inference and the expansion bound follow a chain of any length without running out of stack', async (t) => {
+  for (const make of [(next: string) => ({ mapping: { '/y': next } }), (next: string) => ({ mapping: { '/y': { $ref: next } } }), (next: string) => ({ mapping: { '/a': { source: '/a', each: next } } })]) {
+    const document = chain(20_000, make)
+    const members = document.mappings as Record<string, Doc>
+    // The head of the chain last: it is the entry.
+    const reversed: Doc = {}
+    for (let i = 20_000; i >= 0; i--) reversed[id(i)] = members[id(i)]
+    const entry = { mappings: reversed }
+    const schema = outputSchema(entry, () => undefined)
+    t.match(schema, { anyOf: [{ type: 'object' }] }, 'the entry still outputs an object')
+    t.ok(JSON.stringify(schema).length < 1024 * 1024, 'rendered within its bound (each level holds the next twice: a tree would double per level)')
+    t.equal(new Mapper().expansion(entry), undefined, 'deeper than evaluation may nest: no static bound')
+  }
 })

@@ -24,12 +24,20 @@ const add = (a: number, b: number): number => Math.min(SATURATED, a + b)
 class Unbounded extends Error {}
 
 /**
+ * How many keyword objects the bound follows into one another at once (through names and nested
+ * descriptors alike). A chain of names nested past it is stopped by the depth budget at run time
+ * anyway; counting it here would only run the walk out of stack.
+ */
+const MAX_STATIC_NESTING = 512
+
+/**
  * The static number of mapping levels one evaluation of `document` enters, or undefined when it
  * depends on the input (a reference cycle). `lookup` resolves a mapping id to its document.
  */
 export function staticExpansion(document: unknown, lookup: (id: string) => unknown): number | undefined {
   const memo = new Map<string, number>()
   const open = new Set<string>()
+  let nesting = 0
 
   const named = (id: string, asPairings: boolean): number => {
     const found = lookup(id)
@@ -53,6 +61,16 @@ export function staticExpansion(document: unknown, lookup: (id: string) => unkno
    * of its own; a keyword standing for the whole descriptor names what it stands for.
    */
   const through = (value: Record<string, unknown>, asPairings: boolean): number => {
+    if (nesting >= MAX_STATIC_NESTING) throw new Unbounded()
+    nesting++
+    try {
+      return throughOnce(value, asPairings)
+    } finally {
+      nesting--
+    }
+  }
+
+  const throughOnce = (value: Record<string, unknown>, asPairings: boolean): number => {
     let levels = 0
     let largest = 0
     let level = false
