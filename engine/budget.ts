@@ -146,10 +146,34 @@ export interface Size {
 }
 
 /**
+ * Sizes already known, by container: what an extension counted as it built a value (the request
+ * plugin's assembly of a large upstream body, extensions/request/pack.ts) spares `measure` a walk
+ * of the whole value on the evaluation's thread. A noted container must not change afterwards: the
+ * engine never writes into a value that came from outside it (it copies first, Run.markForeign).
+ */
+const knownSizes = new WeakMap<object, Size>()
+
+/** Whether any size was ever noted: until then `measure` looks nothing up. */
+let anyNoted = false
+
+/**
+ * Note the size of a container, counted by `measure`'s rules (a container built bottom-up may
+ * measure each of its members and note it: `measure` of the whole then reads the members' sizes).
+ * The value must not change afterwards.
+ */
+export function noteSize(value: object, size: Size): void {
+  knownSizes.set(value, { values: size.values, bytes: size.bytes, depth: size.depth })
+  anyNoted = true
+}
+
+/**
  * Values, estimated bytes and nesting of a container, walked iteratively; the walk stops as soon as
- * a count passes its allowance, so measuring never costs more than the budget it guards.
+ * a count passes its allowance, so measuring never costs more than the budget it guards. A
+ * container whose size was noted (`noteSize`), at the top or nested, is counted whole without a walk.
  */
 export function measure(value: object, valuesAllowed: number, bytesAllowed: number, depthAllowed = Infinity): Size {
+  const known = anyNoted ? knownSizes.get(value) : undefined
+  if (known !== undefined) return { values: known.values, bytes: known.bytes, depth: known.depth }
   let values = 0
   let bytes = 0
   let deepest = 0
@@ -158,6 +182,16 @@ export function measure(value: object, valuesAllowed: number, bytesAllowed: numb
   while (work.length > 0 && values <= valuesAllowed && bytes <= bytesAllowed) {
     const container = work.pop()!
     const depth = depths.pop()!
+    const noted = anyNoted && depth > 1 ? knownSizes.get(container) : undefined
+    if (noted !== undefined) {
+      values += noted.values
+      bytes += noted.bytes
+      if (depth - 1 + noted.depth > deepest) {
+        deepest = depth - 1 + noted.depth
+        if (deepest > depthAllowed) break
+      }
+      continue
+    }
     if (depth > deepest) {
       deepest = depth
       if (depth > depthAllowed) break
@@ -193,6 +227,25 @@ export function measure(value: object, valuesAllowed: number, bytesAllowed: numb
     if (values > valuesAllowed || bytes > bytesAllowed) break
   }
   return { values, bytes, depth: deepest }
+}
+
+/**
+ * Outputs estimated above this many bytes are printed a slice at a time (runtime/print.ts): one
+ * JSON.stringify of them would hold the thread for more than a few milliseconds.
+ */
+export const LARGE_OUTPUT_BYTES = 256 * 1024
+
+/** The estimated printed bytes of large envelopes (`noteLargeOutput`): only those are ever here. */
+const largeOutputs = new WeakMap<object, number>()
+
+/** An envelope whose evaluation counted `bytes` of output (more than LARGE_OUTPUT_BYTES). */
+export function noteLargeOutput(envelope: object, bytes: number): void {
+  largeOutputs.set(envelope, bytes)
+}
+
+/** The output bytes an evaluation counted for this envelope when they passed LARGE_OUTPUT_BYTES; else undefined. */
+export function largeOutputBytes(envelope: object): number | undefined {
+  return largeOutputs.get(envelope)
 }
 
 /**

@@ -3,7 +3,7 @@
 // once and never changes: it holds no per-run state, so one plan serves any number of concurrent
 // runs. (Plans and contexts name each other, so they share this module: no import circle.)
 import { setMaxListeners } from 'node:events'
-import { BudgetExceeded, DEFAULT_LIMITS, measure, type Budget, type Limits, type SharedBudget } from './budget.js'
+import { BudgetExceeded, DEFAULT_LIMITS, LARGE_OUTPUT_BYTES, measure, noteLargeOutput, type Budget, type Limits, type SharedBudget } from './budget.js'
 import { resolvePath, type Reader, type WriteOwnership, type Writer } from './pointer.js'
 import type {
   Descriptor,
@@ -484,6 +484,15 @@ export class Run implements WriteOwnership {
   /** A string written: its text will be printed (looked at on the next checkpoint). */
   wroteText(length: number): void {
     this.bytes += length
+  }
+
+  /**
+   * The envelope of the finished evaluation, as it is returned: a large one (its counted output
+   * bytes past LARGE_OUTPUT_BYTES) is noted, so the route prints it a slice at a time.
+   */
+  sized<T extends object>(envelope: T): T {
+    if (this.bytes > LARGE_OUTPUT_BYTES) noteLargeOutput(envelope, this.bytes)
+    return envelope
   }
 
   /** A container written by reference: measured now, as printing copies it each time it is written. */

@@ -283,7 +283,7 @@ export class CompiledMapping {
       throw this.placed(error)
     }
     run.release()
-    return envelope(result, entry === undefined || result === null ? run.output : result, errors)
+    return run.sized(envelope(result, entry === undefined || result === null ? run.output : result, errors))
   }
 
   /** The entry's plan from a root context: what has no generated form from the top. */
@@ -303,7 +303,7 @@ export class CompiledMapping {
         } finally {
           run.release()
         }
-        return envelope(settled, run.output, errors)
+        return run.sized(envelope(settled, run.output, errors))
       },
       (error: unknown) => {
         throw this.failed(run, error)

@@ -10,9 +10,13 @@
 //    buffer, and the buffers are transferred, not copied. The main thread deserializes one batch
 //    per slice of time, yielding between slices, and assembles the value: containers too heavy
 //    for one batch are opened empty and filled member by member, in order.
+//
+// Each container opened that way also carries its size, counted in the worker by the engine's own
+// rules (`measure`), and the main thread notes it on the container it assembled (`noteSize`): the
+// engine's output budgets then count a large body written by reference without walking it again.
 import { deserialize, serialize } from 'node:v8'
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import { parsePointer } from '../../engine/index.js'
+import { measure, noteSize, parsePointer, type Size } from '../../engine/index.js'
 import { setMember } from './record.js'
 
 /** The estimated weight of one batch: about 128 KiB of serialized data, a few ms to deserialize. */
@@ -24,6 +28,8 @@ const SLICE_MS = 8
 const OPEN_OBJECT = 1
 const OPEN_ARRAY = 2
 const VALUE = 0
+/** An entry that carries the size (values, bytes, depth) of the container it names, once its members are placed. */
+const SIZE = 3
 
 /** The path a pointer took through the envelope: what the sparse envelope is made of. */
 export interface Spine {
@@ -149,6 +155,10 @@ export function pack(value: unknown, batchWeight = BATCH_WEIGHT): Uint8Array[] {
         if (Object.hasOwn(member, name)) place(id, name, (member as Record<string, unknown>)[name])
       }
     }
+    // Its opened members were noted as they closed: this walks only what it carries whole.
+    const size = measure(member, Infinity, Infinity)
+    noteSize(member, size)
+    add(id, '', SIZE, [size.values, size.bytes, size.depth], 16)
   }
   place(-1, '', value)
   batches.push(owned(entries))
@@ -163,7 +173,8 @@ function attach(container: object, key: string | number, member: unknown): void 
 
 /**
  * Assemble what `pack` cut (main thread), one slice of time per turn: between slices, other
- * requests run. `check` is called at every yield (the call's deadline throws from it).
+ * requests run. `check` is called at every yield (the call's deadline throws from it). The size a
+ * container was packed with is noted on it (`noteSize`).
  */
 export async function unpack(batches: readonly Uint8Array[], check: () => void): Promise<unknown> {
   const containers: object[] = []
@@ -179,6 +190,11 @@ export async function unpack(batches: readonly Uint8Array[], check: () => void):
     for (let i = 0; i < entries.length; i += 4) {
       const parent = entries[i] as number
       const kind = entries[i + 2] as number
+      if (kind === SIZE) {
+        const [values, bytes, depth] = entries[i + 3] as number[]
+        noteSize(containers[parent]!, { values, bytes, depth } as Size)
+        continue
+      }
       const member = kind === VALUE ? entries[i + 3] : kind === OPEN_ARRAY ? [] : {}
       if (kind !== VALUE) containers.push(member as object)
       if (parent === -1) root = member
