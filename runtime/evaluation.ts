@@ -1,8 +1,10 @@
 // One POST /map evaluation as data, the same on the event loop and in a worker thread
 // (runtime/isolation.ts): which plan runs on which budgets, and the envelope printed as the
-// response's text. The route decides where it runs; this decides what runs.
-import { boundReport, countExamples, exampleDiagnostics, type CompiledMapping, type Envelope, type ExampleResult, type Explained, type Limits, type Prepared, type RunOptions, type ValidationReport } from '../engine/index.js'
+// response's text. The route decides where it runs; this decides what runs. An output the engine
+// counted as large (engine/budget.ts LARGE_OUTPUT_BYTES) is printed a slice at a time (print.ts).
+import { boundReport, countExamples, exampleDiagnostics, largeOutputBytes, noteLargeOutput, type CompiledMapping, type Envelope, type ExampleResult, type Explained, type Limits, type Prepared, type RunOptions, type ValidationReport } from '../engine/index.js'
 import { InvalidMappingDocument, OutputNotSerializable, unknownMapping } from '../errors.js'
+import { printSliced } from './print.js'
 
 /** The budgets and switches an engine evaluates with (the same in every worker thread). */
 export interface EngineSettings {
@@ -53,7 +55,10 @@ export interface MapOutcome {
 
 /** The envelope with its trace beside valid and errors; an output member named `explain` gives way to it. */
 function explained({ envelope, explain }: Explained): Envelope {
-  return { ...envelope, explain }
+  const traced = { ...envelope, explain }
+  const bytes = largeOutputBytes(envelope)
+  if (bytes !== undefined) noteLargeOutput(traced, bytes)
+  return traced
 }
 
 /** The envelope as the response's text; a structure too deep for JSON is a 422, not a crash. */
@@ -70,7 +75,7 @@ export function printEnvelope(envelope: Envelope): string {
  * Evaluate a request on `engine`: a registered id on the engine's own budgets, an explicit
  * document (validated first, 422 with its report when invalid) on the explicit ones.
  * `prepared` sees the explicit document's cache lookup. Synchronous work stays synchronous: the
- * outcome is a promise only when the plan itself awaited (or for an explain trace).
+ * outcome is a promise only when the plan itself awaited, for an explain trace, or for a large output.
  */
 export function evaluateRequest(
   engine: Evaluating,
@@ -114,8 +119,22 @@ function explicitDocument(mapping: object | null): object {
   return mapping
 }
 
-function outcomeOf(envelope: Envelope): MapOutcome {
+/** The outcome of an envelope: printed at once, or a slice at a time when the engine counted its output as large. */
+function outcomeOf(envelope: Envelope): MapOutcome | Promise<MapOutcome> {
+  if (largeOutputBytes(envelope) !== undefined) return printedLarge(envelope)
   return { text: printEnvelope(envelope), valid: envelope.valid, errors: envelope.errors }
+}
+
+/** `printEnvelope` of a large envelope, in slices with the event loop free between them (print.ts). */
+async function printedLarge(envelope: Envelope): Promise<MapOutcome> {
+  let text: string | undefined
+  try {
+    text = await printSliced(envelope)
+  } catch (error) {
+    if (error instanceof RangeError) throw new OutputNotSerializable()
+    throw error
+  }
+  return { text: text!, valid: envelope.valid, errors: envelope.errors }
 }
 
 /** A /validate report: the instance-level report, with an expansion bound where there is one. */
