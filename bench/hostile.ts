@@ -83,12 +83,12 @@ mkdirSync(mappings)
 const register = (document: { readonly $id?: unknown; readonly [key: string]: unknown }): void => writeFileSync(join(mappings, `${String(document.$id)}.json`), JSON.stringify(document))
 register({ $id: 'fetch-each', mapping: { '/r': { source: '/items', each: { '/x': { request: { origin: silentOrigin, pathname: '/' } } } } } })
 // A registered mapping fetching the page its input names: upstream bodies of registered mappings are parsed on the service's main thread.
-register({ $id: 'page', mapping: { '/t': { request: { origin: htmlOrigin, pathname: { source: '/page' } } } } })
+register({ $id: 'page', mapping: { '/t': { source: '', request: { origin: htmlOrigin, pathname: '/{{page}}' } } } })
 register({ $id: 'big-json', mapping: { '/t': { request: { origin: jsonOrigin, pathname: '/' } } } })
 register({ $id: 'big-json-each', mapping: { '/r': { source: '/items', each: { '/t': { request: { origin: jsonOrigin, pathname: '/' } } } } } })
 // Each stream line is one call to an upstream that never answers: what a client that leaves should cancel.
 register({ $id: 'fetch-silent', mapping: { '/x': { request: { origin: silentOrigin, pathname: '/' } } } })
-register({ $id: 'search', mapping: { '/x': { request: { origin: silentOrigin, pathname: '/', search: { q: { source: '/q' } } } } } })
+register({ $id: 'search', mapping: { '/x': { source: '', request: { origin: silentOrigin, pathname: '/', search: { q: 'q' } } } } })
 register({ $id: 'echo', mapping: { '/echo': '/' } })
 for (const document of DOCUMENTS) register(document)
 
@@ -341,9 +341,9 @@ const attacks: Attack[] = [
   ['a synchronous throw beside a pending plugin call in each (explicit)', () => post(explicit, '/map', { mapping: { mapping: { '/r': { source: '/items', each: { '/y': '/s', '/y/z': { constant: 1 }, '/x': { source: '/u', request: { url: { source: '' } } } } } } }, input: { items: [{ u: `${silentOrigin}/` }, { s: 'str' }] } })],
   ['request in each over 1,001 items (registered)', () => post(plain, '/map', { mapping: 'fetch-each', input: { items: Array.from({ length: 1001 }, (_, i) => i) } })],
   ['upstream HTML nested 32,000 levels (explicit)', () => post(explicit, '/map', { mapping: { mapping: { '/t': { request: { origin: htmlOrigin, pathname: '/deep' } } } }, input: {} })],
-  ['upstream HTML nested 32,000 levels (registered)', () => post(plain, '/map', { mapping: 'page', input: { page: '/deep' } })],
-  ['upstream HTML, one element with 200,000 attributes (registered)', () => post(plain, '/map', { mapping: 'page', input: { page: '/attributes' } })],
-  ['upstream HTML, 256,000 <table><b> (registered)', () => post(plain, '/map', { mapping: 'page', input: { page: '/tables' } })],
+  ['upstream HTML nested 32,000 levels (registered)', () => post(plain, '/map', { mapping: 'page', input: { page: 'deep' } })],
+  ['upstream HTML, one element with 200,000 attributes (registered)', () => post(plain, '/map', { mapping: 'page', input: { page: 'attributes' } })],
+  ['upstream HTML, 256,000 <table><b> (registered)', () => post(plain, '/map', { mapping: 'page', input: { page: 'tables' } })],
   ['upstream JSON of 10 MB (registered)', () => post(plain, '/map', { mapping: 'big-json', input: {} })],
   ['upstream JSON of 10 MB, each over 12 (registered)', () => post(plain, '/map', { mapping: 'big-json-each', input: { items: Array.from({ length: 12 }, (_, i) => i) } })],
   ['500 × a 900 KB string through as: string', () => post(explicit, '/map', { mapping: { mapping: asString }, input: { s: big } })],
@@ -384,10 +384,23 @@ function procStatus(service: Service, field: 'VmRSS' | 'Threads'): number {
 }
 const rssMb = (service: Service): number => Math.round(procStatus(service, 'VmRSS') / 1024)
 
-/** Wait (at most three minutes) for a service's idle threads to retire; its RSS then. */
+/**
+ * Wait (at most three minutes) for a service's idle threads to retire, then for its RSS to stop
+ * falling (V8 gives memory back some seconds after the heap goes idle): no drop of 5 MB or more
+ * within 10 s, or 90 s at most. Its RSS then.
+ */
 async function settle(service: Service, threads: number): Promise<{ rss: number; seconds: number }> {
   const idle = performance.now()
   while (procStatus(service, 'Threads') > threads && performance.now() - idle < 180_000) await sleep(2000)
+  const falling = performance.now()
+  let low = rssMb(service)
+  let since = performance.now()
+  while (performance.now() - since < 10_000 && performance.now() - falling < 90_000) {
+    await sleep(2000)
+    const now = rssMb(service)
+    if (now <= low - 5) since = performance.now()
+    low = Math.min(low, now)
+  }
   return { rss: rssMb(service), seconds: Math.round((performance.now() - idle) / 1000) }
 }
 
