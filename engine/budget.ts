@@ -272,3 +272,36 @@ export class SharedBudget {
     this.deadline = this.started + this.limits.timeMs
   }
 }
+
+/**
+ * A rough weight of a value, counted only until it passes `limit` (then some total above it):
+ * `perValue` for each value, a string's length, `perElement` for each array element, and a key's
+ * length plus 4 for each object member. How large a run of members is before it is serialized
+ * (the request plugin's batches, the sliced printer's runs), never a budget.
+ */
+export function weighUpTo(value: unknown, limit: number, perValue: number, perElement: number): number {
+  let total = 0
+  const stack: unknown[] = [value]
+  while (stack.length > 0) {
+    const next = stack.pop()
+    total += perValue
+    if (typeof next === 'string') {
+      total += next.length
+    } else if (next !== null && typeof next === 'object') {
+      if (Array.isArray(next)) {
+        for (let i = 0; i < next.length && total <= limit; i++) {
+          total += perElement
+          stack.push(next[i])
+        }
+      } else {
+        for (const key of Object.keys(next)) {
+          total += key.length + 4
+          stack.push((next as Record<string, unknown>)[key])
+          if (total > limit) break
+        }
+      }
+    }
+    if (total > limit) return total
+  }
+  return total
+}

@@ -6,7 +6,7 @@
 // number printing is written again. Used for outputs the engine counted as large
 // (engine/budget.ts LARGE_OUTPUT_BYTES); smaller ones are printed in one JSON.stringify as before.
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import { MAX_OUTPUT_DEPTH } from '../engine/index.js'
+import { MAX_OUTPUT_DEPTH, weighUpTo } from '../engine/index.js'
 
 /** How long one slice prints before it yields to the event loop. */
 export const PRINT_SLICE_MS = 4
@@ -35,33 +35,8 @@ interface Frame {
 /** A member's value opened as a frame of its own (its opening bracket printed). */
 const OPENED = Symbol('opened')
 
-/** The estimated printed weight of a value, counted only until it passes `limit`. */
-function weigh(value: unknown, limit: number): number {
-  let total = 0
-  const stack: unknown[] = [value]
-  while (stack.length > 0) {
-    const next = stack.pop()
-    total += 8
-    if (typeof next === 'string') {
-      total += next.length
-    } else if (next !== null && typeof next === 'object') {
-      if (Array.isArray(next)) {
-        for (let i = 0; i < next.length && total <= limit; i++) {
-          total += 1
-          stack.push(next[i])
-        }
-      } else {
-        for (const key of Object.keys(next)) {
-          total += key.length + 4
-          stack.push((next as Record<string, unknown>)[key])
-          if (total > limit) break
-        }
-      }
-    }
-    if (total > limit) return total
-  }
-  return total
-}
+/** The estimated printed weight of a value (about characters), counted only until it passes `limit`. */
+const weigh = (value: unknown, limit: number): number => weighUpTo(value, limit, 8, 1)
 
 /** A primitive in an object's clothing: JSON.stringify prints its primitive, never its members. */
 function boxed(value: object): boolean {

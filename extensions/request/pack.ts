@@ -16,7 +16,7 @@
 // engine's output budgets then count a large body written by reference without walking it again.
 import { deserialize, serialize } from 'node:v8'
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import { measure, noteSize, parsePointer, type Size } from '../../engine/index.js'
+import { measure, noteSize, parsePointer, weighUpTo, type Size } from '../../engine/index.js'
 import { setMember } from './record.js'
 
 /** The estimated weight of one batch: about 128 KiB of serialized data, a few ms to deserialize. */
@@ -83,34 +83,8 @@ export function narrow(value: unknown, pointer: unknown): { spine: Spine; target
   return { spine: { arrays, tokens: taken, reached: true }, target: current }
 }
 
-/** The estimated weight of a value, counted only until it passes `limit`. */
-function weigh(value: unknown, limit: number): number {
-  let total = 0
-  const stack: unknown[] = [value]
-  while (stack.length > 0) {
-    const next = stack.pop()
-    total += 16
-    if (typeof next === 'string') {
-      total += next.length
-    } else if (next !== null && typeof next === 'object') {
-      if (Array.isArray(next)) {
-        for (let i = 0; i < next.length && total <= limit; i++) {
-          total += 4
-          stack.push(next[i])
-        }
-      } else {
-        for (const key in next) {
-          if (!Object.hasOwn(next, key)) continue
-          total += key.length + 4
-          stack.push((next as Record<string, unknown>)[key])
-          if (total > limit) break
-        }
-      }
-    }
-    if (total > limit) return total
-  }
-  return total
-}
+/** The estimated weight of a value (about bytes to deserialize), counted only until it passes `limit`. */
+const weigh = (value: unknown, limit: number): number => weighUpTo(value, limit, 16, 4)
 
 /** A serialized batch in a buffer of its own (transferable whole). */
 function owned(entries: unknown[]): Uint8Array {
