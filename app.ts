@@ -5,6 +5,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import { mappingEntries, type MappingEntry, type MappingsInput } from './config/mappings.js'
 import { ConfigError, resolveConfig, type IsolationConfig, type ServiceConfig } from './config/resolve.js'
 import type { Extensions } from './engine/index.js'
+import { noteArrival } from './engine/slices.js'
 import { stockExtensions, stockSettingsOf } from './extensions/stock.js'
 import { authPlugin } from './plugins/auth.js'
 import { bodyPlugin } from './plugins/body.js'
@@ -82,6 +83,9 @@ function isolatedExtensions(surface: Extensions, module: string | undefined, iso
   )
 }
 
+/** Servers whose requests are already counted for the slices' share (a host may register the service twice). */
+const arrivalsCounted = new WeakSet<object>()
+
 const servicePlugin: FastifyPluginAsync<ServerPluginOptions> = async (app, opts) => {
   const config = opts.config ?? resolveConfig(opts.options)
   const entries: MappingEntry[] = mappingEntries(opts.mappings)
@@ -112,6 +116,13 @@ const servicePlugin: FastifyPluginAsync<ServerPluginOptions> = async (app, opts)
   if (missingCheerio !== undefined) app.log.warn(missingCheerio)
   // Counted here rather than from the process-wide channel, where another instance's reloads also pass.
   opts.reloader?.attach(registry, app.log, metrics === undefined ? undefined : (outcome) => metrics.reloaded(outcome.ok))
+
+  // Sliced work (streams, long bodies, large outputs) keeps to its share of the loop while other
+  // requests arrive (engine/slices.ts): every request the server receives is counted, once per server.
+  if (!arrivalsCounted.has(app.server)) {
+    arrivalsCounted.add(app.server)
+    app.server.on('request', noteArrival)
+  }
 
   // Every route registered from here on is a known path for the method rules (OPTIONS, 405).
   const served = new ServedPaths()

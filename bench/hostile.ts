@@ -4,7 +4,8 @@
 // probe). Two services run: `explicit` (the explicit form on, hot reload watching) and `default`
 // (the posture `npm start` gives: explicit off); both have REQUEST_ALLOW_HOSTS naming 127.0.0.1, so
 // their `request` plugin may reach the upstreams this script serves. Prints, per attack, what it
-// got and the worst /health wait while it ran; the target is 100 ms for every attack
+// got, the worst /health wait while it ran, and the CPU time both services used for it (every
+// thread: what the attack cost the machine); the target is 100 ms for every attack
 // (README "Reliability": no request holds the main thread beyond a small slice). Then each
 // service's resident memory at the start and once idle (target: back within 50 MB). Bounded:
 // every attack has a 60 s limit, and the script stops the services and its upstreams at the end.
@@ -16,6 +17,8 @@
 // throughput against the baseline (target ≥ 0.9), their non-2xx and errors (target: none), every
 // hostile answer by status, the worst /health wait, and the resident memory at start, at its
 // peak, at the end of the load and once idle threads have retired.
+//
+// BENCH_CPU_PROF=<dir> writes a V8 CPU profile of every service thread into <dir> (--cpu-prof).
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http'
 import { connect, type Socket } from 'node:net'
@@ -102,7 +105,7 @@ async function startService(name: string, options: Record<string, unknown>): Pro
   const probe = createServer()
   const port = (await listen(probe)).split(':')[2]!
   await new Promise<void>((resolve) => probe.close(() => resolve()))
-  const child = spawn(process.execPath, ['--max-semi-space-size=32', 'dist/bin/mapper-service.js'], {
+  const child = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), '--max-semi-space-size=32', 'dist/bin/mapper-service.js'], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', PORT: port, MAPPINGS: mappings, REQUEST_ALLOW_HOSTS: '127.0.0.1', OPTIONS: JSON.stringify({ host: '127.0.0.1', logging: { level: 'error' }, ...options }) },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -384,6 +387,14 @@ function procStatus(service: Service, field: 'VmRSS' | 'Threads'): number {
 }
 const rssMb = (service: Service): number => Math.round(procStatus(service, 'VmRSS') / 1024)
 
+/** CPU time (ms, every thread, user and system) a process has used so far (Linux /proc). */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  // utime and stime, fields 14 and 15 of stat, in clock ticks (100 a second on Linux).
+  return (Number(fields[11]) + Number(fields[12])) * 10
+}
+
 /**
  * Wait (at most three minutes) for a service's idle threads to retire, then for its RSS to stop
  * falling (V8 gives memory back some seconds after the heap goes idle): no drop of 5 MB or more
@@ -408,12 +419,13 @@ const probes = new Map(services.map((service) => [service, new HealthProbe(servi
 
 async function runAttacks(): Promise<void> {
   console.log(`mapper-service hostile benchmark — node ${process.version}; /health of both services polled every 10 ms from a worker thread; target ≤ ${TARGET_MS} ms\n`)
-  console.log(`${'attack'.padEnd(74)}${'answer'.padEnd(64)}worst /health   alive`)
+  console.log(`${'attack'.padEnd(74)}${'answer'.padEnd(64)}worst /health   alive   service CPU`)
   const start = new Map(services.map((service) => [service, { rss: rssMb(service), threads: procStatus(service, 'Threads') }]))
   let met = 0
   for (const [name, attack, traits] of selected) {
     for (const probe of probes.values()) await probe.report()
     let outcome: string
+    const cpuBefore = services.map((service) => cpuMs(service.child.pid!))
     try {
       outcome = await attack()
     } catch (error) {
@@ -431,7 +443,7 @@ async function runAttacks(): Promise<void> {
     const wrongStatus = traits?.badInput === true && !outcome.startsWith('4')
     const ok = worst <= TARGET_MS && alive && failures === 0 && !wrongStatus
     if (ok) met++
-    console.log(`${name.padEnd(74)}${outcome.padEnd(64)}${`${Math.round(worst)} ms`.padStart(10)} ${ok ? '✓' : '✗'}${failures > 0 ? ` (${failures} /health failed)` : ''}${wrongStatus ? ' (bad input must be 4xx)' : ''}   ${alive ? 'yes' : 'NO'}`)
+    console.log(`${name.padEnd(74)}${outcome.padEnd(64)}${`${Math.round(worst)} ms`.padStart(10)} ${ok ? '✓' : '✗'}${failures > 0 ? ` (${failures} /health failed)` : ''}${wrongStatus ? ' (bad input must be 4xx)' : ''}   ${alive ? 'yes' : 'NO '}   ${services.map((service, i) => cpuMs(service.child.pid!) - cpuBefore[i]!).reduce((a, b) => a + b)} ms`)
   }
   console.log(`\n${met} of ${selected.length} attacks within ${TARGET_MS} ms with every /health answered, the services alive and bad input answered 4xx`)
   for (const service of services) {

@@ -10,6 +10,7 @@ import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
 import secureJson from 'secure-json-parse'
 import { whereJsonFails } from '../config/json-syntax.js'
 import { jsonNestsDeeper } from '../engine/index.js'
+import { Slice } from '../engine/slices.js'
 import { BadRequest, MESSAGES } from '../errors.js'
 import { JsonCount, JsonScan, LARGE_BODY_CHARS, LARGE_BODY_VALUES, largeBody, parseJsonText, POISONED_BODY, whereJsonStops } from '../runtime/json-text.js'
 
@@ -36,29 +37,30 @@ const SCAN_SLICE_CHARS = 32 * 1024
 /** Characters of a long body counted at a time (`JsonCount` reads strings by indexOf): as quick. */
 const COUNT_SLICE_CHARS = 128 * 1024
 
-/** How long one turn of the event loop scans bodies, however many are waiting. */
+/** How long one slice scans bodies, however many are waiting. */
 const SCAN_TURN_MS = 4
 
 /** Long bodies being scanned, taken in turn a slice at a time; each says when it is done. */
 const scanning: Array<() => boolean> = []
 
 /**
- * Scan slices of the waiting bodies, in turn, for at most SCAN_TURN_MS, then yield to the rest of
- * the event loop: four bodies at once take four times as many turns, not four times as long a turn.
+ * Scan slices of the waiting bodies, in turn, the first slice in this turn of the event loop; a
+ * slice (engine/slices.ts) covers at most SCAN_TURN_MS, however many bodies are waiting: four
+ * bodies at once take four times as many turns, not four times as long a turn.
  */
-function scanTurn(): void {
-  const deadline = performance.now() + SCAN_TURN_MS
-  do {
+async function scanTurns(): Promise<void> {
+  const slice = new Slice(SCAN_TURN_MS)
+  while (scanning.length > 0) {
+    if (slice.due()) await slice.next()
     const scan = scanning.shift()!
     let finished = true
     try {
       finished = scan()
     } catch {
-      // Not expected (each step answers its own failures); a throw out of setImmediate would end the process.
+      // Not expected (each step answers its own failures).
     }
     if (!finished) scanning.push(scan)
-  } while (scanning.length > 0 && performance.now() < deadline)
-  if (scanning.length > 0) setImmediate(scanTurn)
+  }
 }
 
 /**
@@ -118,7 +120,7 @@ function parseLongBody(request: FastifyRequest, text: string, done: (error: Erro
   }
   // The first turn is this one, when no other body is waiting: a body a turn covers (a few
   // hundred kilobytes) is answered without waiting for the next.
-  if (scanning.push(step) === 1) scanTurn()
+  if (scanning.push(step) === 1) void scanTurns()
 }
 
 /** A long body refused: done, and its step with it. */

@@ -13,6 +13,7 @@ import { isUtf8 } from 'node:buffer'
 import secureJson from 'secure-json-parse'
 import { jsonSyntaxProblem } from '../config/json-syntax.js'
 import { jsonNestsDeeper } from '../engine/index.js'
+import { Slice } from '../engine/slices.js'
 import { BadRequest, MESSAGES, PayloadTooLarge } from '../errors.js'
 import { MAX_BODY_DEPTH } from '../plugins/body.js'
 
@@ -217,15 +218,12 @@ export class NdjsonReader {
 
   /** The first line that is not empty (or undefined at the end); the lines before it are skipped. */
   async first(): Promise<Line | undefined> {
-    let sliceStart = performance.now()
+    const slice = new Slice()
     for (;;) {
       while (this.#held.length === 0) {
         // Megabytes of blank lines before the header are read in slices too.
-        if (performance.now() - sliceStart >= SLICE_MS) {
-          await turn()
-          sliceStart = performance.now()
-        }
-        const lines = await this.#read()
+        if (slice.due()) await slice.next()
+        const lines = await slice.wait(this.#read())
         if (lines === undefined) return undefined
         this.#held = lines
       }
@@ -392,8 +390,6 @@ export class ClientGone extends Error {
   }
 }
 
-/** Time (ms) one slice of answering may run before the event loop gets a turn. */
-export const SLICE_MS = 8
 /** Lines (blank ones included) one slice may take, however fast they go. */
 export const SLICE_LINES = 1024
 /** Bytes of lines after which the clock is read, whatever the count. */
@@ -417,14 +413,12 @@ function pending(number: number, answered: string | Promise<string>): Pending {
 
 const STOPPED = Symbol('stopped')
 
-const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
-
 /**
  * The answers to `batches`, in input order, a string per batch, per slice or per wait. A line that
  * evaluates synchronously is answered at once; asynchronous answers run up to `concurrency` at a
- * time. However many lines a chunk brings, the work runs in slices of at most SLICE_MS and
- * SLICE_LINES, the event loop getting a turn (setImmediate) between two, so other requests are
- * served meanwhile. Ending the generator early (the reader left) stops reading and evaluating;
+ * time. However many lines a chunk brings, the work runs in slices (engine/slices.ts) of at most
+ * SLICE_MS and SLICE_LINES, the event loop getting a turn between two, so other requests are
+ * served meanwhile (and, while they wait, most of the loop). Ending the generator early (the reader left) stops reading and evaluating;
  * so does `answering.signal`, at once, even while a read or an answer is awaited.
  */
 export async function * answerLines(batches: AsyncIterable<readonly Line[]>, answering: Answering): AsyncGenerator<string> {
@@ -439,7 +433,9 @@ export async function * answerLines(batches: AsyncIterable<readonly Line[]>, ans
         if (signal.aborted) resolve(STOPPED)
         else signal.addEventListener('abort', () => resolve(STOPPED), { once: true })
       })
-  const until = <T>(promise: Promise<T>): Promise<T | typeof STOPPED> => (stopped === undefined ? promise : Promise.race([promise, stopped]))
+  // Time spent waiting (for a read, for an answer, for the reader to take what was yielded) is not the slice's.
+  const slice = new Slice()
+  const until = <T>(promise: Promise<T>): Promise<T | typeof STOPPED> => slice.wait<T | typeof STOPPED>(stopped === undefined ? promise : Promise.race([promise, stopped]))
   const answer = (line: Line): string | Promise<string> => {
     try {
       const answered = answering.evaluate(parseLine(line, answering.maxLineBytes), line.number)
@@ -455,7 +451,9 @@ export async function * answerLines(batches: AsyncIterable<readonly Line[]>, ans
       const head = queue[0]!
       if (head.text === undefined) {
         if (out !== '') {
+          slice.pause()
           yield out
+          slice.resume()
           out = ''
         }
         if ((await until(head.settled!)) === STOPPED) return false
@@ -468,7 +466,6 @@ export async function * answerLines(batches: AsyncIterable<readonly Line[]>, ans
   const iterator = batches[Symbol.asyncIterator]()
   let reading = false
   let finished = false
-  let sliceStart = performance.now()
   let sliceLines = 0
   let sliceBytes = 0
   try {
@@ -488,16 +485,17 @@ export async function * answerLines(batches: AsyncIterable<readonly Line[]>, ans
         sliceBytes += line.bytes
         if (!due && ((sliceLines & 7) === 0 || sliceBytes >= CHECK_BYTES)) {
           sliceBytes = 0
-          due = performance.now() - sliceStart >= SLICE_MS
+          due = slice.due()
         }
         if (due) {
           while (queue.length > 0 && queue[0]!.text !== undefined) out += queue.shift()!.text
           if (out !== '') {
+            slice.pause()
             yield out
+            slice.resume()
             out = ''
           }
-          await turn()
-          sliceStart = performance.now()
+          await slice.next()
           sliceLines = 1
           sliceBytes = 0
         }
@@ -522,7 +520,9 @@ export async function * answerLines(batches: AsyncIterable<readonly Line[]>, ans
       // What is ready goes out with the batch; what is still running waits for the next one.
       while (queue.length > 0 && queue[0]!.text !== undefined) out += queue.shift()!.text
       if (out !== '') {
+        slice.pause()
         yield out
+        slice.resume()
         out = ''
       }
     }

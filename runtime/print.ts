@@ -5,8 +5,8 @@
 // are printed by JSON.stringify itself, which is fast and exact, so nothing of JSON's escaping or
 // number printing is written again. Used for outputs the engine counted as large
 // (engine/budget.ts LARGE_OUTPUT_BYTES); smaller ones are printed in one JSON.stringify as before.
-import { setImmediate as nextTurn } from 'node:timers/promises'
 import { MAX_OUTPUT_DEPTH, weighUpTo } from '../engine/index.js'
+import { Slice } from '../engine/slices.js'
 
 /** How long one slice prints before it yields to the event loop. */
 export const PRINT_SLICE_MS = 4
@@ -87,13 +87,12 @@ export async function printSliced(value: unknown, sliceMs = PRINT_SLICE_MS, runW
 
   const top = member(value, '')
   if (top !== OPENED) return top
-  let sliceStart = performance.now()
+  const slice = new Slice(sliceMs)
   while (stack.length > 0) {
-    if (performance.now() - sliceStart > sliceMs) {
+    if (slice.due()) {
       chunks.push(parts.join(''))
       parts = []
-      await nextTurn()
-      sliceStart = performance.now()
+      await slice.next()
     }
     const frame = stack[stack.length - 1]!
     if (frame.index >= frame.length) {
@@ -110,7 +109,7 @@ export async function printSliced(value: unknown, sliceMs = PRINT_SLICE_MS, runW
   // Joining is a copy of the whole text (10–20 ms for 10 MB): a turn of its own, apart from what
   // the caller does with the text next (encoding it onto a socket is about as long again).
   const text = chunks.join('')
-  await nextTurn()
+  await slice.next()
   return text
 
   /** The next members of an array: a run of light ones in one JSON.stringify, or one heavy one. */

@@ -4,6 +4,7 @@
 //   const request = createRequest({ redirect: 'follow', allowHeaders: [] })
 //   const mapper = new Mapper({ mappings }, { plugins: { request } })
 import type { EvaluationContext, Plugin } from '../../engine/index.js'
+import { admitStart } from '../../engine/slices.js'
 import { redactUrl } from '../../runtime/redact.js'
 import { sharedAgent } from './agent.js'
 import { readBody, ResponseTooLargeError, type BodyBytes } from './body.js'
@@ -51,6 +52,12 @@ export function createRequest(config: RequestConfig = {}): Plugin {
     refuseProtocol(url, policy.allowedProtocols)
     const headers = forwardedHeaders(call.headers, policy.allowHeaders)
 
+    // Calls start a few dozen per turn of the event loop (engine/slices.ts): an `each` over a
+    // thousand items starts its calls over many turns, and a run that stopped meanwhile (its budget
+    // tripped, its client left) never starts the ones still waiting: the deadline, made from the
+    // aborted signal, refuses to send.
+    const admitted = admitStart()
+    if (admitted !== undefined) await admitted
     const deadline = new Deadline(policy.timeoutMs, url.href, context.signal)
     try {
       if (policy.checkUrl !== undefined) await deadline.race(policy.checkUrl(url.href))

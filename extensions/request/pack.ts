@@ -15,15 +15,12 @@
 // rules (`measure`), and the main thread notes it on the container it assembled (`noteSize`): the
 // engine's output budgets then count a large body written by reference without walking it again.
 import { deserialize, serialize } from 'node:v8'
-import { setImmediate as nextTurn } from 'node:timers/promises'
 import { measure, noteSize, parsePointer, weighUpTo, type Size } from '../../engine/index.js'
+import { Slice } from '../../engine/slices.js'
 import { setMember } from './record.js'
 
 /** The estimated weight of one batch: about 128 KiB of serialized data, a few ms to deserialize. */
 export const BATCH_WEIGHT = 128 * 1024
-
-/** How long the main thread assembles before it yields. */
-const SLICE_MS = 8
 
 const OPEN_OBJECT = 1
 const OPEN_ARRAY = 2
@@ -153,12 +150,11 @@ function attach(container: object, key: string | number, member: unknown): void 
 export async function unpack(batches: readonly Uint8Array[], check: () => void): Promise<unknown> {
   const containers: object[] = []
   let root: unknown
-  let sliceStart = performance.now()
+  const slice = new Slice()
   for (const batch of batches) {
-    if (performance.now() - sliceStart > SLICE_MS) {
-      await nextTurn()
+    if (slice.due()) {
+      await slice.next()
       check()
-      sliceStart = performance.now()
     }
     const entries = deserialize(batch) as unknown[]
     for (let i = 0; i < entries.length; i += 4) {

@@ -1,0 +1,149 @@
+// Work on the main thread that grows with a caller's input runs in slices, with turns of the event
+// loop between them (docs/reliability.md). This module is the one scheduler of those slices, for
+// every kind of such work: a stream's lines, a long body's scan, a large output's print, a large
+// upstream body's assembly, upstream calls starting. Two rules:
+//
+// 1. A slice runs at most SLICE_MS (or what its caller asks), then the loop gets a turn.
+// 2. While other requests are waiting (several arrived during the slice: the server reports each
+//    arrival, `noteArrival`), sliced work as a whole takes at most SHARE of the loop's time: after
+//    a slice it waits, with a timer, long enough for the rest of the loop to have the other part,
+//    and stops waiting early once a short stretch passes with no arrival. With nothing else
+//    waiting it runs back to back: a stream alone goes at full speed, a stream beside a steady
+//    load of interactive requests at a tenth. (Time is not the signal: a stream's own socket
+//    reads and writes run outside its slices too.)
+//
+// Fairness is per process, not per piece of work: sixty streams share one tenth, they do not each
+// take one.
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises'
+
+/** Time (ms) a slice may run before the event loop gets a turn. */
+export const SLICE_MS = 8
+
+/** The part of the loop's time sliced work takes while other work is waiting. */
+export const SHARE = 0.1
+
+/** Requests arriving in the turn after a slice that say others are waiting (/health polled every 10 ms is not a load). */
+const BUSY_ARRIVALS = 2
+
+/** While waiting for the rest of the share: a stretch (ms) with no arrival ends the wait early. */
+const QUIET_MS = 2
+
+/** Requests the server has received, process-wide (`noteArrival`). */
+let arrivals = 0
+/** Whether the latest turn after a slice found others waiting. */
+let contended = false
+/** While contended: the earliest time the next slice may start. */
+let nextSliceAt = -Infinity
+
+/** The server received a request (its 'request' event): the signal that others want the loop. */
+export function noteArrival(): void {
+  arrivals++
+}
+
+/**
+ * One piece of sliced work: `due()` says when its slice has run its time, `next()` ends the slice
+ * and resolves when the next one may start.
+ */
+export class Slice {
+  /** When the slice (or its latest stretch since a wait) began. */
+  #start = performance.now()
+  /** Time the slice ran before its latest wait. */
+  #ran = 0
+
+  constructor(readonly ms: number = SLICE_MS) {}
+
+  /** Main-thread time (ms) the current slice has run: its stretches, not the waits between them. */
+  elapsed(): number {
+    return this.#ran + performance.now() - this.#start
+  }
+
+  /** Whether the current slice has run its time. */
+  due(): boolean {
+    return this.elapsed() >= this.ms
+  }
+
+  /** The work waits for something outside the thread (a read, a write, an answer): the wait is not the slice's time. */
+  pause(): void {
+    this.#ran += performance.now() - this.#start
+  }
+
+  /** The work goes on after a wait (`pause`). */
+  resume(): void {
+    this.#start = performance.now()
+  }
+
+  /** `promise`, awaited as a wait (`pause`, `resume`). */
+  async wait<T>(promise: Promise<T>): Promise<T> {
+    this.pause()
+    try {
+      return await promise
+    } finally {
+      this.resume()
+    }
+  }
+
+  /** End the slice: give the loop a turn (and, while others wait, the rest of their share); a new slice starts on return. */
+  async next(): Promise<void> {
+    const end = performance.now()
+    const ran = this.#ran + end - this.#start
+    const before = arrivals
+    await nextTurn()
+    contended = arrivals - before >= BUSY_ARRIVALS || (contended && arrivals !== before)
+    if (contended) {
+      nextSliceAt = Math.max(nextSliceAt, end) + (ran * (1 - SHARE)) / SHARE
+      for (let now = performance.now(); now + 1 <= nextSliceAt; now = performance.now()) {
+        const seen = arrivals
+        await sleep(Math.min(QUIET_MS, nextSliceAt - now))
+        if (arrivals === seen) {
+          // Nobody came: the loop is free again.
+          contended = false
+          nextSliceAt = -Infinity
+          break
+        }
+      }
+    }
+    this.#ran = 0
+    this.#start = performance.now()
+  }
+}
+
+/** Upstream calls that may start in one turn of the event loop, process-wide. */
+export const STARTS_PER_TURN = 64
+
+let startsThisTurn = 0
+let startsReset = false
+const waitingStarts: Array<() => void> = []
+
+function nextStartTurn(): void {
+  startsThisTurn = 0
+  let admitted = 0
+  while (waitingStarts.length > 0 && admitted < STARTS_PER_TURN) {
+    waitingStarts.shift()!()
+    admitted++
+  }
+  startsThisTurn = admitted
+  if (waitingStarts.length > 0) setImmediate(nextStartTurn)
+  else startsReset = false
+}
+
+/**
+ * Admission for something that starts work outside the loop's control (an upstream call): at
+ * most STARTS_PER_TURN start in one turn, the rest wait for later turns, in order. An `each` over
+ * a thousand items starts its calls over many turns, and a run that stops meanwhile (its budget
+ * tripped, its client left) never starts the ones still waiting. Undefined when admitted at once.
+ */
+export function admitStart(): Promise<void> | undefined {
+  if (waitingStarts.length === 0 && startsThisTurn < STARTS_PER_TURN) {
+    startsThisTurn++
+    if (!startsReset) {
+      startsReset = true
+      setImmediate(nextStartTurn)
+    }
+    return undefined
+  }
+  if (!startsReset) {
+    startsReset = true
+    setImmediate(nextStartTurn)
+  }
+  return new Promise((resolve) => waitingStarts.push(resolve))
+}

@@ -1,0 +1,107 @@
+// The one scheduler of sliced main-thread work (engine/slices.ts): a slice ends when its time is
+// up; with nothing else waiting the next one starts after a single turn of the loop; with other
+// requests arriving, sliced work as a whole keeps to its share of the loop (it waits, on a timer,
+// for the rest, and stops waiting once requests stop arriving); and upstream calls start at most STARTS_PER_TURN in a turn, in order.
+import t from 'tap'
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import { admitStart, noteArrival, SHARE, Slice, STARTS_PER_TURN } from '../engine/slices.js'
+
+function spin(ms: number): void {
+  const until = performance.now() + ms
+  while (performance.now() < until);
+}
+
+t.test('a slice is due once its time has run', async (t) => {
+  const slice = new Slice(5)
+  t.notOk(slice.due(), 'a fresh slice is not due')
+  spin(6)
+  t.ok(slice.due(), 'due after its time')
+  await slice.next()
+  t.notOk(slice.due(), 'the next slice starts fresh')
+})
+
+t.test('alone, the next slice starts after one turn of the loop, not a timer', async (t) => {
+  const slice = new Slice(2)
+  let timerFired = false
+  const timer = setTimeout(() => {
+    timerFired = true
+  }, 50)
+  for (let i = 0; i < 5; i++) {
+    spin(2)
+    await slice.next()
+  }
+  clearTimeout(timer)
+  t.notOk(timerFired, 'five slices ran without waiting for a 50 ms timer')
+})
+
+t.test('with other requests arriving, the next slice waits for the rest of the share', async (t) => {
+  const slice = new Slice(4)
+  spin(4)
+  // Requests that arrived while the slice ran, and more arriving all along: a steady load.
+  setImmediate(() => {
+    noteArrival()
+    noteArrival()
+  })
+  const load = setInterval(noteArrival, 1)
+  const ended = performance.now()
+  await slice.next()
+  const waited = performance.now() - ended
+  // The slice ran about 4 ms; its share is SHARE of the loop, so the rest (4 × 9 ms) goes to others.
+  t.ok(waited >= 4 * ((1 - SHARE) / SHARE) * 0.9, `waited ${waited.toFixed(1)} ms, at least the rest of the share`)
+  const other = new Slice(4)
+  spin(4)
+  const second = performance.now()
+  await other.next()
+  t.ok(performance.now() - second >= 4 * ((1 - SHARE) / SHARE) * 0.9, 'and again for the next slice (of any sliced work) while requests keep arriving')
+  clearInterval(load)
+})
+
+t.test('a quiet stretch ends the wait: the loop is free again', async (t) => {
+  const slice = new Slice(4)
+  spin(4)
+  setImmediate(() => {
+    noteArrival()
+    noteArrival()
+  })
+  let shareOver = false
+  const timer = setTimeout(() => {
+    shareOver = true
+  }, 4 * ((1 - SHARE) / SHARE))
+  await slice.next()
+  t.notOk(shareOver, 'no arrival during the wait: the next slice starts before the rest of the share is over')
+  clearTimeout(timer)
+  // And the next slice is not held at all.
+  let timerFired = false
+  const later = setTimeout(() => {
+    timerFired = true
+  }, 20)
+  spin(4)
+  await slice.next()
+  t.notOk(timerFired, 'alone again: after one turn')
+  clearTimeout(later)
+})
+
+t.test('upstream calls start at most STARTS_PER_TURN in a turn, in order', async (t) => {
+  await nextTurn()
+  await nextTurn()
+  const order: number[] = []
+  const waiting: Array<Promise<void>> = []
+  let atOnce = 0
+  for (let i = 0; i < STARTS_PER_TURN * 3 + 5; i++) {
+    const admitted = admitStart()
+    if (admitted === undefined) {
+      atOnce++
+      order.push(i)
+    } else {
+      waiting.push(admitted.then(() => {
+        order.push(i)
+      }))
+    }
+  }
+  t.equal(atOnce, STARTS_PER_TURN, 'this turn admits STARTS_PER_TURN at once')
+  await nextTurn()
+  await Promise.resolve()
+  t.equal(order.length, STARTS_PER_TURN * 2, 'the next turn admits as many again')
+  await Promise.all(waiting)
+  t.same(order, Array.from({ length: STARTS_PER_TURN * 3 + 5 }, (_, i) => i), 'every call started, in the order it asked')
+})
