@@ -2,7 +2,7 @@
 // key order (code, message, extra, requestId), the requestId echoing X-Request-Id, Allow on 405,
 // WWW-Authenticate on 401, and 5xx detail hidden under `errorDetail: minimal`, shown under `full`.
 import t from 'tap'
-import type { InjectOptions } from 'fastify'
+import type { FastifyInstance, InjectOptions } from 'fastify'
 import type { BuildConfig } from '../server.js'
 import { createRequest } from '../extensions/request/index.js'
 import { stockExtensions } from '../extensions/stock.js'
@@ -10,7 +10,7 @@ import { shapeError } from '../plugins/errors.js'
 
 /** The stock surface with the upstreams of these tests (on 127.0.0.1) allowed. */
 const LOOPBACK_ALLOWED = stockExtensions({ REQUEST_ALLOW_HOSTS: '127.0.0.1' })
-import { ECHO, GENERATED_ID, JSON_TYPE, SECRET, STRICT, bearer, call, refusingOrigin, serve, token, upstream } from './http-support.js'
+import { ECHO, GENERATED_ID, JSON_TYPE, SECRET, STRICT, bearer, call, refusingOrigin, serve, shared, token, upstream } from './http-support.js'
 
 interface Expected {
   readonly status: number
@@ -29,8 +29,20 @@ interface Row extends Expected {
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
+/**
+ * One server per build object, shared by every row and test that names the same object (a build
+ * costs a few hundred milliseconds); no request here leaves anything behind for the next. Closed
+ * when the file ends.
+ */
+const servers = new Map<BuildConfig | undefined, () => Promise<FastifyInstance>>()
+function serverFor(build: BuildConfig | undefined): Promise<FastifyInstance> {
+  let server = servers.get(build)
+  if (server === undefined) servers.set(build, (server = shared(t, build)))
+  return server()
+}
+
 async function expectError(t: Tap, build: BuildConfig | undefined, request: InjectOptions, expected: Expected): Promise<void> {
-  const app = await serve(t, build)
+  const app = await serverFor(build)
   const response = await call(app, request)
   t.equal(response.statusCode, expected.status, 'status')
   t.equal(response.headers['content-type'], JSON_TYPE)
@@ -48,6 +60,10 @@ const HIDDEN = 'An unexpected error occurred'
 const ISSUER = 'https://issuer.test'
 const AUDIENCE = 'mapper'
 const AUTH = { secret: SECRET, issuer: ISSUER, audience: AUDIENCE }
+/** The builds several rows and tests share (one server each). */
+const AUTHENTICATED: BuildConfig = { options: { auth: AUTH } }
+const EXPLICIT: BuildConfig = { options: { map: { explicit: true } } }
+const PROMOTING: BuildConfig = { mappings: [STRICT], options: { map: { invalidStatus: 422 } } }
 const signed = { iss: ISSUER, aud: AUDIENCE }
 const now = Math.floor(Date.now() / 1000)
 const withToken = (value: string): Record<string, string> => ({ authorization: `Bearer ${value}` })
@@ -88,7 +104,7 @@ const ROWS: Row[] = [
   },
   {
     row: '401 Unauthorized: Missing bearer token',
-    build: { options: { auth: AUTH } },
+    build: AUTHENTICATED,
     request: mapEcho,
     status: 401,
     code: 'Unauthorized',
@@ -97,7 +113,7 @@ const ROWS: Row[] = [
   },
   {
     row: '401 Unauthorized: Malformed token',
-    build: { options: { auth: AUTH } },
+    build: AUTHENTICATED,
     request: { ...mapEcho, headers: withToken('not-a-jwt') },
     status: 401,
     code: 'Unauthorized',
@@ -106,7 +122,7 @@ const ROWS: Row[] = [
   },
   {
     row: '401 Unauthorized: Invalid token signature',
-    build: { options: { auth: AUTH } },
+    build: AUTHENTICATED,
     request: { ...mapEcho, headers: bearer({}, { ...signed, key: 'another-secret-that-is-long-enough-0123456789' }) },
     status: 401,
     code: 'Unauthorized',
@@ -115,7 +131,7 @@ const ROWS: Row[] = [
   },
   {
     row: '401 Unauthorized: Unsupported algorithm (outside the allowlist)',
-    build: { options: { auth: AUTH } },
+    build: AUTHENTICATED,
     request: { ...mapEcho, headers: bearer({}, { ...signed, algorithm: 'HS384' }) },
     status: 401,
     code: 'Unauthorized',
@@ -124,7 +140,7 @@ const ROWS: Row[] = [
   },
   {
     row: '401 Unauthorized: Unsupported algorithm (alg none)',
-    build: { options: { auth: AUTH } },
+    build: AUTHENTICATED,
     request: { ...mapEcho, headers: bearer({}, { ...signed, algorithm: 'none' }) },
     status: 401,
     code: 'Unauthorized',
@@ -133,7 +149,7 @@ const ROWS: Row[] = [
   },
   {
     row: '401 Unauthorized: Token expired',
-    build: { options: { auth: AUTH } },
+    build: AUTHENTICATED,
     request: { ...mapEcho, headers: bearer({ exp: now - 600 }, signed) },
     status: 401,
     code: 'Unauthorized',
@@ -142,7 +158,7 @@ const ROWS: Row[] = [
   },
   {
     row: '401 Unauthorized: Token not yet valid',
-    build: { options: { auth: AUTH } },
+    build: AUTHENTICATED,
     request: { ...mapEcho, headers: bearer({ nbf: now + 3600 }, signed) },
     status: 401,
     code: 'Unauthorized',
@@ -151,7 +167,7 @@ const ROWS: Row[] = [
   },
   {
     row: '401 Unauthorized: Invalid issuer',
-    build: { options: { auth: AUTH } },
+    build: AUTHENTICATED,
     request: { ...mapEcho, headers: bearer({}, { ...signed, iss: 'https://elsewhere.test' }) },
     status: 401,
     code: 'Unauthorized',
@@ -160,7 +176,7 @@ const ROWS: Row[] = [
   },
   {
     row: '401 Unauthorized: Invalid audience',
-    build: { options: { auth: AUTH } },
+    build: AUTHENTICATED,
     request: { ...mapEcho, headers: bearer({}, { ...signed, aud: 'someone-else' }) },
     status: 401,
     code: 'Unauthorized',
@@ -244,7 +260,7 @@ const ROWS: Row[] = [
   },
   {
     row: '422 InvalidMappingDocument: with the report',
-    build: { options: { map: { explicit: true } } },
+    build: EXPLICIT,
     request: { method: 'POST', url: '/map', payload: { mapping: { mapping: { '/v': { source: '/v', as: 'integer' } } } } },
     status: 422,
     code: 'InvalidMappingDocument',
@@ -253,7 +269,7 @@ const ROWS: Row[] = [
   },
   {
     row: '422 ValidationError: invalidStatus 422, with errors',
-    build: { mappings: [STRICT], options: { map: { invalidStatus: 422 } } },
+    build: PROMOTING,
     request: { method: 'POST', url: '/map', payload: { mapping: 'strict', input: { name: 42 } } },
     status: 422,
     code: 'ValidationError',
@@ -308,7 +324,7 @@ for (const { row, build, request, ...expected } of ROWS) {
 }
 
 t.test('422 InvalidMappingDocument: the report is the full validation report', async (t) => {
-  const app = await serve(t, { options: { map: { explicit: true } } })
+  const app = await serverFor(EXPLICIT)
   const response = await call(app, { method: 'POST', url: '/map', payload: { mapping: { mapping: { '/v': { source: '/v', as: 'integer' } } } } })
   t.same(response.data.report, {
     valid: false,
@@ -320,7 +336,7 @@ t.test('422 InvalidMappingDocument: the report is the full validation report', a
 t.test('ValidationError: errors are the evaluation errors of the envelope', async (t) => {
   const plain = await serve(t, { mappings: [STRICT] })
   const envelope = (await call(plain, { method: 'POST', url: '/map', payload: { mapping: 'strict', input: { name: 42 } } })).data
-  const promoting = await serve(t, { mappings: [STRICT], options: { map: { invalidStatus: 422 } } })
+  const promoting = await serverFor(PROMOTING)
   const refused = (await call(promoting, { method: 'POST', url: '/map', payload: { mapping: 'strict', input: { name: 42 } } })).data
   t.equal(envelope.valid, false)
   t.ok(envelope.errors.length > 0)
@@ -343,7 +359,7 @@ t.test('422 RedirectRefused: the plugin message and the raw Location', async (t)
     message: `Redirect refused: ${up.origin}/article responded 301 to /article/`,
     extra: ['location'],
   })
-  const app = await serve(t, build)
+  const app = await serverFor(build)
   const response = await call(app, { method: 'POST', url: '/map', payload: { mapping: 'fetching', input: {} } })
   t.equal(response.data.location, '/article/')
   t.same(up.hits.slice(-1), ['GET /article'], 'the redirect was not followed')
@@ -406,7 +422,7 @@ t.test('every error response carries X-Request-Id and no-store, also with a trus
 })
 
 t.test('a valid token passes every check the 401 rows fail', async (t) => {
-  const app = await serve(t, { options: { auth: AUTH } })
+  const app = await serverFor(AUTHENTICATED)
   const response = await call(app, { ...mapEcho, headers: withToken(token({ sub: 'alice' }, signed)) })
   t.equal(response.statusCode, 200)
   t.same(response.data, { echo: { a: 1 }, valid: true, errors: [] })

@@ -5,12 +5,70 @@
 import net from 'node:net'
 import t from 'tap'
 import type { EvaluationContext } from '../engine/index.js'
-import { ECHO, GREETINGS, SECRET, STRICT, bearer, call, originOf, serve, settlesWithin } from './http-support.js'
+import { ECHO, GREETINGS, SECRET, STRICT, bearer, call, originOf, serve, settlesWithin, shared } from './http-support.js'
 
 const map = (payload: unknown) => ({ method: 'POST' as const, url: '/map', payload: payload as object })
 
+// Tests that need the same options share one server (a build costs a few hundred milliseconds, a
+// worker pool for explicit documents a second more); none of them leaves anything a later one could
+// see (the explicit form registers nothing, as one of them asserts). A test whose options are its
+// own builds its own server.
+
+/** An input-less mapping: constants, defaults and initializers still apply. */
+const ABSENT = { $id: 'absent', mapping: { '/c': { constant: 1 }, '/d': { source: '/x', default: 'z' }, '/e': { init: 'stamp' }, '/f': '/x' } }
+/** The registered form, explicit form off (the default). */
+const registered = shared(t, { mappings: [ECHO, GREETINGS, STRICT, ABSENT], extensions: { initializers: { stamp: () => 'stamped' } } })
+/** The explicit form on, its documents evaluated in worker threads (the default isolation). */
+const explicit = shared(t, { mappings: [ECHO], options: { map: { explicit: true } } })
+/** invalidStatus 422, explicit form on. */
+const promoting = shared(t, { mappings: [STRICT, { $id: 'needs', mapping: { '/a': { source: '/a', required: true } } }], options: { map: { invalidStatus: 422, explicit: true } } })
+
+/** Yields, so that concurrent evaluations interleave. */
+const pause = async (_options: unknown, value: unknown): Promise<unknown> => {
+  await new Promise((resolve) => setImmediate(resolve))
+  return value
+}
+const explode = (): never => {
+  throw new Error('kaboom')
+}
+const BOOM = { $id: 'boom', mapping: { '/x': { source: '/a', transform: 'explode' } } }
+/** What `look` saw of context.identity, request by request. */
+const identities: unknown[] = []
+const look = async (_options: unknown, value: unknown, context: EvaluationContext): Promise<unknown> => {
+  identities.push(context.identity)
+  return value
+}
+const LOOKING = { $id: 'looking', mapping: { '/v': { constant: 1, look: {} } } }
+/** `hold` hands its context to the test that asked (it resolves when the test says). */
+const holding: Array<(context: EvaluationContext, done: () => void) => void> = []
+const hold = (_options: unknown, value: unknown, context: EvaluationContext): Promise<unknown> =>
+  new Promise((resolve) => holding.shift()?.(context, () => resolve(value)))
+/** What `settle` saw of context.signal once a turn had passed. */
+const settled: boolean[] = []
+const settle = async (_options: unknown, value: unknown, context: EvaluationContext): Promise<unknown> => {
+  await new Promise((resolve) => setImmediate(resolve))
+  settled.push(context.signal?.aborted ?? true)
+  return value
+}
+/** Extensions given as functions run inline (isolation.test.ts covers workers); listening on 127.0.0.1. */
+const inline = shared(
+  t,
+  {
+    mappings: [
+      ECHO,
+      BOOM,
+      LOOKING,
+      { $id: 'held', mapping: { '/v': { constant: 1, hold: {} } } },
+      { $id: 'settling', mapping: { '/v': { constant: 1, settle: {} } } },
+    ],
+    extensions: { plugins: { pause, look, hold, settle }, transformers: { explode } },
+    options: { map: { explicit: true }, isolation: false },
+  },
+  { listen: true }
+)
+
 t.test('registered form: 200 with the envelope, output keys first', async (t) => {
-  const app = await serve(t, { mappings: [ECHO, GREETINGS] })
+  const app = await registered()
   const echo = await call(app, map({ mapping: 'echo', input: { hello: 'world' } }))
   t.equal(echo.statusCode, 200)
   t.equal(echo.body, '{"echo":{"hello":"world"},"valid":true,"errors":[]}')
@@ -19,7 +77,7 @@ t.test('registered form: 200 with the envelope, output keys first', async (t) =>
 })
 
 t.test('registered form: prototype members and unknown ids are 404', async (t) => {
-  const app = await serve(t)
+  const app = await registered()
   for (const id of ['__proto__', 'toString', 'constructor', 'hasOwnProperty', 'valueOf', '', 'greetings', 'nope']) {
     const response = await call(app, map({ mapping: id, input: {} }))
     t.equal(response.statusCode, 404, JSON.stringify(id))
@@ -29,7 +87,7 @@ t.test('registered form: prototype members and unknown ids are 404', async (t) =
 })
 
 t.test('mapping missing, or neither a string nor a plain object: 400', async (t) => {
-  const app = await serve(t, { options: { map: { explicit: true } } })
+  const app = await explicit()
   const bodies: unknown[] = [{}, { input: {} }, { mapping: 42 }, { mapping: null }, { mapping: true }, { mapping: ['echo'] }, [{ mapping: 'echo' }], 'echo', 7, null]
   for (const body of bodies) {
     const response = await call(app, { method: 'POST', url: '/map', payload: JSON.stringify(body) })
@@ -40,7 +98,7 @@ t.test('mapping missing, or neither a string nor a plain object: 400', async (t)
 })
 
 t.test('valid: false is data at 200 by default', async (t) => {
-  const app = await serve(t, { mappings: [STRICT] })
+  const app = await registered()
   const response = await call(app, map({ mapping: 'strict', input: { name: 42 } }))
   t.equal(response.statusCode, 200)
   t.equal(response.data.valid, false)
@@ -49,7 +107,7 @@ t.test('valid: false is data at 200 by default', async (t) => {
 })
 
 t.test('invalidStatus promotes valid: false to ValidationError with errors; valid results stay 200', async (t) => {
-  const app = await serve(t, { mappings: [STRICT], options: { map: { invalidStatus: 422, explicit: true } } })
+  const app = await promoting()
   const refused = await call(app, map({ mapping: 'strict', input: { name: 42 } }))
   t.equal(refused.statusCode, 422)
   t.equal(refused.data.code, 'ValidationError')
@@ -65,8 +123,7 @@ t.test('invalidStatus promotes valid: false to ValidationError with errors; vali
 })
 
 t.test('input absent: every read is undefined, constants, initializers and defaults still apply', async (t) => {
-  const absent = { $id: 'absent', mapping: { '/c': { constant: 1 }, '/d': { source: '/x', default: 'z' }, '/e': { init: 'stamp' }, '/f': '/x' } }
-  const app = await serve(t, { mappings: [ECHO, absent], extensions: { initializers: { stamp: () => 'stamped' } } })
+  const app = await registered()
   t.same((await call(app, map({ mapping: 'absent' }))).data, { c: 1, d: 'z', e: 'stamped', valid: true, errors: [] })
   const echo = await call(app, map({ mapping: 'echo' }))
   t.equal(echo.statusCode, 200)
@@ -74,7 +131,7 @@ t.test('input absent: every read is undefined, constants, initializers and defau
 })
 
 t.test('explicit form disabled: 403 Forbidden for every document shape', async (t) => {
-  const app = await serve(t, { mappings: [ECHO] })
+  const app = await registered()
   for (const mapping of [GREETINGS, { mapping: { '/text': '/message' } }, { '/text': '/message' }, {}]) {
     const response = await call(app, map({ mapping, input: { message: 'hi' } }))
     t.equal(response.statusCode, 403)
@@ -83,7 +140,7 @@ t.test('explicit form disabled: 403 Forbidden for every document shape', async (
 })
 
 t.test('explicit form enabled: a compound document, a single descriptor, a bare pairing map', async (t) => {
-  const app = await serve(t, { options: { map: { explicit: true } } })
+  const app = await explicit()
   t.same((await call(app, map({ mapping: GREETINGS, input: { message: 'hello' } }))).data, { text: 'hello', valid: true, errors: [] })
   t.same((await call(app, map({ mapping: { mapping: { '/text': '/message' } }, input: { message: 'hi' } }))).data, { text: 'hi', valid: true, errors: [] })
   t.same((await call(app, map({ mapping: { '/text': '/message' }, input: { message: 'hi' } }))).data, { text: 'hi', valid: true, errors: [] })
@@ -102,7 +159,7 @@ t.test('explicit form enabled with claims: only callers holding them', async (t)
 })
 
 t.test('explicit form: an invalid document is 422 InvalidMappingDocument with the full report', async (t) => {
-  const app = await serve(t, { options: { map: { explicit: true } } })
+  const app = await explicit()
   const cases: Array<[name: string, document: unknown, errors: unknown[]]> = [
     [
       'an unknown transformer',
@@ -130,7 +187,7 @@ t.test('explicit form: an invalid document is 422 InvalidMappingDocument with th
 })
 
 t.test('explicit form: admission screens REG-6 (forbidden member ids) and DOC-6 (depth)', async (t) => {
-  const app = await serve(t, { options: { map: { explicit: true } } })
+  const app = await explicit()
   for (const id of ['__proto__', 'constructor', 'prototype']) {
     // Written as JSON text so the id is data, exactly as a client sends it.
     const payload = `{"mapping":{"mappings":{"bad":{"$id":${JSON.stringify(id)},"mapping":{"/x":"/y"}}}},"input":{"y":1}}`
@@ -158,7 +215,7 @@ t.test('explicit form: admission screens REG-6 (forbidden member ids) and DOC-6 
 })
 
 t.test('explicit form: a member shadows an installed id for that request only', async (t) => {
-  const app = await serve(t, { mappings: [ECHO], options: { map: { explicit: true } } })
+  const app = await explicit()
   const shadowing = { mappings: { echo: { $id: 'echo', mapping: { '/shadowed': '/message' } }, main: { $id: 'main', mapping: { '/inner': 'echo' } } } }
   const shadowed = await call(app, map({ mapping: shadowing, input: { message: 'hi' } }))
   t.same(shadowed.data, { inner: { shadowed: 'hi' }, valid: true, errors: [] })
@@ -169,7 +226,7 @@ t.test('explicit form: a member shadows an installed id for that request only', 
 })
 
 t.test('explicit form: nothing is registered, GET /mappings never lists a submission', async (t) => {
-  const app = await serve(t, { mappings: [ECHO], options: { map: { explicit: true } } })
+  const app = await explicit()
   const before = (await call(app, { method: 'GET', url: '/mappings' })).data
   t.equal((await call(app, map({ mapping: GREETINGS, input: { message: 'hello' } }))).statusCode, 200)
   const after = (await call(app, { method: 'GET', url: '/mappings' })).data
@@ -180,12 +237,7 @@ t.test('explicit form: nothing is registered, GET /mappings never lists a submis
 
 t.test('explicit form: 50 concurrent documents defining the same member id differently', async (t) => {
   // The plugin yields, so the evaluations interleave.
-  const pause = async (_options: unknown, value: unknown): Promise<unknown> => {
-    await new Promise((resolve) => setImmediate(resolve))
-    return value
-  }
-  // A function extension: inline (isolation.test.ts covers workers).
-  const app = await serve(t, { mappings: [ECHO], extensions: { plugins: { pause } }, options: { map: { explicit: true }, isolation: false } })
+  const app = await inline()
   const before = (await call(app, { method: 'GET', url: '/mappings' })).body
   const document = (i: number) => ({
     mappings: {
@@ -207,7 +259,7 @@ t.test('explicit form: 50 concurrent documents defining the same member id diffe
 })
 
 t.test('explicit form: compiled plans are cached unobservably, even for documents that print alike', async (t) => {
-  const app = await serve(t, { options: { map: { explicit: true } } })
+  const app = await explicit()
   // JSON.stringify prints 1e400 (Infinity) as null and -0 as 0: one must never get the other's plan.
   const send = (constant: string) => call(app, { method: 'POST', url: '/map', payload: `{"mapping":{"mapping":{"/x":{"constant":${constant},"as":"string"}}}}` })
   t.same((await send('1e400')).data, { x: 'Infinity', valid: true, errors: [] })
@@ -218,14 +270,8 @@ t.test('explicit form: compiled plans are cached unobservably, even for document
 })
 
 t.test('extension failures: a throwing transformer is 500, registered or explicit', async (t) => {
-  const transformers = {
-    explode: () => {
-      throw new Error('kaboom')
-    },
-  }
-  const boom = { $id: 'boom', mapping: { '/x': { source: '/a', transform: 'explode' } } }
-  const app = await serve(t, { mappings: [boom], extensions: { transformers }, options: { map: { explicit: true }, isolation: false } })
-  for (const mapping of ['boom', { mapping: boom.mapping }]) {
+  const app = await inline()
+  for (const mapping of ['boom', { mapping: BOOM.mapping }]) {
     const response = await call(app, map({ mapping, input: { a: 1 } }))
     t.equal(response.statusCode, 500)
     t.same(response.data, { code: 'InternalError', message: 'An unexpected error occurred', requestId: response.headers['x-request-id'] })
@@ -233,18 +279,14 @@ t.test('extension failures: a throwing transformer is 500, registered or explici
 })
 
 t.test('context.identity: the verified token payload, null when auth is off', async (t) => {
-  const seen: unknown[] = []
-  const look = async (_options: unknown, value: unknown, context: EvaluationContext): Promise<unknown> => {
-    seen.push(context.identity)
-    return value
-  }
-  const looking = { $id: 'looking', mapping: { '/v': { constant: 1, look: {} } } }
-  const open = await serve(t, { mappings: [looking], extensions: { plugins: { look } } })
+  const seen = identities.length
+  const open = await inline()
   t.equal((await call(open, map({ mapping: 'looking' }))).statusCode, 200)
-  const secured = await serve(t, { mappings: [looking], extensions: { plugins: { look } }, options: { auth: { secret: SECRET } } })
+  const secured = await serve(t, { mappings: [LOOKING], extensions: { plugins: { look } }, options: { auth: { secret: SECRET } } })
   t.equal((await call(secured, { ...map({ mapping: 'looking' }), headers: bearer({ sub: 'alice', role: 'admin' }) })).statusCode, 200)
-  t.equal(seen[0], null)
-  t.match(seen[1], { sub: 'alice', role: 'admin' })
+  t.equal(identities.length, seen + 2)
+  t.equal(identities[seen], null)
+  t.match(identities[seen + 1], { sub: 'alice', role: 'admin' })
 })
 
 t.test('context.signal: aborted when the client disconnects (real server)', async (t) => {
@@ -253,17 +295,15 @@ t.test('context.signal: aborted when the client disconnects (real server)', asyn
   let sawAbort!: () => void
   const aborted = new Promise<void>((resolve) => (sawAbort = resolve))
   const states: boolean[] = []
-  const hold = (_options: unknown, value: unknown, context: EvaluationContext): Promise<unknown> =>
-    new Promise((resolve) => {
-      states.push(context.signal?.aborted ?? true)
-      entered()
-      context.signal?.addEventListener('abort', () => {
-        sawAbort()
-        resolve(value)
-      }, { once: true })
-    })
-  const app = await serve(t, { mappings: [{ $id: 'held', mapping: { '/v': { constant: 1, hold: {} } } }], extensions: { plugins: { hold } } })
-  await app.listen({ port: 0, host: '127.0.0.1' })
+  holding.push((context, done) => {
+    states.push(context.signal?.aborted ?? true)
+    entered()
+    context.signal?.addEventListener('abort', () => {
+      sawAbort()
+      done()
+    }, { once: true })
+  })
+  const app = await inline()
   const { port } = new URL(originOf(app))
   const socket = net.connect(Number(port), '127.0.0.1')
   t.teardown(() => socket.destroy())
@@ -276,18 +316,12 @@ t.test('context.signal: aborted when the client disconnects (real server)', asyn
 })
 
 t.test('context.signal: not aborted by a request that completes normally (real server)', async (t) => {
-  const states: boolean[] = []
-  const look = async (_options: unknown, value: unknown, context: EvaluationContext): Promise<unknown> => {
-    await new Promise((resolve) => setImmediate(resolve))
-    states.push(context.signal?.aborted ?? true)
-    return value
-  }
-  const app = await serve(t, { mappings: [{ $id: 'looking', mapping: { '/v': { constant: 1, look: {} } } }], extensions: { plugins: { look } } })
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const response = await fetch(`${originOf(app)}/map`, { method: 'POST', body: JSON.stringify({ mapping: 'looking' }), signal: AbortSignal.timeout(10000) })
+  const app = await inline()
+  const before = settled.length
+  const response = await fetch(`${originOf(app)}/map`, { method: 'POST', body: JSON.stringify({ mapping: 'settling' }), signal: AbortSignal.timeout(10000) })
   t.equal(response.status, 200)
   t.same(await response.json(), { v: 1, valid: true, errors: [] })
-  t.same(states, [false])
+  t.same(settled.slice(before), [false])
 })
 
 t.test('POST /map/{id}: the registered form with the id in the path and the input in the body', async (t) => {
@@ -310,14 +344,14 @@ t.test('POST /map/{id}: the registered form with the id in the path and the inpu
 })
 
 t.test('POST /map/{id}: map.invalidStatus promotes an invalid result as POST /map does', async (t) => {
-  const app = await serve(t, { mappings: [{ $id: 'needs', mapping: { '/a': { source: '/a', required: true } } }], options: { map: { invalidStatus: 422 } } })
+  const app = await promoting()
   const refused = await call(app, { method: 'POST', url: '/map/needs', payload: { input: {} } })
   t.equal(refused.statusCode, 422)
   t.equal(refused.data.code, 'ValidationError')
 })
 
 t.test('a path parameter longer than the router takes: 414 URITooLong, never a 500', async (t) => {
-  const app = await serve(t)
+  const app = await registered()
   for (const url of [`/map/${'x'.repeat(200)}`, `/mappings/${'y'.repeat(200)}/schema`]) {
     const answer = await call(app, { method: url.startsWith('/map/') ? 'POST' : 'GET', url, payload: url.startsWith('/map/') ? { input: {} } : undefined })
     t.equal(answer.statusCode, 414, url.slice(0, 12))

@@ -31,6 +31,22 @@ export async function serve(t: Teardown, build: BuildConfig = {}): Promise<Fasti
   return app
 }
 
+/**
+ * A server shared by the tests of one file that need the same options, `serve`d when a test first
+ * asks for it and closed when the file ends (`t` is the file's root test), listening on 127.0.0.1
+ * when told. A build costs a few hundred milliseconds, and a worker pool (explicit documents,
+ * /validate of a submitted one) a second more: tests that leave nothing behind for the next one
+ * share them.
+ */
+export function shared(t: Teardown, build: BuildConfig = {}, { listen = false } = {}): () => Promise<FastifyInstance> {
+  let app: Promise<FastifyInstance> | undefined
+  return () =>
+    (app ??= serve(t, build).then(async (built) => {
+      if (listen) await built.listen({ port: 0, host: '127.0.0.1' })
+      return built
+    }))
+}
+
 /** Inject and parse: the response with its JSON body (undefined when there is none). */
 export async function call(app: FastifyInstance, options: InjectOptions): Promise<LightMyRequestResponse & { data: any }> {
   const response = await app.inject(options)
