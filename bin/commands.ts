@@ -26,7 +26,7 @@ import {
   type ValidationReport,
 } from '../engine/index.js'
 import { stockExtensions } from '../extensions/stock.js'
-import { shapeError } from '../plugins/errors.js'
+import { shapeError } from '../errors.js'
 import { answerLines, errorLine, NdjsonReader, type Answering } from '../runtime/ndjson.js'
 
 interface Io {

@@ -10,7 +10,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import type { ServiceConfig } from '../config/resolve.js'
 import { jsonMemberText, type Envelope } from '../engine/index.js'
-import { BadRequest, FIELD_MESSAGES, Forbidden, MESSAGES, ValidationError } from '../errors.js'
+import { BadRequest, FIELD_MESSAGES, Forbidden, MESSAGES, refuseInvalid } from '../errors.js'
 import { requireClaims } from '../plugins/auth.js'
 import { requireBody } from '../plugins/body.js'
 import type { MapOutcome, MapRequest } from '../runtime/evaluation.js'
@@ -51,7 +51,7 @@ export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app
     // Read once: the evaluation keeps this engine to the end of the request, though a reload may swap it.
     const outcome = evaluator.map(app.engine, asked, callerOf(request, reply))
     const answer = (settled: MapOutcome): void => {
-      if (!settled.valid && map.invalidStatus !== undefined && !asked.explain) throw new ValidationError(map.invalidStatus, [...settled.errors])
+      if (!asked.explain) refuseInvalid(settled, map.invalidStatus)
       // A string payload is sent as it is (the response schema serializes objects only).
       reply.type(JSON_TYPE).send(settled.text as unknown as Envelope)
     }

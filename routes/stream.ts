@@ -27,10 +27,9 @@ import { TypeBoxValidatorCompiler, type FastifyPluginAsyncTypebox } from '@fasti
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ServiceConfig, StreamConfig } from '../config/resolve.js'
 import { isObject } from '../engine/index.js'
-import { BadRequest, FIELD_MESSAGES, MESSAGES, StreamIdle, StreamTooLong, Unavailable, ValidationError } from '../errors.js'
+import { BadRequest, FIELD_MESSAGES, refuseInvalid, shapeError, shownMessage, StreamIdle, StreamTooLong, Unavailable } from '../errors.js'
 import { allowExplicit } from './map.js'
 import { streamingSockets } from '../plugins/client-errors.js'
-import { shapeError } from '../plugins/errors.js'
 import type { MapOutcome } from '../runtime/evaluation.js'
 import type { Caller, Evaluator } from '../runtime/evaluator.js'
 import type { ServiceMetrics } from '../runtime/metrics.js'
@@ -314,9 +313,8 @@ export const streamRoutes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = asyn
       const caller = new StreamCaller(request, stop)
       const evaluate = await evaluator.stream(engine, mapping, caller)
       const label = typeof mapping === 'string' ? mapping : EXPLICIT
-      const invalidStatus = map.invalidStatus
       const answer = (outcome: MapOutcome): string => {
-        if (!outcome.valid && invalidStatus !== undefined) throw new ValidationError(invalidStatus, [...outcome.errors])
+        refuseInvalid(outcome, map.invalidStatus)
         metrics?.streamLine(label, undefined)
         return `${outcome.text}\n`
       }
@@ -331,8 +329,7 @@ export const streamRoutes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = asyn
           const shaped = shapeError(error, maxBodyBytes)
           metrics?.streamLine(label, shaped.code)
           if (shaped.status >= 500) request.log.error({ requestId: request.requestId, line, err: error }, 'stream line failed')
-          const message = shaped.status >= 500 && errorDetail !== 'full' ? MESSAGES.hidden : shaped.message
-          return errorLine(line, shaped.status, { code: shaped.code, message, ...shaped.extra, requestId: request.requestId })
+          return errorLine(line, shaped.status, { code: shaped.code, message: shownMessage(shaped, errorDetail), ...shaped.extra, requestId: request.requestId })
         },
         signal: stop.signal,
       }

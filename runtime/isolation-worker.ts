@@ -9,7 +9,7 @@ import { BudgetExceeded, type Extensions, type Plugin } from '../engine/index.js
 import { stockExtensions } from '../extensions/stock.js'
 import { UPSTREAM_CHANNEL, type UpstreamCall } from '../extensions/request/index.js'
 import { EngineService } from './engine.js'
-import { shapeError } from '../plugins/errors.js'
+import { shapeError } from '../errors.js'
 import { evaluateRequest, validateDocument } from './evaluation.js'
 import { documentOf, parseJsonText } from './json-text.js'
 import { markStarted, type IsolatedTask, type PoolWorkerData, type TaskAnswer, type TaskFacts } from './isolation.js'

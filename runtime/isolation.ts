@@ -93,6 +93,8 @@ export type TaskAnswer =
 export class IsolatedFailure extends Error {
   override readonly name = 'IsolatedFailure'
   readonly code: string
+  /** Its answer, as the worker shaped it (errors.ts `shapeError` reads it like any declared answer). */
+  readonly responseCode: string
   readonly statusCode: number
   readonly extra: Record<string, unknown>
   readonly budget: string | undefined
@@ -100,9 +102,14 @@ export class IsolatedFailure extends Error {
   constructor(failure: ShapedFailure) {
     super(failure.message)
     this.code = failure.code
+    this.responseCode = failure.code
     this.statusCode = failure.status
     this.extra = failure.extra
     this.budget = failure.budget
+  }
+
+  get responseFields(): Record<string, unknown> {
+    return this.extra
   }
 }
 

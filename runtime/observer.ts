@@ -4,8 +4,7 @@
 import { context, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api'
 import { BudgetExceeded, type Extensions, type Prepared, type ValidationReport } from '../engine/index.js'
 import type { UpstreamCall } from '../extensions/request/index.js'
-import { shapeError } from '../plugins/errors.js'
-import { InvalidMappingDocument } from '../errors.js'
+import { InvalidMappingDocument, shapeError } from '../errors.js'
 import { IsolatedFailure, type TaskFacts } from './isolation.js'
 import type { ServiceMetrics } from './metrics.js'
 
