@@ -97,6 +97,22 @@ export async function service(t: Pick<Tap, 'teardown'>, options: Record<string, 
   return app
 }
 
+/**
+ * Services shared by the tests of one file: one per distinct options (plain data, compared as
+ * JSON), built on first use and closed when the file ends (`t` is the file's root test). For
+ * strategies that keep no state between requests (a secret, a public key): a JWKS is fetched and
+ * cached per service, so its tests build their own.
+ */
+export function sharedServices(t: Pick<Tap, 'teardown'>): (options: Record<string, unknown>) => Promise<FastifyInstance> {
+  const services = new Map<string, Promise<FastifyInstance>>()
+  return (options) => {
+    const key = JSON.stringify(options)
+    let app = services.get(key)
+    if (app === undefined) services.set(key, (app = service(t, options)))
+    return app
+  }
+}
+
 export interface Call {
   readonly method?: 'GET' | 'POST' | 'OPTIONS' | 'HEAD' | 'PUT' | 'DELETE'
   readonly url?: string

@@ -14,6 +14,7 @@ import {
   nowSeconds,
   rsaKeys,
   service,
+  sharedServices,
   sign,
   unsignedToken,
 } from './auth-support.js'
@@ -21,8 +22,12 @@ import {
 const rsa = rsaKeys()
 const ec = ecKeys()
 
+// Tests that need the same auth options share one service (a build costs a few hundred
+// milliseconds): verifying a token with a secret or a public key keeps no state between requests.
+const shared = sharedServices(t)
+
 t.test('HS256 with a shared secret: a valid token reaches every authenticated endpoint', async (t) => {
-  const app = await service(t, { auth: { secret: SECRET } })
+  const app = await shared({ auth: { secret: SECRET } })
   const token = sign({ sub: 'alice' }, { key: SECRET })
   assertMapped(t, await call(app, { token }))
   t.equal((await call(app, { method: 'GET', url: '/mappings', token })).statusCode, 200)
@@ -33,7 +38,7 @@ t.test('HS256 with a shared secret: a valid token reaches every authenticated en
 })
 
 t.test('the scheme is case-insensitive; the token is what follows it', async (t) => {
-  const app = await service(t, { auth: { secret: SECRET } })
+  const app = await shared({ auth: { secret: SECRET } })
   const token = sign({ sub: 'alice' }, { key: SECRET })
   for (const scheme of ['Bearer', 'bearer', 'BEARER', 'bEaReR']) {
     assertMapped(t, await call(app, { authorization: `${scheme} ${token}` }))
@@ -42,7 +47,7 @@ t.test('the scheme is case-insensitive; the token is what follows it', async (t)
 })
 
 t.test('no token: 401 Missing bearer token, whatever else the request carries', async (t) => {
-  const app = await service(t, { auth: { secret: SECRET } })
+  const app = await shared({ auth: { secret: SECRET } })
   const token = sign({ sub: 'alice' }, { key: SECRET })
   assertUnauthorized(t, await call(app), 'Missing bearer token')
   assertUnauthorized(t, await call(app, { authorization: '' }), 'Missing bearer token')
@@ -57,7 +62,7 @@ t.test('no token: 401 Missing bearer token, whatever else the request carries', 
 })
 
 t.test('malformed tokens: 401 Malformed token', async (t) => {
-  const app = await service(t, { auth: { secret: SECRET } })
+  const app = await shared({ auth: { secret: SECRET } })
   const good = sign({ sub: 'alice' }, { key: SECRET })
   const [header, payload, signature] = good.split('.') as [string, string, string]
   const notJson = Buffer.from('not json').toString('base64url')
@@ -76,7 +81,7 @@ t.test('malformed tokens: 401 Malformed token', async (t) => {
 })
 
 t.test('a bad signature: 401 Invalid token signature', async (t) => {
-  const app = await service(t, { auth: { secret: SECRET } })
+  const app = await shared({ auth: { secret: SECRET } })
   const forged = sign({ sub: 'alice' }, { key: 'another-secret-of-at-least-32-chars!' })
   assertUnauthorized(t, await call(app, { token: forged }), 'Invalid token signature')
   const [header, , signature] = sign({ sub: 'alice' }, { key: SECRET }).split('.') as [string, string, string]
@@ -85,8 +90,8 @@ t.test('a bad signature: 401 Invalid token signature', async (t) => {
 })
 
 t.test('alg none is never accepted: 401 Unsupported algorithm, against every strategy', async (t) => {
-  const bySecret = await service(t, { auth: { secret: SECRET } })
-  const byKey = await service(t, { auth: { publicKey: rsa.publicPem } })
+  const bySecret = await shared({ auth: { secret: SECRET } })
+  const byKey = await shared({ auth: { publicKey: rsa.publicPem } })
   for (const app of [bySecret, byKey]) {
     assertUnauthorized(t, await call(app, { token: unsignedToken({ sub: 'admin' }) }), 'Unsupported algorithm')
     assertUnauthorized(t, await call(app, { token: unsignedToken({ sub: 'admin' }, 'AAAA') }), 'Unsupported algorithm')
@@ -99,7 +104,7 @@ t.test('alg none is never accepted: 401 Unsupported algorithm, against every str
 
 t.test('algorithm confusion: an HMAC token keyed with the public key PEM is refused', async (t) => {
   for (const options of [{ publicKey: rsa.publicPem }, { publicKey: rsa.publicPem, algorithm: 'RS256' }, { publicKey: ec.publicPem }]) {
-    const app = await service(t, { auth: options })
+    const app = await shared({ auth: options })
     const pem = options.publicKey
     for (const key of [pem, pem.trim(), Buffer.from(pem)]) {
       const token = hmacToken({ alg: 'HS256', typ: 'JWT' }, { sub: 'admin' }, key)
@@ -109,8 +114,8 @@ t.test('algorithm confusion: an HMAC token keyed with the public key PEM is refu
 })
 
 t.test('RS256 and ES256 with publicKey; a token by another key or of another family is refused', async (t) => {
-  const byRsa = await service(t, { auth: { publicKey: rsa.publicPem } })
-  const byEc = await service(t, { auth: { publicKey: ec.publicPem } })
+  const byRsa = await shared({ auth: { publicKey: rsa.publicPem } })
+  const byEc = await shared({ auth: { publicKey: ec.publicPem } })
   assertMapped(t, await call(byRsa, { token: sign({ sub: 'alice' }, { key: rsa.privatePem, algorithm: 'RS256' }) }))
   assertMapped(t, await call(byEc, { token: sign({ sub: 'alice' }, { key: ec.privatePem, algorithm: 'ES256' }) }))
 
@@ -124,30 +129,30 @@ t.test('RS256 and ES256 with publicKey; a token by another key or of another fam
 
 t.test('EdDSA (Ed25519) with publicKey, on the default list', async (t) => {
   const ed = edKeys()
-  const app = await service(t, { auth: { publicKey: ed.publicPem } })
+  const app = await shared({ auth: { publicKey: ed.publicPem } })
   assertMapped(t, await call(app, { token: sign({ sub: 'alice' }, { key: ed.privatePem, algorithm: 'EdDSA' }) }))
   assertUnauthorized(t, await call(app, { token: sign({ sub: 'alice' }, { key: edKeys().privatePem, algorithm: 'EdDSA' }) }), 'Invalid token signature')
 })
 
 t.test('the algorithm allowlist', async (t) => {
-  const hs384Only = await service(t, { auth: { secret: SECRET, algorithm: ['HS384'] } })
+  const hs384Only = await shared({ auth: { secret: SECRET, algorithm: ['HS384'] } })
   assertUnauthorized(t, await call(hs384Only, { token: sign({ sub: 'alice' }, { key: SECRET, algorithm: 'HS256' }) }), 'Unsupported algorithm')
   assertMapped(t, await call(hs384Only, { token: sign({ sub: 'alice' }, { key: SECRET, algorithm: 'HS384' }) }))
 
-  const listed = await service(t, { auth: { secret: SECRET, algorithm: 'HS256, HS512' } })
+  const listed = await shared({ auth: { secret: SECRET, algorithm: 'HS256, HS512' } })
   assertMapped(t, await call(listed, { token: sign({ sub: 'alice' }, { key: SECRET, algorithm: 'HS256' }) }))
   assertMapped(t, await call(listed, { token: sign({ sub: 'alice' }, { key: SECRET, algorithm: 'HS512' }) }))
   assertUnauthorized(t, await call(listed, { token: sign({ sub: 'alice' }, { key: SECRET, algorithm: 'HS384' }) }), 'Unsupported algorithm')
 
-  const defaults = await service(t, { auth: { secret: SECRET } })
+  const defaults = await shared({ auth: { secret: SECRET } })
   assertUnauthorized(t, await call(defaults, { token: sign({ sub: 'alice' }, { key: SECRET, algorithm: 'HS512' }) }), 'Unsupported algorithm')
 
-  const rs256Only = await service(t, { auth: { publicKey: ec.publicPem, algorithm: ['ES256'] } })
+  const rs256Only = await shared({ auth: { publicKey: ec.publicPem, algorithm: ['ES256'] } })
   assertMapped(t, await call(rs256Only, { token: sign({ sub: 'alice' }, { key: ec.privatePem, algorithm: 'ES256' }) }))
 })
 
 t.test('time claims: expired and not yet valid tokens', async (t) => {
-  const app = await service(t, { auth: { secret: SECRET } })
+  const app = await shared({ auth: { secret: SECRET } })
   const now = nowSeconds()
   assertUnauthorized(t, await call(app, { token: sign({ sub: 'a', exp: now - 60 }, { key: SECRET }) }), 'Token expired')
   assertUnauthorized(t, await call(app, { token: sign({ sub: 'a', exp: now - 5 }, { key: SECRET }) }), 'Token expired')
@@ -178,7 +183,7 @@ const LIFETIMES: Array<[name: string, auth: Record<string, unknown>, claims: { e
 
 t.test('token lifetime: requireExp and maxAge', async (t) => {
   for (const [name, auth, claims, expected] of LIFETIMES) {
-    const app = await service(t, { auth: { secret: SECRET, ...auth } })
+    const app = await shared({ auth: { secret: SECRET, ...auth } })
     const now = nowSeconds()
     const payload: Record<string, unknown> = { sub: 'a' }
     if (claims.exp !== null && claims.exp !== undefined) payload.exp = now + claims.exp
@@ -196,7 +201,7 @@ t.test('token lifetime: requireExp and maxAge', async (t) => {
 })
 
 t.test('clockSkew is in seconds and tolerates a slightly expired (or early) token, no more', async (t) => {
-  const app = await service(t, { auth: { secret: SECRET, clockSkew: 30 } })
+  const app = await shared({ auth: { secret: SECRET, clockSkew: 30 } })
   const now = nowSeconds()
   assertMapped(t, await call(app, { token: sign({ sub: 'a', exp: now - 5 }, { key: SECRET }) }))
   assertMapped(t, await call(app, { token: sign({ sub: 'a', nbf: now + 5 }, { key: SECRET }) }))
@@ -205,33 +210,33 @@ t.test('clockSkew is in seconds and tolerates a slightly expired (or early) toke
 })
 
 t.test('issuer: one or a list; a wrong or missing iss is 401 Invalid issuer', async (t) => {
-  const one = await service(t, { auth: { secret: SECRET, issuer: 'https://idp.example' } })
+  const one = await shared({ auth: { secret: SECRET, issuer: 'https://idp.example' } })
   assertMapped(t, await call(one, { token: sign({ iss: 'https://idp.example' }, { key: SECRET }) }))
   assertUnauthorized(t, await call(one, { token: sign({ iss: 'https://evil.example' }, { key: SECRET }) }), 'Invalid issuer')
   assertUnauthorized(t, await call(one, { token: sign({ iss: 'https://idp.example/' }, { key: SECRET }) }), 'Invalid issuer')
   assertUnauthorized(t, await call(one, { token: sign({ sub: 'no-issuer' }, { key: SECRET }) }), 'Invalid issuer')
   assertUnauthorized(t, await call(one, { token: sign({ iss: ['https://idp.example'] }, { key: SECRET }) }), 'Invalid issuer')
 
-  const list = await service(t, { auth: { secret: SECRET, issuer: ['https://a.example', 'https://b.example'] } })
+  const list = await shared({ auth: { secret: SECRET, issuer: ['https://a.example', 'https://b.example'] } })
   assertMapped(t, await call(list, { token: sign({ iss: 'https://b.example' }, { key: SECRET }) }))
   assertUnauthorized(t, await call(list, { token: sign({ iss: 'https://c.example' }, { key: SECRET }) }), 'Invalid issuer')
 })
 
 t.test('audience: one or a list, matched against a string or array aud; wrong or missing is 401 Invalid audience', async (t) => {
-  const one = await service(t, { auth: { secret: SECRET, audience: 'mapper' } })
+  const one = await shared({ auth: { secret: SECRET, audience: 'mapper' } })
   assertMapped(t, await call(one, { token: sign({ aud: 'mapper' }, { key: SECRET }) }))
   assertMapped(t, await call(one, { token: sign({ aud: ['other', 'mapper'] }, { key: SECRET }) }))
   assertUnauthorized(t, await call(one, { token: sign({ aud: 'other' }, { key: SECRET }) }), 'Invalid audience')
   assertUnauthorized(t, await call(one, { token: sign({ aud: ['x', 'y'] }, { key: SECRET }) }), 'Invalid audience')
   assertUnauthorized(t, await call(one, { token: sign({ sub: 'no-audience' }, { key: SECRET }) }), 'Invalid audience')
 
-  const both = await service(t, { auth: { secret: SECRET, issuer: 'idp', audience: ['mapper', 'api'] } })
+  const both = await shared({ auth: { secret: SECRET, issuer: 'idp', audience: ['mapper', 'api'] } })
   assertMapped(t, await call(both, { token: sign({ iss: 'idp', aud: 'api' }, { key: SECRET }) }))
   assertUnauthorized(t, await call(both, { token: sign({ iss: 'idp', aud: 'web' }, { key: SECRET }) }), 'Invalid audience')
 })
 
 t.test('public paths need no token: /health, /health/mapping, /openapi.json, OPTIONS', async (t) => {
-  const app = await service(t, { auth: { secret: SECRET } })
+  const app = await shared({ auth: { secret: SECRET } })
   t.same((await call(app, { method: 'GET', url: '/health' })).json(), { status: 'ok' })
   t.equal((await call(app, { method: 'HEAD', url: '/health' })).statusCode, 200)
   const canary = await call(app, { method: 'GET', url: '/health/mapping' })
@@ -250,7 +255,7 @@ t.test('public paths need no token: /health, /health/mapping, /openapi.json, OPT
 })
 
 t.test('with auth on, the route map is hidden from anonymous callers', async (t) => {
-  const app = await service(t, { auth: { secret: SECRET } })
+  const app = await shared({ auth: { secret: SECRET } })
   const token = sign({ sub: 'alice' }, { key: SECRET })
   assertUnauthorized(t, await call(app, { method: 'GET', url: '/nope' }), 'Missing bearer token')
   assertUnauthorized(t, await call(app, { method: 'POST', url: '/admin/users' }), 'Missing bearer token')
@@ -270,7 +275,7 @@ t.test('with auth on, the route map is hidden from anonymous callers', async (t)
 })
 
 t.test('with auth off, nothing authenticates and identity is null', async (t) => {
-  const app = await service(t, {})
+  const app = await shared({})
   const mapped = await call(app, { body: { mapping: 'whoami' } })
   t.same(mapped.json(), { identity: null, valid: true, errors: [] })
   t.equal((await call(app, { method: 'GET', url: '/nope' })).statusCode, 404)
@@ -279,6 +284,7 @@ t.test('with auth off, nothing authenticates and identity is null', async (t) =>
 })
 
 t.test('a real listening server: 401 with WWW-Authenticate on the wire, then 200 and 404 with a token', async (t) => {
+  // Its own service: this one listens.
   const app = await service(t, { auth: { publicKey: ec.publicPem, issuer: 'idp', audience: 'mapper' } })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const address = app.server.address()

@@ -4,15 +4,22 @@
 // for an unknown id, 400 only for a malformed request; never gated by map.explicit.
 import fc from 'fast-check'
 import t from 'tap'
-import { ECHO, GREETINGS, SECRET, bearer, call, serve } from './http-support.js'
+import { ECHO, GREETINGS, SECRET, bearer, call, serve, shared } from './http-support.js'
 
 const validate = (payload: unknown) => ({ method: 'POST' as const, url: '/validate', payload: payload as object })
 const CLEAN = { valid: true, errors: [], warnings: [] }
 /** A clean report whose document enters `levels` mapping levels on any input. */
 const clean = (levels: number) => ({ ...CLEAN, expansion: levels })
 
+/**
+ * The tests without options of their own share one server, and so one worker pool for the submitted
+ * documents (a build costs a few hundred milliseconds, a worker a second more); validating leaves
+ * nothing behind. Its registry holds what the registered-id test validates.
+ */
+const instance = shared(t, { mappings: [ECHO, { $id: 'base', mapping: { '/a': '/a' } }, { $id: 'derived', $extend: 'base', mapping: { '/b': '/b' } }] })
+
 t.test('a valid document: 200 with a clean report, explicit form off', async (t) => {
-  const app = await serve(t)
+  const app = await instance()
   for (const mapping of [GREETINGS, { mapping: { '/text': '/message' } }, { '/text': '/message' }]) {
     const response = await call(app, validate({ mapping }))
     t.equal(response.statusCode, 200)
@@ -22,7 +29,7 @@ t.test('a valid document: 200 with a clean report, explicit form off', async (t)
 })
 
 t.test('an invalid document is data at 200 with the full report', async (t) => {
-  const app = await serve(t)
+  const app = await instance()
   const response = await call(app, validate({ mapping: { mapping: { '/slug': { source: '/title', transform: 'slugify' } } } }))
   t.equal(response.statusCode, 200)
   t.equal(response.body, '{"valid":false,"errors":[{"rule":"KW-transform-1","message":"slugify matches no registered transformer","pointer":"/mapping/~1slug/transform","descriptor":"slugify"}],"warnings":[]}')
@@ -47,7 +54,7 @@ t.test('instance level: installed names and the document members are reachable',
 })
 
 t.test('the screens report at 200: REG-6, DOC-6 and the pattern screen', async (t) => {
-  const app = await serve(t)
+  const app = await instance()
   const forbidden = await call(app, { method: 'POST', url: '/validate', payload: '{"mapping":{"mappings":{"a":{"$id":"constructor","mapping":{}}}}}' })
   t.equal(forbidden.statusCode, 200)
   t.same(forbidden.data, {
@@ -67,7 +74,7 @@ t.test('the screens report at 200: REG-6, DOC-6 and the pattern screen', async (
 })
 
 t.test('a registered id: its flattened document is validated; unknown ids are 404', async (t) => {
-  const app = await serve(t, { mappings: [ECHO, { $id: 'base', mapping: { '/a': '/a' } }, { $id: 'derived', $extend: 'base', mapping: { '/b': '/b' } }] })
+  const app = await instance()
   t.same((await call(app, validate({ mapping: 'echo' }))).data, clean(1))
   t.same((await call(app, validate({ mapping: 'derived' }))).data, clean(1))
   for (const id of ['nope', '__proto__', 'toString']) {
@@ -79,7 +86,7 @@ t.test('a registered id: its flattened document is validated; unknown ids are 40
 })
 
 t.test('a malformed request is 400', async (t) => {
-  const app = await serve(t)
+  const app = await instance()
   for (const body of [{}, { mapping: 42 }, { mapping: null }, { mapping: ['echo'] }, [], 'echo']) {
     const response = await call(app, { method: 'POST', url: '/validate', payload: JSON.stringify(body) })
     t.equal(response.statusCode, 400, JSON.stringify(body))
@@ -101,7 +108,7 @@ t.test('gated only by validate.claims: not by map.claims nor map.explicit', asyn
 })
 
 t.test('other methods: 405 Use POST', async (t) => {
-  const app = await serve(t)
+  const app = await instance()
   const response = await call(app, { method: 'GET', url: '/validate' })
   t.equal(response.statusCode, 405)
   t.equal(response.data.message, 'Use POST')
@@ -109,7 +116,7 @@ t.test('other methods: 405 Use POST', async (t) => {
 })
 
 t.test('any JSON document gets a well-formed report at 200, never a server error', async (t) => {
-  const app = await serve(t)
+  const app = await instance()
   await fc.assert(
     // Bodies with prototype keys are refused before validation (http-common covers them).
     fc.asyncProperty(fc.jsonValue({ maxDepth: 5 }).filter((value) => !/__proto__|prototype/.test(JSON.stringify(value))), async (value) => {
