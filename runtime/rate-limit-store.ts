@@ -1,6 +1,8 @@
 // Rate-limit counters in Redis (options.rateLimit.redis), so that every replica enforces one limit:
-// @fastify/rate-limit's own RedisStore (its Lua script counts and expires atomically) over an
-// ioredis client, wrapped to watch each exchange.
+// a store of @fastify/rate-limit's public custom-store interface (`store`: a class with `incr` and
+// `child`), counting with one Lua script over an ioredis client (INCR, and PEXPIRE on a window's
+// first request: atomic, one round trip), each exchange watched. Keys are those @fastify/rate-limit's
+// own RedisStore writes (the prefix, then each route's method and URL), so counters survive an upgrade.
 //
 // Redis unreachable fails open: a request whose count cannot be had passes without a limit
 // (@fastify/rate-limit's skipOnError), is counted in mapper_rate_limit_store_errors_total, and the
@@ -10,7 +12,6 @@
 // (a command while disconnected fails at once), a command timeout for a server that accepted the
 // connection but stopped answering, a connect timeout; the client reconnects in the background.
 // Start-up waits for the first connection at most REDIS_TIMEOUTS.connectMs and never fails on it.
-import { createRequire } from 'node:module'
 import type { FastifyBaseLogger } from 'fastify'
 import type { FastifyRateLimitStore, FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
 import { loadIoredis, type RedisClient } from '../config/optional.js'
@@ -25,8 +26,23 @@ export const REDIS_KEY_PREFIX = 'mapper-service:rate-limit:'
 
 type StoreCallback = Parameters<FastifyRateLimitStore['incr']>[1]
 
-/** @fastify/rate-limit's store/RedisStore.js, as far as it is used here. */
-type RedisStoreCtor = new (continueExceeding: boolean, exponentialBackoff: boolean, redis: RedisClient, key: string) => FastifyRateLimitStore
+/** The count of a key within its window: the first request of a window starts its expiry. */
+const COUNT_SCRIPT = `
+local current = redis.call('INCR', KEYS[1])
+local ttl
+if current == 1 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+else
+  ttl = redis.call('PTTL', KEYS[1])
+end
+return {current, ttl}
+`
+
+/** The client's command for COUNT_SCRIPT, defined once per client. */
+const COUNT_COMMAND = 'mapperRateLimit'
+
+type CountCommand = (key: string, timeWindow: number, callback: (error: Error | null, result?: [number, number]) => void) => void
 
 type State = 'connecting' | 'up' | 'down'
 
@@ -65,27 +81,34 @@ export class SharedRateLimitStore {
     return store
   }
 
-  /** The store class @fastify/rate-limit instantiates (`store` option). */
+  /** The store class @fastify/rate-limit instantiates (its `store` option). */
   get store(): FastifyRateLimitStoreCtor {
-    const RedisStore = createRequire(import.meta.url)('@fastify/rate-limit/store/RedisStore.js') as RedisStoreCtor
-    const client = this.client
-    const watched = (inner: FastifyRateLimitStore): FastifyRateLimitStore => ({
-      incr: (key: string, callback: StoreCallback, timeWindow: number, max: number) =>
-        inner.incr(
-          key,
-          (error, result) => {
-            if (error === null) this.#succeeded()
-            else this.#failed(error, true)
-            callback(error, result)
-          },
-          timeWindow,
-          max
-        ),
-      child: (routeOptions) => watched(inner.child(routeOptions)),
+    const client = this.client as RedisClient & { [COUNT_COMMAND]?: CountCommand }
+    if (client[COUNT_COMMAND] === undefined) client.defineCommand(COUNT_COMMAND, { numberOfKeys: 1, lua: COUNT_SCRIPT })
+    const count = client[COUNT_COMMAND]!.bind(client)
+    const storeAt = (prefix: string): FastifyRateLimitStore => ({
+      incr: (key: string, callback: StoreCallback, timeWindow: number) => {
+        count(prefix + key, timeWindow, (error, result) => {
+          if (error === null && result !== undefined) {
+            this.#succeeded()
+            callback(null, { current: result[0], ttl: result[1] })
+          } else {
+            const failure = error ?? new Error('Redis answered the count without a result')
+            this.#failed(failure, true)
+            callback(failure)
+          }
+        })
+      },
+      // Each route its own counters, keyed as @fastify/rate-limit's RedisStore keys them.
+      // (The plugin passes the route's options under `routeInfo`, its types the route's options themselves.)
+      child: (routeOptions) => {
+        const route = (routeOptions as { routeInfo?: typeof routeOptions }).routeInfo ?? routeOptions
+        return storeAt(`${prefix}${String(route.method)}${route.url}-`)
+      },
     })
     // Called with `new` and the plugin's settings: what a constructor returns is the instance.
-    return function Store(settings: { continueExceeding?: boolean; exponentialBackoff?: boolean }) {
-      return watched(new RedisStore(settings.continueExceeding === true, settings.exponentialBackoff === true, client, REDIS_KEY_PREFIX))
+    return function Store() {
+      return storeAt(REDIS_KEY_PREFIX)
     } as unknown as FastifyRateLimitStoreCtor
   }
 
