@@ -1,6 +1,7 @@
 // Examples in a mapping document: run at registration (a failing one fails startup with one line),
 // by POST /validate (EXAMPLE-1 errors where the caller may evaluate, an EXAMPLE-2 warning where it
 // may not), and by `mapper-service test` (exit codes, the readable diff, progress on long runs).
+import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { runCommand } from '../bin/commands.js'
 import { differences, Mapper, validate } from '../engine/index.js'
@@ -12,6 +13,22 @@ import { spawnEntryPoint, tempTree } from './startup-support.js'
 t.setTimeout(300000)
 
 const SILENT = { logging: { level: 'silent' } } as const
+
+/**
+ * The /validate tests share one server per option set (a build costs a few hundred milliseconds, the
+ * worker pool that runs a submitted document's examples a second more); validating leaves nothing
+ * behind. Closed when the file ends.
+ */
+const servers = new Map<string, Promise<FastifyInstance>>()
+function serverWith(options: Parameters<typeof buildServer>[0]['options']): Promise<FastifyInstance> {
+  const key = JSON.stringify(options)
+  let app = servers.get(key)
+  if (app === undefined) {
+    servers.set(key, (app = buildServer({ options })))
+    t.teardown(async () => (await app!).close())
+  }
+  return app
+}
 
 /** A mapping whose example is wrong: /a is read as it is, the example expects a number. */
 const WRONG = { $id: 'wrong', mapping: { '/a': '/b' }, examples: [{ input: { b: '1' }, output: { a: 1 } }] }
@@ -106,8 +123,7 @@ t.test('startup through the entry point: exit 1, one line on stderr', async (t) 
 })
 
 t.test('POST /validate runs the examples of a valid submitted document where the caller may evaluate it', async (t) => {
-  const app = await buildServer({ options: { ...SILENT, map: { explicit: true } } })
-  t.teardown(() => app.close())
+  const app = await serverWith({ ...SILENT, map: { explicit: true } })
   const post = async (mapping: unknown): Promise<Record<string, unknown>> => {
     const response = await app.inject({ method: 'POST', url: '/validate', payload: { mapping } })
     t.equal(response.statusCode, 200)
@@ -137,15 +153,13 @@ t.test('POST /validate does not evaluate where the caller may not (EXAMPLE-2), a
     { ...SILENT, auth: { secret: SECRET }, map: { explicit: { claims: { role: 'author' } } } },
     { ...SILENT, auth: { secret: SECRET }, map: { claims: { role: 'service' }, explicit: true } },
   ]) {
-    const app = await buildServer({ options })
-    t.teardown(() => app.close())
+    const app = await serverWith(options)
     const headers = 'auth' in options ? { authorization: `Bearer ${sign({ role: 'reader' }, { key: SECRET })}` } : {}
     const response = await app.inject({ method: 'POST', url: '/validate', headers, payload: { mapping: WRONG } })
     t.equal(response.statusCode, 200)
     t.match(response.json(), { valid: true, errors: [], warnings: [{ rule: 'EXAMPLE-2', pointer: '' }] })
   }
-  const app = await buildServer({ options: { ...SILENT, auth: { secret: SECRET }, map: { explicit: { claims: { role: 'author' } } } } })
-  t.teardown(() => app.close())
+  const app = await serverWith({ ...SILENT, auth: { secret: SECRET }, map: { explicit: { claims: { role: 'author' } } } })
   const headers = { authorization: `Bearer ${sign({ role: 'author' }, { key: SECRET })}` }
   const author = await app.inject({ method: 'POST', url: '/validate', headers, payload: { mapping: WRONG } })
   t.match(author.json(), { valid: false, errors: [{ rule: 'EXAMPLE-1' }], warnings: [] }, 'a caller with the explicit claims gets the examples run')

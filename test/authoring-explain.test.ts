@@ -10,7 +10,7 @@ import { MAX_ELEMENTS, Mapper, type Explanation, type PairingTrace } from '../en
 import { EnvelopeSchema } from '../schemas/map.js'
 import { caseFiles, loadFile, SUITE_DIR } from './conformance/suite.js'
 import { fixtureExtensions } from './conformance/fixtures.js'
-import { ECHO, SECRET, STRICT, bearer, call, serve } from './http-support.js'
+import { ECHO, SECRET, STRICT, bearer, call, serve, sharedByOptions } from './http-support.js'
 import { runCli } from './startup-support.js'
 import { untyped } from './startup-support.js'
 
@@ -253,6 +253,11 @@ t.test('explain never changes the result: every conformance case evaluated both 
 })
 
 const map = (payload: unknown, headers: Record<string, string> = {}) => ({ method: 'POST' as const, url: '/map', payload: payload as object, headers })
+/**
+ * The HTTP tests share one server per option set (a build costs a few hundred milliseconds, the
+ * worker pool of explicit documents and traces a second more); a request leaves nothing behind.
+ */
+const server = sharedByOptions(t)
 const checkEnvelope = TypeCompiler.Compile(EnvelopeSchema)
 
 t.test('POST /map: explain beside valid and errors when asked, absent otherwise; the answer matches its schema', async (t) => {
@@ -297,7 +302,7 @@ t.test('POST /map: explain beside valid and errors when asked, absent otherwise;
 
 t.test('POST /map: who may ask for a trace', async (t) => {
   const forbidden = async (options: Record<string, unknown>, payload: unknown, headers?: Record<string, string>) => {
-    const app = await serve(t, { options })
+    const app = await server(options)
     return call(app, map(payload, headers))
   }
   // Default: as the explicit form, which is off by default.
@@ -329,7 +334,7 @@ t.test('options: map.explain is validated at startup; its claims need auth', asy
 })
 
 t.test('the OpenAPI document shows the explain flag and the trace', async (t) => {
-  const app = await serve(t)
+  const app = await server()
   const openapi = (await call(app, { method: 'GET', url: '/openapi.json' })).data
   const post = openapi.paths['/map'].post
   // The bodies are named components (MapRequest, MapResponse) the operation refers to.

@@ -47,6 +47,20 @@ export function shared(t: Teardown, build: BuildConfig = {}, { listen = false } 
     }))
 }
 
+/**
+ * `shared` servers keyed by their options (plain data, compared as JSON), the rest of the build
+ * (mappings, extensions) fixed: tests asking for the same options get the same server.
+ */
+export function sharedByOptions(t: Teardown, build: Omit<BuildConfig, 'options'> = {}): (options?: BuildConfig['options']) => Promise<FastifyInstance> {
+  const servers = new Map<string, () => Promise<FastifyInstance>>()
+  return (options = {}) => {
+    const key = JSON.stringify(options)
+    let server = servers.get(key)
+    if (server === undefined) servers.set(key, (server = shared(t, { ...build, options })))
+    return server()
+  }
+}
+
 /** Inject and parse: the response with its JSON body (undefined when there is none). */
 export async function call(app: FastifyInstance, options: InjectOptions): Promise<LightMyRequestResponse & { data: any }> {
   const response = await app.inject(options)
