@@ -12,7 +12,9 @@ import { whereJsonFails } from '../config/json-syntax.js'
 import { jsonNestsDeeper } from '../engine/index.js'
 import { Slice } from '../engine/slices.js'
 import { BadRequest, MESSAGES } from '../errors.js'
-import { JsonCount, JsonScan, LARGE_BODY_CHARS, LARGE_BODY_VALUES, largeBody, parseJsonText, POISONED_BODY, whereJsonStops } from '../runtime/json-text.js'
+import { JsonCount, JsonScan, LARGE_BODY_CHARS, LARGE_BODY_VALUES, largeBody, MAX_BODY_DEPTH, parseJsonText, POISONED_BODY, whereJsonStops } from '../runtime/json-text.js'
+
+export { MAX_BODY_DEPTH }
 
 interface BodyPluginOptions {
   readonly maxBodyBytes: number
@@ -22,12 +24,6 @@ interface BodyPluginOptions {
 export function requireBody(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void {
   done(request.body === undefined ? new BadRequest(MESSAGES.invalidJson) : undefined)
 }
-
-/**
- * The deepest body accepted: far beyond any mapping (documents nest at most 100 levels) or
- * sensible input, and far below what printing an output that copies the input could survive.
- */
-export const MAX_BODY_DEPTH = 512
 
 const DEEP_BODY = `Body must not nest deeper than ${MAX_BODY_DEPTH} levels`
 

@@ -8,6 +8,12 @@
 import secureJson from 'secure-json-parse'
 import { BadRequest, FIELD_MESSAGES } from '../errors.js'
 
+/**
+ * The deepest body accepted: far beyond any mapping (documents nest at most 100 levels) or
+ * sensible input, and far below what printing an output that copies the input could survive.
+ */
+export const MAX_BODY_DEPTH = 512
+
 /** The 400 message of a body with a `__proto__` or `constructor.prototype` key. */
 export const POISONED_BODY = 'Body must not contain __proto__ or constructor.prototype keys'
 

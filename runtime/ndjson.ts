@@ -15,7 +15,7 @@ import { jsonSyntaxProblem } from '../config/json-syntax.js'
 import { jsonNestsDeeper } from '../engine/index.js'
 import { Slice } from '../engine/slices.js'
 import { BadRequest, MESSAGES, PayloadTooLarge } from '../errors.js'
-import { MAX_BODY_DEPTH } from '../plugins/body.js'
+import { MAX_BODY_DEPTH } from './json-text.js'
 
 /** Why a line has no text: over the byte limit, or not UTF-8. */
 export type LineFault = 'size' | 'utf8'
