@@ -80,6 +80,33 @@ async function eventually(condition: () => boolean): Promise<boolean> {
   return true
 }
 
+/** The upstreams of the registered fan-outs: each test has its own, so that it counts only its calls. */
+const upstreams: { tripped?: Stalled; walkedAway?: Stalled } = {}
+
+/**
+ * The registered fan-outs, one per test, served by one listening server (a build costs a few
+ * hundred milliseconds): built on first use, closed when the file ends.
+ */
+let registeredServer: Promise<string> | undefined
+function registered(): Promise<string> {
+  registeredServer ??= (async () => {
+    upstreams.tripped = await stalledUpstream(t)
+    upstreams.walkedAway = await stalledUpstream(t)
+    const answering = await upstream(t, (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end('{"ok":true}')
+    })
+    const fanOut = (id: string, request: Record<string, unknown>) => ({ $id: id, mapping: { '/r': { source: '/items', each: { '/x': { request } } } } })
+    const mappings = [
+      fanOut('fan-out', { origin: upstreams.tripped.origin, pathname: '/x' }),
+      fanOut('fan-out-answered', { origin: answering.origin, pathname: '/x', pointer: '/json/ok' }),
+      fanOut('fan-out-abandoned', { origin: upstreams.walkedAway.origin, pathname: '/x' }),
+    ]
+    return (await listening(t, { mappings, extensions: stockExtensions({ REQUEST_ALLOW_HOSTS: '127.0.0.1' }), options: QUIET })).origin
+  })()
+  return registeredServer
+}
+
 /** Run `attack` while asking /health; both answers. */
 async function during<T>(origin: string, attack: Promise<T>): Promise<{ answer: T; healthDuring: number }> {
   const [answer, healthDuring] = await Promise.all([attack, health(origin)])
@@ -131,9 +158,8 @@ t.test('a failure after a sibling\'s upstream call went out: 422, and that call\
 })
 
 t.test('a registered each over 1,001 items trips pluginCalls: 422, and none of the 1,000 calls before it is sent', async (t) => {
-  const up = await stalledUpstream(t)
-  const fanOut = { $id: 'fan-out', mapping: { '/r': { source: '/items', each: { '/x': { request: { origin: up.origin, pathname: '/x' } } } } } }
-  const { origin } = await listening(t, { mappings: [fanOut], extensions: stockExtensions({ REQUEST_ALLOW_HOSTS: '127.0.0.1' }), options: QUIET })
+  const origin = await registered()
+  const up = upstreams.tripped!
   const items = Array.from({ length: 1001 }, () => ({}))
   const { answer, healthDuring } = await during(origin, post(origin, { mapping: 'fan-out', input: { items } }))
   t.equal(answer.status, 422)
@@ -149,24 +175,18 @@ t.test('a registered each over 1,001 items trips pluginCalls: 422, and none of t
 })
 
 t.test('a registered each over 300 items: every call is sent, a few dozen per turn, and every one answered', async (t) => {
-  const up = await upstream(t, (_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json' })
-    res.end('{"ok":true}')
-  })
-  const fanOut = { $id: 'fan-out', mapping: { '/r': { source: '/items', each: { '/x': { request: { origin: up.origin, pathname: '/x', pointer: '/json/ok' } } } } } }
-  const { origin } = await listening(t, { mappings: [fanOut], extensions: stockExtensions({ REQUEST_ALLOW_HOSTS: '127.0.0.1' }), options: QUIET })
-  const answer = await post(origin, { mapping: 'fan-out', input: { items: Array.from({ length: 300 }, () => ({})) } })
+  const origin = await registered()
+  const answer = await post(origin, { mapping: 'fan-out-answered', input: { items: Array.from({ length: 300 }, () => ({})) } })
   t.equal(answer.status, 200)
   t.equal(answer.body.r.length, 300)
   t.ok(answer.body.r.every((item: { x: unknown }) => item.x === true), 'every element has its answer')
 })
 
 t.test('a client that walks away from a fan-out in flight: every upstream call is cancelled, the server lives', async (t) => {
-  const up = await stalledUpstream(t)
-  const fanOut = { $id: 'fan-out', mapping: { '/r': { source: '/items', each: { '/x': { request: { origin: up.origin, pathname: '/x' } } } } } }
-  const { origin } = await listening(t, { mappings: [fanOut], extensions: stockExtensions({ REQUEST_ALLOW_HOSTS: '127.0.0.1' }), options: QUIET })
+  const origin = await registered()
+  const up = upstreams.walkedAway!
   const client = new AbortController()
-  const attack = post(origin, { mapping: 'fan-out', input: { items: [{}, {}, {}, {}, {}] } }, { signal: client.signal }).then(
+  const attack = post(origin, { mapping: 'fan-out-abandoned', input: { items: [{}, {}, {}, {}, {}] } }, { signal: client.signal }).then(
     () => 'answered',
     (error: Error) => error.name
   )
