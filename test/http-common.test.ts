@@ -7,13 +7,20 @@ import t from 'tap'
 import Fastify from 'fastify'
 import mapperService from '../app.js'
 import { frameworkErrorHandler } from '../plugins/errors.js'
-import { ECHO, GENERATED_ID, JSON_TYPE, SECRET, call, originOf, serve } from './http-support.js'
+import { ECHO, GENERATED_ID, JSON_TYPE, SECRET, call, originOf, serve, shared } from './http-support.js'
 
 const mapEcho = (payload: string, headers: Record<string, string> = {}) => ({ method: 'POST' as const, url: '/map', payload, headers })
 const ECHO_BODY = '{"mapping":"echo","input":{"a":1}}'
 
+// Tests that need the same options share one server (a build costs a few hundred milliseconds);
+// none of them changes anything a later one could see. A test with options of its own builds its own.
+/** The default options, listening on 127.0.0.1 for the test that needs a real socket. */
+const plain = shared(t, {}, { listen: true })
+/** Authentication on. */
+const secured = shared(t, { options: { auth: { secret: SECRET } } })
+
 t.test('X-Request-Id and Cache-Control: no-store on every response, errors and OPTIONS included', async (t) => {
-  const app = await serve(t, { options: { auth: { secret: SECRET } } })
+  const app = await secured()
   const requests = [
     { method: 'GET', url: '/health' },
     { method: 'GET', url: '/health/mapping' },
@@ -53,7 +60,7 @@ t.test('request ids: the configured prefix; an incoming id is ignored unless tru
 })
 
 t.test('bodies are JSON whatever the Content-Type, or without one', async (t) => {
-  const app = await serve(t)
+  const app = await plain()
   const types = [undefined, 'application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'json', '']
   for (const type of types) {
     const response = await call(app, mapEcho(ECHO_BODY, type === undefined ? {} : { 'content-type': type }))
@@ -64,7 +71,7 @@ t.test('bodies are JSON whatever the Content-Type, or without one', async (t) =>
 })
 
 t.test('an empty, absent or malformed body: 400 Body must be valid JSON, with where it stops being JSON', async (t) => {
-  const app = await serve(t)
+  const app = await plain()
   const cases: Array<[string, { payload?: string; headers?: Record<string, string> }, string]> = [
     ['no body', {}, ''],
     ['empty, typed as JSON', { payload: '', headers: { 'content-type': 'application/json' } }, ''],
@@ -86,7 +93,7 @@ t.test('an empty, absent or malformed body: 400 Body must be valid JSON, with wh
 })
 
 t.test('a body member the endpoint does not have is 400 naming it and the members it has', async (t) => {
-  const app = await serve(t)
+  const app = await plain()
   const cases: Array<[string, string, string]> = [
     ['/map', '{"mapping":"echo","inptu":{"a":1}}', 'Body member "inptu" is not one of "mapping", "input", "explain"'],
     ['/map', '{"mapping":"echo","input":{},"explian":true}', 'Body member "explian" is not one of "mapping", "input", "explain"'],
@@ -177,7 +184,7 @@ t.test('a chunked body over maxBodyBytes: 413 before the body is all sent (real 
 })
 
 t.test('405 with Allow for every other method on a known path', async (t) => {
-  const app = await serve(t)
+  const app = await plain()
   const paths: Array<[string, 'GET' | 'POST']> = [
     ['/health', 'GET'],
     ['/health/mapping', 'GET'],
@@ -199,7 +206,7 @@ t.test('405 with Allow for every other method on a known path', async (t) => {
 })
 
 t.test('OPTIONS: 204 with Allow on known paths, never authenticated; 404 on unknown ones', async (t) => {
-  const app = await serve(t, { options: { auth: { secret: SECRET } } })
+  const app = await secured()
   const allow: Record<string, string> = {
     '/health': 'GET, HEAD, OPTIONS',
     '/health/mapping': 'GET, HEAD, OPTIONS',
@@ -226,7 +233,7 @@ t.test('OPTIONS: 204 with Allow on known paths, never authenticated; 404 on unkn
 })
 
 t.test('HEAD on a GET route: the GET headers without a body', async (t) => {
-  const app = await serve(t)
+  const app = await plain()
   for (const url of ['/health', '/health/mapping', '/mappings', '/extensions']) {
     const get = await app.inject({ method: 'GET', url })
     const head = await app.inject({ method: 'HEAD', url })
@@ -239,7 +246,7 @@ t.test('HEAD on a GET route: the GET headers without a body', async (t) => {
 })
 
 t.test('the reserved write namespace: /mappings/<anything> is 404, /mappings itself is 405 Allow GET', async (t) => {
-  const app = await serve(t)
+  const app = await plain()
   for (const method of ['POST', 'PUT', 'PATCH', 'DELETE'] as const) {
     for (const url of ['/mappings/x', '/mappings/echo', '/mappings/a/b']) {
       const response = await call(app, { method, url, payload: '{}' })
@@ -255,20 +262,20 @@ t.test('the reserved write namespace: /mappings/<anything> is 404, /mappings its
 })
 
 t.test('unknown routes: 404 with the path without its query; 401 first when auth is on', async (t) => {
-  const open = await serve(t)
+  const open = await plain()
   const response = await call(open, { method: 'GET', url: '/nope?token=secret' })
   t.equal(response.statusCode, 404)
   t.equal(response.data.message, 'No route for GET /nope')
-  const secured = await serve(t, { options: { auth: { secret: SECRET } } })
+  const authenticating = await secured()
   for (const request of [{ method: 'GET', url: '/nope' }, { method: 'DELETE', url: '/mappings/x' }, { method: 'GET', url: '/map' }] as const) {
-    const anonymous = await call(secured, request)
+    const anonymous = await call(authenticating, request)
     t.equal(anonymous.statusCode, 401, `${request.method} ${request.url}`)
     t.equal(anonymous.data.message, 'Missing bearer token')
   }
 })
 
 t.test('GET /openapi.json: public, and absent with openapi: false', async (t) => {
-  const app = await serve(t, { options: { auth: { secret: SECRET } } })
+  const app = await secured()
   const response = await call(app, { method: 'GET', url: '/openapi.json' })
   t.equal(response.statusCode, 200)
   t.equal(response.data.openapi, '3.1.0')
@@ -278,8 +285,7 @@ t.test('GET /openapi.json: public, and absent with openapi: false', async (t) =>
 })
 
 t.test('over a real socket: headers, bodies and HEAD as a client sees them', async (t) => {
-  const app = await serve(t)
-  await app.listen({ port: 0, host: '127.0.0.1' })
+  const app = await plain()
   const origin = originOf(app)
   const signal = (): AbortSignal => AbortSignal.timeout(10000)
   const mapped = await fetch(`${origin}/map`, { method: 'POST', body: ECHO_BODY, signal: signal() })
@@ -313,7 +319,7 @@ t.test('a URL that does not decode: the error body with X-Request-Id (frameworkE
 })
 
 t.test('buildServer answers a URL that does not decode with the error body', async (t) => {
-  const app = await serve(t)
+  const app = await plain()
   const response = await call(app, { method: 'GET', url: '/%zz' })
   t.equal(response.statusCode, 404)
   t.match(response.headers['x-request-id'], GENERATED_ID)
