@@ -2,6 +2,13 @@
 // through inject); the real entry point reloads on SIGHUP and on changes of its MAPPINGS directory
 // (a ConfigMap's `..data` swap included), a bad file leaves the old set served and is named in one
 // log line, and a request in flight finishes on the set it started with.
+//
+// The entry points are real processes (the signal and the watcher are the subject), each taking
+// seconds to start: the three this file needs (watch off, watch on, a module MAPPINGS) start
+// together at the top, while the in-process tests run, and the watch-off one serves every SIGHUP
+// test in turn, each starting from the set the one before it left. Load shedding is off in the
+// in-process services: the children starting meanwhile delay this process's event loop, and a 503
+// is not what these tests are about.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { existsSync, mkdirSync, renameSync, rmSync, symlinkSync } from 'node:fs'
 import Fastify from 'fastify'
@@ -16,6 +23,52 @@ t.setTimeout(300000)
 const mapping = (id: string, to: string): string => JSON.stringify({ $id: id, mapping: { [to]: '/' } })
 /** Valid JSON, but `/x` is not a pointer the language accepts: registration refuses it. */
 const INVALID = JSON.stringify({ $id: 'broken', mapping: { '/x': { source: 'not-a-pointer' } } })
+const slow = (tag: string): string => JSON.stringify({ $id: 'slow', mapping: { '/out': { source: '/', delayed: { tag } } } })
+
+/** The JSON log lines the service wrote on stdout so far. */
+const logLines = (service: EntryPoint): Array<{ level: number; msg: string }> =>
+  service
+    .stdout()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as { level: number; msg: string })
+
+const reloadLines = (service: EntryPoint): string[] => logLines(service).map((line) => line.msg).filter((msg) => msg.startsWith('mappings reload'))
+
+async function servedIds(port: number): Promise<string[]> {
+  return Object.keys(JSON.parse((await exchange(port, 'GET', '/mappings')).body) as object).sort()
+}
+
+interface Started {
+  readonly service: EntryPoint
+  readonly port: number
+}
+
+/** Start the entry point now; the test that uses it awaits it (a failed start fails that test, never the process). */
+function start(env: Record<string, string>, options: object = {}): Promise<Started> {
+  const started = (async () => {
+    const port = await freePort()
+    const service = spawnEntryPoint(t, { PORT: String(port), OPTIONS: JSON.stringify({ host: '127.0.0.1', logging: { level: 'info' }, ...options }), ...env }, 280000)
+    await waitForHealth(service, port)
+    return { service, port }
+  })()
+  started.catch(() => {})
+  return started
+}
+
+// Watch off (SIGHUP only, within reload.maxBytes), with the plugin that holds a request in flight.
+const hup = tempTree(t, { 'm/a.json': mapping('a', '/a'), 'extensions.js': DELAYED_EXTENSIONS })
+const hupStarted = start({ MAPPINGS: hup.path('m'), EXTENSIONS: hup.path('extensions.js'), DELAY_DIR: hup.root }, { reload: { watch: false, debounce: 10, maxBytes: 4_000_000 } })
+
+// Watch on, over a directory laid out as kubelet lays out a ConfigMap volume.
+const configMap = tempTree(t, { 'm/..2026_01_01_00_00_00.1/a.json': mapping('a', '/a') })
+symlinkSync('..2026_01_01_00_00_00.1', configMap.path('m/..data'))
+symlinkSync('..data/a.json', configMap.path('m/a.json'))
+const watchStarted = start({ MAPPINGS: configMap.path('m') }, { reload: { debounce: 50 } })
+
+// A module MAPPINGS, loaded once.
+const moduleTree = tempTree(t, { 'mappings.js': `export default [${mapping('a', '/a')}]\n` })
+const moduleStarted = start({ MAPPINGS: moduleTree.path('mappings.js') })
 
 t.test('embedding: reload() swaps the whole set or keeps the old one, and publishes every attempt', async (t) => {
   const tree = tempTree(t, { 'm/a.json': mapping('a', '/a') })
@@ -26,7 +79,7 @@ t.test('embedding: reload() swaps the whole set or keeps the old one, and publis
 
   const reloader = new Reloader(() => loadMappings(tree.path('m')))
   const app = Fastify()
-  await app.register(mapperService, { prefix: '/mapper', mappings: await loadMappings(tree.path('m')), reloader, options: { logging: { level: 'silent' } } })
+  await app.register(mapperService, { prefix: '/mapper', mappings: await loadMappings(tree.path('m')), reloader, options: { logging: { level: 'silent' }, underPressure: false } })
   await app.ready()
   t.teardown(() => app.close())
   const served = async (): Promise<string[]> => Object.keys(JSON.parse((await app.inject({ method: 'GET', url: '/mapper/mappings' })).body) as object).sort()
@@ -69,27 +122,6 @@ t.test('embedding: reload() swaps the whole set or keeps the old one, and publis
   await t.rejects(new Reloader().reload(), { message: /not registered/ }, 'an unregistered reloader refuses')
 })
 
-/** The JSON log lines the service wrote on stdout so far. */
-const logLines = (service: EntryPoint): Array<{ level: number; msg: string }> =>
-  service
-    .stdout()
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as { level: number; msg: string })
-
-const reloadLines = (service: EntryPoint): string[] => logLines(service).map((line) => line.msg).filter((msg) => msg.startsWith('mappings reload'))
-
-async function servedIds(port: number): Promise<string[]> {
-  return Object.keys(JSON.parse((await exchange(port, 'GET', '/mappings')).body) as object).sort()
-}
-
-async function start(t: Parameters<typeof spawnEntryPoint>[0], env: Record<string, string>, options: object = {}): Promise<{ service: EntryPoint; port: number }> {
-  const port = await freePort()
-  const service = spawnEntryPoint(t, { PORT: String(port), OPTIONS: JSON.stringify({ host: '127.0.0.1', logging: { level: 'info' }, ...options }), ...env }, 120000)
-  await waitForHealth(service, port)
-  return { service, port }
-}
-
 t.test('a reload is checked like a start: a failing example keeps the old set; /metrics counts every attempt; plugin calls stay counted', async (t) => {
   const tree = tempTree(t, { 'm/a.json': mapping('a', '/a') })
   const reloader = new Reloader(() => loadMappings(tree.path('m')))
@@ -100,7 +132,7 @@ t.test('a reload is checked like a start: a failing example keeps the old set; /
   }
   const extensions = { plugins: { twice } }
   const app = Fastify()
-  await app.register(mapperService, { mappings: await loadMappings(tree.path('m')), extensions, reloader, options: { logging: { level: 'silent' } } })
+  await app.register(mapperService, { mappings: await loadMappings(tree.path('m')), extensions, reloader, options: { logging: { level: 'silent' }, underPressure: false } })
   await app.ready()
   t.teardown(() => app.close())
   const metric = async (line: RegExp): Promise<number> => {
@@ -128,20 +160,28 @@ t.test('a reload is checked like a start: a failing example keeps the old set; /
   t.equal(await metric(/^mapper_plugin_calls_total\{mapping="double",plugin="twice"\} (\d+)$/m), 1, "the reloaded engine's plugin calls are counted under their mapping")
 })
 
-t.test('SIGHUP reloads the directory; a bad file keeps the old set and is named in one line', async (t) => {
-  const tree = tempTree(t, { 'm/a.json': mapping('a', '/a') })
-  const { service, port } = await start(t, { MAPPINGS: tree.path('m') }, { reload: { watch: false } })
+t.test('watch off: a change waits for SIGHUP', async (t) => {
+  const { service, port } = await hupStarted
   t.strictSame(await servedIds(port), ['a'])
-
-  tree.write('m/nested/b.json', mapping('b', '/b'))
+  hup.write('m/nested/b.json', mapping('b', '/b'))
+  // Fifty times the 10 ms debounce a watch would have waited: nothing is reloaded.
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  t.strictSame(await servedIds(port), ['a'], 'not picked up without a signal')
+  t.strictSame(reloadLines(service), [], 'no reload attempted')
   service.child.kill('SIGHUP')
   await waitUntil('b to be served', async () => (await servedIds(port)).includes('b'))
+  t.pass('SIGHUP still reloads')
+})
+
+t.test('SIGHUP reloads the directory; a bad file keeps the old set and is named in one line', async (t) => {
+  // The set the watch-off test left: a.json, and nested/b.json its SIGHUP read.
+  const { service, port } = await hupStarted
   t.strictSame(await servedIds(port), ['a', 'b'])
   t.strictSame(reloadLines(service), ['mappings reloaded: 2 mappings'])
   const map = await exchange(port, 'POST', '/map', { mapping: 'b', input: 'x' })
   t.strictSame(JSON.parse(map.body), { b: 'x', valid: true, errors: [] })
 
-  const bad = tree.write('m/c.json', INVALID)
+  const bad = hup.write('m/c.json', INVALID)
   service.child.kill('SIGHUP')
   await waitUntil('the failed reload line', () => reloadLines(service).length === 2)
   const line = reloadLines(service)[1]!
@@ -149,25 +189,46 @@ t.test('SIGHUP reloads the directory; a bad file keeps the old set and is named 
   t.ok(line.includes(bad), 'the line names the file')
   t.strictSame(await servedIds(port), ['a', 'b'], 'the old set is still served')
 
-  tree.write('m/c.json', '{ "$id": "c", ')
+  hup.write('m/c.json', '{ "$id": "c", ')
   service.child.kill('SIGHUP')
   await waitUntil('the second failed reload line', () => reloadLines(service).length === 3)
   t.ok(reloadLines(service)[2]!.includes(`${bad} does not parse as JSON`), 'a file that does not parse is named')
   t.strictSame(await servedIds(port), ['a', 'b'])
 
-  tree.write('m/c.json', mapping('c', '/c'))
+  hup.write('m/c.json', mapping('c', '/c'))
   service.child.kill('SIGHUP')
   await waitUntil('c to be served', async () => (await servedIds(port)).includes('c'))
   t.strictSame(reloadLines(service).slice(3), ['mappings reloaded: 3 mappings'])
   t.equal(service.child.exitCode, null, 'SIGHUP never stopped the service')
 })
 
+t.test('a request in flight during a reload finishes with the mapping it started with', async (t) => {
+  const { service, port } = await hupStarted
+  hup.write('m/slow.json', slow('old'))
+  service.child.kill('SIGHUP')
+  await waitUntil('the old version to be registered', async () => (await servedIds(port)).includes('slow'))
+
+  const inFlight = exchange(port, 'POST', '/map', { mapping: 'slow', input: { id: 1 } })
+  await waitUntil('the request to reach its plugin', () => existsSync(hup.path('started')))
+  hup.write('m/slow.json', slow('new'))
+  service.child.kill('SIGHUP')
+  await waitUntil('the new version to be registered', async () => (await exchange(port, 'GET', '/mappings')).body.includes('"new"'))
+
+  hup.write('release', '')
+  const response = await inFlight
+  t.strictSame(JSON.parse(response.body), { out: { id: 1, tag: 'old' }, valid: true, errors: [] }, 'the in-flight request used the old mapping')
+  const after = await exchange(port, 'POST', '/map', { mapping: 'slow', input: { id: 2 } })
+  t.strictSame(JSON.parse(after.body), { out: { id: 2, tag: 'new' }, valid: true, errors: [] }, 'a new request uses the new one')
+})
+
 t.test('reload.maxBytes: a set over it is refused before it is read, in one line; a large set reloads while /health answers', async (t) => {
-  const tree = tempTree(t, { 'm/a.json': mapping('a', '/a') })
-  const { service, port } = await start(t, { MAPPINGS: tree.path('m') }, { reload: { watch: false, maxBytes: 4_000_000 } })
+  // The set so far: a, b, c and slow (a few hundred bytes), within reload.maxBytes (4,000,000).
+  const { service, port } = await hupStarted
+  const earlier = reloadLines(service).length
+  const since = (): string[] => reloadLines(service).slice(earlier)
   // ~3.5 MB: 100,000 pairings in one file, read and parsed off the event loop.
   const pairings = Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`/f${i}/value`, `/s${i}/value`]))
-  tree.write('m/large.json', JSON.stringify({ $id: 'large', mapping: pairings }))
+  hup.write('m/large.json', JSON.stringify({ $id: 'large', mapping: pairings }))
   service.child.kill('SIGHUP')
   let worst = 0
   let answered = 0
@@ -177,26 +238,24 @@ t.test('reload.maxBytes: a set over it is refused before it is read, in one line
     const health = await exchange(port, 'GET', '/health')
     if (health.status === 200) answered++
     worst = Math.max(worst, performance.now() - started)
-    if (reloadLines(service).length > 0 && !reloadLines(service)[0]!.startsWith('mappings reloaded')) break
+    if (since().length > 0 && !since()[0]!.startsWith('mappings reloaded')) break
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
-  t.strictSame(reloadLines(service), ['mappings reloaded: 2 mappings'])
+  t.strictSame(since(), ['mappings reloaded: 5 mappings'])
   t.ok(answered >= 1, `/health answered ${answered} times during the reload`)
   t.ok(worst < 5000, `the slowest /health during the reload took ${Math.round(worst)} ms`)
 
-  tree.write('m/huge.json', JSON.stringify({ $id: 'huge', mapping: { '/x': '/'.repeat(1_000_000) } }))
+  hup.write('m/huge.json', JSON.stringify({ $id: 'huge', mapping: { '/x': '/'.repeat(1_000_000) } }))
   service.child.kill('SIGHUP')
-  await waitUntil('the refused reload line', () => reloadLines(service).length === 2)
-  t.match(reloadLines(service)[1], /^mappings reload failed, still serving the previous 2 mappings: MAPPINGS: .* holds \d+ bytes of mapping documents, over reload\.maxBytes \(4000000\)$/)
-  t.strictSame(await servedIds(port), ['a', 'large'], 'the served set is kept')
+  await waitUntil('the refused reload line', () => since().length === 2)
+  t.match(since()[1], /^mappings reload failed, still serving the previous 5 mappings: MAPPINGS: .* holds \d+ bytes of mapping documents, over reload\.maxBytes \(4000000\)$/)
+  t.strictSame(await servedIds(port), ['a', 'b', 'c', 'large', 'slow'], 'the served set is kept')
 })
 
 t.test('watch: a ConfigMap update (the ..data link swapped) is served without a signal', async (t) => {
-  const tree = tempTree(t, { 'm/..2026_01_01_00_00_00.1/a.json': mapping('a', '/a') })
+  const tree = configMap
   const at = (relative: string): string => tree.path(`m/${relative}`)
-  symlinkSync('..2026_01_01_00_00_00.1', at('..data'))
-  symlinkSync('..data/a.json', at('a.json'))
-  const { service, port } = await start(t, { MAPPINGS: tree.path('m') }, { reload: { debounce: 50 } })
+  const { service, port } = await watchStarted
   t.strictSame(await servedIds(port), ['a'])
 
   // What kubelet does: a new snapshot, a `..data_tmp` link to it renamed over `..data`, the new
@@ -229,43 +288,10 @@ t.test('watch: a ConfigMap update (the ..data link swapped) is served without a 
   t.pass('a change inside a nested directory is served')
 })
 
-t.test('watch off: a change waits for SIGHUP', async (t) => {
-  const tree = tempTree(t, { 'm/a.json': mapping('a', '/a') })
-  const { service, port } = await start(t, { MAPPINGS: tree.path('m') }, { reload: { watch: false, debounce: 10 } })
-  tree.write('m/b.json', mapping('b', '/b'))
-  // Far beyond the 10 ms debounce a watch would have waited: nothing is reloaded.
-  await new Promise((resolve) => setTimeout(resolve, 1500))
-  t.strictSame(await servedIds(port), ['a'], 'not picked up without a signal')
-  t.strictSame(reloadLines(service), [], 'no reload attempted')
-  service.child.kill('SIGHUP')
-  await waitUntil('b to be served', async () => (await servedIds(port)).includes('b'))
-  t.pass('SIGHUP still reloads')
-})
-
-const slow = (tag: string): string => JSON.stringify({ $id: 'slow', mapping: { '/out': { source: '/', delayed: { tag } } } })
-
-t.test('a request in flight during a reload finishes with the mapping it started with', async (t) => {
-  const tree = tempTree(t, { 'extensions.js': DELAYED_EXTENSIONS, 'm/slow.json': slow('old') })
-  const { service, port } = await start(t, { MAPPINGS: tree.path('m'), EXTENSIONS: tree.path('extensions.js'), DELAY_DIR: tree.root }, { reload: { watch: false } })
-
-  const inFlight = exchange(port, 'POST', '/map', { mapping: 'slow', input: { id: 1 } })
-  await waitUntil('the request to reach its plugin', () => existsSync(tree.path('started')))
-  tree.write('m/slow.json', slow('new'))
-  service.child.kill('SIGHUP')
-  await waitUntil('the new version to be registered', async () => (await exchange(port, 'GET', '/mappings')).body.includes('"new"'))
-
-  tree.write('release', '')
-  const response = await inFlight
-  t.strictSame(JSON.parse(response.body), { out: { id: 1, tag: 'old' }, valid: true, errors: [] }, 'the in-flight request used the old mapping')
-  const after = await exchange(port, 'POST', '/map', { mapping: 'slow', input: { id: 2 } })
-  t.strictSame(JSON.parse(after.body), { out: { id: 2, tag: 'new' }, valid: true, errors: [] }, 'a new request uses the new one')
-})
-
 t.test('a module MAPPINGS is not reloaded: SIGHUP says to restart', async (t) => {
-  const tree = tempTree(t, { 'mappings.js': `export default [${mapping('a', '/a')}]\n` })
-  const { service, port } = await start(t, { MAPPINGS: tree.path('mappings.js') })
+  const { service, port } = await moduleStarted
   service.child.kill('SIGHUP')
   await waitUntil('the reload line', () => reloadLines(service).length === 1)
-  t.match(reloadLines(service)[0], `${tree.path('mappings.js')} is a module; its mappings are loaded once, restart the service to change them`)
+  t.match(reloadLines(service)[0], `${moduleTree.path('mappings.js')} is a module; its mappings are loaded once, restart the service to change them`)
   t.strictSame(await servedIds(port), ['a'], 'still served')
 })
