@@ -5,6 +5,9 @@
 // come from a module written to a temp dir, as a deployment's EXTENSIONS would: `thread` tells where
 // a value was transformed, and the module announces each thread that loads it on a
 // BroadcastChannel, so the test sees a worker start (the pool starts lazily, at its first task).
+// A worker thread takes seconds to start on a loaded machine: the tests share one server per set
+// of options (the default posture, isolation off, the explicit form without isolation.explicit),
+// and so its warm pool.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -50,11 +53,18 @@ async function workerStarted(size: number): Promise<boolean> {
 const ECHO = { $id: 'echo', mapping: { '/echo': '/' } }
 const WHERE = { $id: 'where', mapping: { '/where': { source: '/x', transform: 'thread' } } }
 
-async function serve(t: Tap, options: Record<string, unknown> = {}): Promise<FastifyInstance> {
+async function serve(t: Pick<Tap, 'teardown'>, options: Record<string, unknown> = {}): Promise<FastifyInstance> {
   const app = await buildServer({ mappings: [ECHO, WHERE], extensions: await loadExtensions(MODULE), extensionsModule: MODULE, options: { logging: { level: 'silent' }, underPressure: false, ...options } })
   t.teardown(() => app.close())
   return app
 }
+
+/** The default posture: no explicit form, /validate (and large bodies) in worker threads. */
+const defaults = await serve(t)
+/** isolation false: everything inline. */
+const inlineOnly = await serve(t, { isolation: false })
+/** The explicit form on, isolation.explicit off. */
+const explicitInline = await serve(t, { map: { explicit: true }, isolation: { explicit: false } })
 
 async function post(app: FastifyInstance, url: string, payload: string): Promise<{ status: number; text: string; data: any }> {
   const response = await app.inject({ method: 'POST', url, payload, headers: { 'content-type': 'application/json' } })
@@ -69,12 +79,12 @@ function chain(members: number): Record<string, unknown> {
 }
 
 t.test('POST /validate in the default posture (no explicit form): the document is validated in a worker, started on demand', async (t) => {
-  const app = await serve(t)
+  const app = defaults
   const before = started.size
   // Not a worker's job: registered ids are answered from the report kept with the set.
   t.equal((await post(app, '/validate', JSON.stringify({ mapping: 'echo' }))).data.valid, true)
   const document = chain(300)
-  const inline = await serve(t, { isolation: false })
+  const inline = inlineOnly
   const expected = await post(inline, '/validate', JSON.stringify({ mapping: document }))
   t.equal(started.size, before, 'no worker yet: the pool starts lazily, and isolation false starts none')
   const answer = await post(app, '/validate', JSON.stringify({ mapping: document }))
@@ -88,7 +98,7 @@ t.test('POST /validate in the default posture (no explicit form): the document i
 })
 
 t.test('POST /validate with the explicit form on but isolation.explicit off: examples still run in a worker', async (t) => {
-  const app = await serve(t, { map: { explicit: true }, isolation: { explicit: false } })
+  const app = explicitInline
   const examples = (where: string): string => JSON.stringify({ mapping: { mapping: WHERE.mapping, examples: [{ input: { x: 1 }, output: { where } }] } })
   t.match((await post(app, '/validate', examples('worker'))).data, { valid: true, errors: [], warnings: [] }, 'the example ran in a worker')
   t.match((await post(app, '/validate', examples('main'))).data.errors, [{ rule: 'EXAMPLE-1' }])
@@ -98,8 +108,8 @@ t.test('POST /validate with the explicit form on but isolation.explicit off: exa
 })
 
 t.test('a body with more values than the main thread builds: a registered mapping evaluates it in a worker, the same answer as inline', async (t) => {
-  const app = await serve(t)
-  const inline = await serve(t, { isolation: false })
+  const app = defaults
+  const inline = inlineOnly
   const small = JSON.stringify({ mapping: 'where', input: Array.from({ length: 10 }, (_, x) => ({ x })) })
   t.match((await post(app, '/map', small)).data.items, [{ where: 'main' }], 'a small body: inline, the fast path')
 
@@ -136,7 +146,7 @@ t.test('four large bodies at once: all answered, queued behind the threads', asy
 })
 
 t.test('an explicit document and its large input: evaluated in a worker from their text', async (t) => {
-  const app = await serve(t, { map: { explicit: true }, isolation: { explicit: false } })
+  const app = explicitInline
   const input = Array.from({ length: LARGE_BODY_VALUES }, (_, x) => ({ x }))
   const answer = await post(app, '/map', JSON.stringify({ mapping: WHERE.mapping, input }))
   t.equal(answer.status, 200)
@@ -150,8 +160,8 @@ t.test('an explicit document and its large input: evaluated in a worker from the
 })
 
 t.test('POST /validate of a large document: kept as text, validated in a worker', async (t) => {
-  const app = await serve(t)
-  const inline = await serve(t, { isolation: false })
+  const app = defaults
+  const inline = inlineOnly
   const document = chain(3000)
   const body = JSON.stringify({ mapping: document })
   t.ok(body.length > LARGE_BODY_CHARS)
@@ -164,7 +174,7 @@ t.test('POST /validate of a large document: kept as text, validated in a worker'
 })
 
 t.test('a long body that is not JSON, nests too deep or is poisoned: 400, as a short one', async (t) => {
-  const app = await serve(t)
+  const app = defaults
   const items = Array.from({ length: 30_000 }, () => ({}))
   const long = JSON.stringify({ mapping: 'echo', input: items })
   for (const [name, text] of [
