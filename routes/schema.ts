@@ -2,9 +2,9 @@
 // Public, like /health: it describes the language only, the same for every deployment (no
 // registered mapping or extension names), and an editor fetching it sends no token.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { mappingSchema } from '../engine/index.js'
 import { errorResponses } from '../schemas/error.js'
 import { MappingSchemaDocumentSchema } from '../schemas/service.js'
+import { mappingSchema } from '../runtime/evaluation.js'
 
 export const SCHEMA_TYPE = 'application/schema+json; charset=utf-8'
 

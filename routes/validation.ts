@@ -9,11 +9,10 @@
 // by default whatever map.explicit says; runtime/evaluator.ts), and its report printed there.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ServiceConfig } from '../config/resolve.js'
-import { jsonMemberText } from '../engine/index.js'
 import { unknownMapping } from '../errors.js'
 import { claimsSatisfied } from '../plugins/auth.js'
 import { requireBody } from '../plugins/body.js'
-import type { Report } from '../runtime/evaluation.js'
+import { jsonMemberText, type Report } from '../runtime/evaluation.js'
 import type { Evaluator } from '../runtime/evaluator.js'
 import { JsonText } from '../runtime/json-text.js'
 import { documentText } from './map.js'

@@ -6,6 +6,10 @@ import { boundReport, countExamples, exampleDiagnostics, largeOutputBytes, noteL
 import { InvalidMappingDocument, OutputNotSerializable, unknownMapping } from '../errors.js'
 import { printSliced } from './print.js'
 
+// What the routes need of the engine, through this layer: routes import nothing from engine/
+// (test/layers.test.ts).
+export { isObject, jsonMemberText, mappingSchema, type Envelope } from '../engine/index.js'
+
 /** The budgets and switches an engine evaluates with (the same in every worker thread). */
 export interface EngineSettings {
   readonly limits: { readonly registered: Readonly<Required<Limits>>; readonly explicit: Readonly<Required<Limits>> }
