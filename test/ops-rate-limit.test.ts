@@ -1,7 +1,8 @@
 // Rate limiting (options.rateLimit) through a real listening server: the request over the limit is
 // 429 with the error body and Retry-After; the bucket is the verified token subject when auth is
 // on (a forged token never reaches, nor picks, one) and the client IP otherwise; health is never
-// limited; off by default.
+// limited; off by default. Load shedding is off: a loaded machine's event-loop delay must not answer
+// 503 for what these tests are about.
 import { request as httpRequest } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
@@ -42,7 +43,7 @@ function send(port: number, method: string, path: string, { headers = {}, from }
 }
 
 async function listening(t: { teardown(fn: () => unknown): void }, options: Record<string, unknown>): Promise<number> {
-  const app = await buildServer({ mappings: [ECHO], options: { logging: { level: 'silent' }, ...options } })
+  const app = await buildServer({ mappings: [ECHO], options: { logging: { level: 'silent' }, underPressure: false, ...options } })
   await app.listen({ port: 0, host: '127.0.0.1' })
   t.teardown(() => app.close())
   return (app.server.address() as AddressInfo).port
