@@ -4,12 +4,12 @@
 // host's, and the service's routes answer under the prefix exactly as in the standalone server.
 import t from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
-import mapperService, { type MapperServiceOptions } from '../app.js'
+import mapperService from '../app.js'
 import { ECHO, GENERATED_ID, GREETINGS, JSON_TYPE, call } from './http-support.js'
 import { untyped } from './startup-support.js'
 
 /** A host with its own hook, text parser, error handler and routes, and the service under /mapper. */
-async function host(t: { teardown(fn: () => unknown): void }, service: MapperServiceOptions = {}): Promise<FastifyInstance> {
+async function build(t: { teardown(fn: () => unknown): void }): Promise<FastifyInstance> {
   const app = Fastify({ logger: false, bodyLimit: 1000 })
   app.addHook('onRequest', async (_request, reply) => {
     reply.header('x-host-hook', 'ran')
@@ -24,16 +24,22 @@ async function host(t: { teardown(fn: () => unknown): void }, service: MapperSer
   await app.register(mapperService, {
     prefix: '/mapper',
     mappings: [ECHO, GREETINGS],
-    ...service,
-    options: { logging: { level: 'silent' }, cors: { origin: '*' }, maxBodyBytes: 100, map: { explicit: true }, ...service.options },
+    options: { logging: { level: 'silent' }, cors: { origin: '*' }, maxBodyBytes: 100, map: { explicit: true } },
   })
   await app.ready()
   t.teardown(() => app.close())
   return app
 }
 
+/**
+ * The tests of one host share it (a build costs a few hundred milliseconds): they only send requests,
+ * which leave nothing behind. Built on first use, closed when the file ends.
+ */
+let shared: Promise<FastifyInstance> | undefined
+const host = (): Promise<FastifyInstance> => (shared ??= build(t))
+
 t.test("the host's routes keep the host's behaviour", async (t) => {
-  const app = await host(t)
+  const app = await host()
   const ping = await app.inject({ method: 'GET', url: '/ping', headers: { origin: 'https://app.example' } })
   t.equal(ping.statusCode, 200)
   t.same(JSON.parse(ping.body), { pong: true })
@@ -44,7 +50,7 @@ t.test("the host's routes keep the host's behaviour", async (t) => {
 })
 
 t.test("the host's own JSON parser, text parser and body limit", async (t) => {
-  const app = await host(t)
+  const app = await host()
   const json = await call(app, { method: 'POST', url: '/echo', payload: '{"a":1}', headers: { 'content-type': 'application/json' } })
   t.same(json.data, { received: { a: 1 } })
   const text = await call(app, { method: 'POST', url: '/echo', payload: 'hello', headers: { 'content-type': 'text/plain' } })
@@ -59,7 +65,7 @@ t.test("the host's own JSON parser, text parser and body limit", async (t) => {
 })
 
 t.test("the host's error handler and 404 handler", async (t) => {
-  const app = await host(t)
+  const app = await host()
   const failed = await call(app, { method: 'GET', url: '/fail' })
   t.equal(failed.statusCode, 418)
   t.same(failed.data, { host: true, message: 'host failure' })
@@ -73,7 +79,7 @@ t.test("the host's error handler and 404 handler", async (t) => {
 })
 
 t.test("the service's routes under the prefix, with the service's behaviour", async (t) => {
-  const app = await host(t)
+  const app = await host()
   const health = await call(app, { method: 'GET', url: '/mapper/health', headers: { origin: 'https://app.example' } })
   t.equal(health.statusCode, 200)
   t.same(health.data, { status: 'ok' })
@@ -94,7 +100,7 @@ t.test("the service's routes under the prefix, with the service's behaviour", as
 })
 
 t.test("the service's errors under the prefix use the service's error body", async (t) => {
-  const app = await host(t)
+  const app = await host()
   const checks: Array<[Parameters<typeof call>[1], number, string, string]> = [
     [{ method: 'POST', url: '/mapper/map', payload: '{"mapping":' }, 400, 'BadRequest', 'Body must be valid JSON (line 1, column 12): unexpected end of input'],
     [{ method: 'POST', url: '/mapper/map', payload: `{"mapping":"echo","input":"${'x'.repeat(200)}"}` }, 413, 'PayloadTooLarge', 'Request body exceeds the 100-byte limit'],
