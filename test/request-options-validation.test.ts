@@ -115,7 +115,7 @@ t.test('a document no validation saw: its call fails with InvalidRequestOptionsE
   t.same(error.responseFields, { rule: 'REQ-1' })
 })
 
-async function stockService(t: Tap, config: Parameters<typeof buildServer>[0] = {}): Promise<FastifyInstance> {
+async function stockService(t: Pick<Tap, 'teardown'>, config: Parameters<typeof buildServer>[0] = {}): Promise<FastifyInstance> {
   const app = await buildServer({
     extensions: stockExtensions({ REQUEST_ALLOW_HOSTS: '127.0.0.1' }),
     ...config,
@@ -125,9 +125,15 @@ async function stockService(t: Tap, config: Parameters<typeof buildServer>[0] = 
   return app
 }
 
+/**
+ * The stock service, no mappings of its own: the tests that send it explicit documents share it (and
+ * its worker pool, seconds to start on a loaded machine); each has an upstream of its own.
+ */
+const explicitService = await stockService(t)
+
 t.test('through the service: /validate reports them, an explicit /map refuses them with 422, nothing is sent', async (t) => {
   const up = await upstream(t, (_req, res) => res.end('{}'))
-  const app = await stockService(t)
+  const app = explicitService
   for (const [name, options, rule, at] of MALFORMED) {
     const given = local(options, up.origin)
     const validated = await app.inject({ method: 'POST', url: '/validate', payload: { mapping: wrapped(given) } })
@@ -240,7 +246,7 @@ t.test('any options through the service: never a 5xx, and refused as a document 
     res.writeHead(200, { 'content-type': 'application/json' })
     res.end('{"ok":true}')
   })
-  const app = await stockService(t)
+  const app = explicitService
   await fc.assert(
     fc.asyncProperty(optionsArbitrary, async (options) => {
       const given = local(options, up.origin)

@@ -3,7 +3,9 @@
 // its detail hidden (and logged); a redirecting canary is 503; an EXTENSIONS module that follows
 // resolves a trailing-slash 301. Real upstreams on 127.0.0.1, the service through buildServer; the
 // stock surface refuses private destinations, so it is built as a deployment with
-// REQUEST_ALLOW_HOSTS=127.0.0.1 gets it (the refusal itself: request-hardening.test.ts).
+// REQUEST_ALLOW_HOSTS=127.0.0.1 gets it (the refusal itself: request-hardening.test.ts). Load
+// shedding is off: a loaded machine's event-loop delay must not answer 503 for what these tests are
+// about.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
@@ -35,9 +37,9 @@ function articleSite(req: IncomingMessage, res: ServerResponse): void {
 const fetching = (id: string, origin: string, pathname: string): MappingDocument =>
   ({ $id: id, mapping: { '/article': { request: { origin, pathname, pointer: '/json' } } } }) as MappingDocument
 
-async function serve(t: { teardown(fn: () => unknown): void }, config: Parameters<typeof buildServer>[0]): Promise<FastifyInstance> {
+async function serve(t: { teardown(fn: () => unknown): void }, config: NonNullable<Parameters<typeof buildServer>[0]>): Promise<FastifyInstance> {
   const stock = stockExtensions({ REQUEST_ALLOW_HOSTS: '127.0.0.1' })
-  const app = await buildServer({ options: { logging: { level: 'silent' } }, extensions: stock, ...config })
+  const app = await buildServer({ extensions: stock, ...config, options: { logging: { level: 'silent' }, underPressure: false, ...config.options } })
   t.teardown(() => app.close())
   return app
 }
