@@ -5,7 +5,7 @@
 import t from 'tap'
 import { claimsSatisfied } from '../plugins/auth.js'
 import type { Claims } from '../schemas/options.js'
-import { SECRET, call, nowSeconds, service, sign, type Tap } from './auth-support.js'
+import { SECRET, call, nowSeconds, service, sharedServices, sign, type Tap } from './auth-support.js'
 
 type Identity = Record<string, unknown> | null
 
@@ -60,6 +60,9 @@ const GATED = {
 
 const EXPLICIT = { mapping: { '/copy': '/a' } }
 
+/** The tests of GATED share one service (a build costs a few hundred milliseconds). */
+const shared = sharedServices(t)
+
 type Outcome = 200 | '/map' | 'explicit mappings' | '/validate'
 
 // token payload → [registered /map, explicit /map, /validate]
@@ -84,7 +87,7 @@ function assertOutcome(t: Tap, response: Awaited<ReturnType<typeof call>>, outco
 }
 
 t.test('the gates of /map, explicit mappings and /validate', async (t) => {
-  const app = await service(t, GATED)
+  const app = await shared(GATED)
   for (const [name, payload, [registered, explicit, validate]] of GATES) {
     const token = sign(payload, { key: SECRET })
     assertOutcome(t, await call(app, { token, body: { mapping: 'echo', input: { a: 1 } } }), registered, `${name}, registered`)
@@ -97,7 +100,7 @@ t.test('the gates of /map, explicit mappings and /validate', async (t) => {
 })
 
 t.test('claims are checked before the registry is consulted: an unknown id is 403, not 404', async (t) => {
-  const app = await service(t, GATED)
+  const app = await shared(GATED)
   const outsider = sign({ sub: 'x' }, { key: SECRET })
   assertOutcome(t, await call(app, { token: outsider, body: { mapping: 'no-such-mapping' } }), '/map', 'unknown id')
   assertOutcome(t, await call(app, { url: '/validate', token: outsider, body: { mapping: 'no-such-mapping' } }), '/validate', 'unknown id')

@@ -21,6 +21,8 @@ import {
 
 const rsa = rsaKeys()
 const ec = ecKeys()
+/** Another RSA pair (a rotated-in key, an attacker's, a second candidate): made once, as a 2048-bit pair takes a while. */
+const otherRsa = rsaKeys()
 
 t.test('keys at /.well-known/jwks.json, chosen by kid: RS256 and ES256 (and EdDSA)', async (t) => {
   const jwks = await jwksServer(t)
@@ -49,7 +51,7 @@ t.test('a custom jwksUri path is fetched as given', async (t) => {
 
 t.test('rotation: a kid served later is accepted; a removed kid and an unknown kid are refused', async (t) => {
   const jwks = await jwksServer(t)
-  const next = rsaKeys()
+  const next = otherRsa
   jwks.keys = [jwk(rsa, 'old')]
   const app = await service(t, { auth: { jwksUri: `${jwks.origin}/.well-known/jwks.json` } })
   const byOld = sign({ sub: 'alice' }, { key: rsa.privatePem, algorithm: 'RS256', kid: 'old' })
@@ -89,7 +91,7 @@ t.test('a token signed by another key under a known kid is a bad signature', asy
   const jwks = await jwksServer(t)
   jwks.keys = [jwk(rsa, 'k1'), jwk(ec, 'e1')]
   const app = await service(t, { auth: { jwksUri: `${jwks.origin}/.well-known/jwks.json` } })
-  assertUnauthorized(t, await call(app, { token: sign({ sub: 'mallory' }, { key: rsaKeys().privatePem, algorithm: 'RS256', kid: 'k1' }) }), 'Invalid token signature')
+  assertUnauthorized(t, await call(app, { token: sign({ sub: 'mallory' }, { key: otherRsa.privatePem, algorithm: 'RS256', kid: 'k1' }) }), 'Invalid token signature')
   // The RSA key under k1 cannot verify an ES256 token, whoever signed it.
   assertUnauthorized(t, await call(app, { token: sign({ sub: 'mallory' }, { key: ec.privatePem, algorithm: 'ES256', kid: 'k1' }) }), 'Invalid token signature')
 })
@@ -112,7 +114,7 @@ t.test('attacks never reach the key set: alg none, HMAC with the public key, unl
 
 t.test('keys that cannot sign are ignored: use enc, an alg the key does not have, a kid-less key among several', async (t) => {
   const jwks = await jwksServer(t)
-  const other = rsaKeys()
+  const other = otherRsa
   jwks.keys = [{ ...jwk(rsa, 'enc-key'), use: 'enc' }, jwk(ec, 'es384-labelled', 'ES384'), { ...jwk(other, 'x'), kid: undefined }, jwk(rsa, 'sig-key')]
   const app = await service(t, { auth: { jwksUri: `${jwks.origin}/.well-known/jwks.json` } })
   assertUnauthorized(t, await call(app, { token: sign({}, { key: rsa.privatePem, algorithm: 'RS256', kid: 'enc-key' }) }), 'Invalid token signature')

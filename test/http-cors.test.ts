@@ -2,7 +2,7 @@
 // header at all); preflights on the known paths with the configured methods and headers; the
 // request id exposed to browsers; credentials never enabled; off when the option is omitted.
 import t from 'tap'
-import { SECRET, call, serve } from './http-support.js'
+import { SECRET, call, serve, shared } from './http-support.js'
 
 const corsHeaders = (headers: Record<string, unknown>): string[] => Object.keys(headers).filter((name) => name.startsWith('access-control-'))
 const preflight = (url: string, origin: string) => ({
@@ -11,8 +11,11 @@ const preflight = (url: string, origin: string) => ({
   headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
 })
 
+/** The tests of `origin: '*'` share one server (a build costs a few hundred milliseconds). */
+const anyOrigin = shared(t, { options: { cors: { origin: '*' } } })
+
 t.test("origin '*': every response allows any origin and exposes X-Request-Id", async (t) => {
-  const app = await serve(t, { options: { cors: { origin: '*' } } })
+  const app = await anyOrigin()
   for (const request of [
     { method: 'GET', url: '/health' },
     { method: 'POST', url: '/map', payload: { mapping: 'echo', input: {} } },
@@ -27,7 +30,7 @@ t.test("origin '*': every response allows any origin and exposes X-Request-Id", 
 })
 
 t.test("origin '*': the preflight has the default methods and headers, Allow, and no body", async (t) => {
-  const app = await serve(t, { options: { cors: { origin: '*' } } })
+  const app = await anyOrigin()
   const response = await app.inject(preflight('/map', 'http://localhost:5173'))
   t.equal(response.statusCode, 204)
   t.equal(response.body, '')
@@ -86,7 +89,7 @@ t.test('preflights are never authenticated; a 401 still carries the CORS headers
 })
 
 t.test('a preflight on an unknown path is 404', async (t) => {
-  const app = await serve(t, { options: { cors: { origin: '*' } } })
+  const app = await anyOrigin()
   const response = await call(app, preflight('/nope', 'https://app.example'))
   t.equal(response.statusCode, 404)
   t.equal(response.data.code, 'NotFound')

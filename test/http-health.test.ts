@@ -3,13 +3,16 @@
 import t from 'tap'
 import { stockExtensions } from '../extensions/stock.js'
 import type { EvaluationContext } from '../engine/index.js'
-import { ECHO, SECRET, call, serve, settlesWithin, upstream } from './http-support.js'
+import { ECHO, SECRET, call, serve, settlesWithin, shared, upstream } from './http-support.js'
 
 const health = { method: 'GET', url: '/health' } as const
 const canary = { method: 'GET', url: '/health/mapping' } as const
 
+/** The tests of the default options share one server (a build costs a few hundred milliseconds). */
+const plain = shared(t)
+
 t.test('GET /health: 200 { status: ok }', async (t) => {
-  const app = await serve(t)
+  const app = await plain()
   const response = await call(app, health)
   t.equal(response.statusCode, 200)
   t.equal(response.body, '{"status":"ok"}')
@@ -121,7 +124,7 @@ t.test('never authenticated, even with auth on', async (t) => {
 })
 
 t.test('other methods: 405 Use GET; HEAD answers without a body', async (t) => {
-  const app = await serve(t)
+  const app = await plain()
   for (const url of ['/health', '/health/mapping']) {
     const response = await call(app, { method: 'POST', url, payload: {} })
     t.equal(response.statusCode, 405, url)

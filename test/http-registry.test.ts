@@ -3,7 +3,10 @@
 import t from 'tap'
 import { stockExtensions } from '../extensions/stock.js'
 import { bundledMappingsPath, loadMappings } from '../config/mappings.js'
-import { ECHO, GREETINGS, SECRET, bearer, call, serve } from './http-support.js'
+import { ECHO, GREETINGS, SECRET, bearer, call, serve, shared } from './http-support.js'
+
+/** The tests of the default options share one server (a build costs a few hundred milliseconds). */
+const plain = shared(t)
 
 t.test('GET /mappings: every registered mapping keyed by $id, compound members by their own id', async (t) => {
   const app = await serve(t, {
@@ -39,7 +42,7 @@ t.test('GET /mappings: the bundled examples', async (t) => {
 })
 
 t.test('GET /extensions: the stock surface', async (t) => {
-  const app = await serve(t)
+  const app = await plain()
   const response = await call(app, { method: 'GET', url: '/extensions' })
   t.equal(response.statusCode, 200)
   t.equal(response.body, '{"initializers":[],"transformers":[],"plugins":["request"]}')
@@ -70,7 +73,7 @@ t.test('both need authentication when auth is on, and have no claims gate', asyn
 })
 
 t.test('other methods: 405 Use GET; HEAD answers without a body', async (t) => {
-  const app = await serve(t)
+  const app = await plain()
   for (const url of ['/mappings', '/extensions']) {
     for (const method of ['POST', 'PUT', 'PATCH', 'DELETE'] as const) {
       const response = await call(app, { method, url })

@@ -14,11 +14,15 @@ type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 
 const quiet = () => pino({ level: 'silent' })
 
-async function service(t: Tap, options: Record<string, unknown>): Promise<FastifyInstance> {
+async function service(t: Pick<Tap, 'teardown'>, options: Record<string, unknown>): Promise<FastifyInstance> {
   const app = await buildServer({ options, mappings: [], logger: quiet() })
   t.teardown(() => app.close())
   return app
 }
+
+/** The tests of `{ playground: true }` alone share one service (a build costs a few hundred milliseconds); closed when the file ends. */
+let playgroundOnly: Promise<FastifyInstance> | undefined
+const served = (): Promise<FastifyInstance> => (playgroundOnly ??= service(t, { playground: true }))
 
 // ---- served files ----------------------------------------------------------------------------
 
@@ -85,7 +89,7 @@ t.test('on: the page, its files and the yaml browser build, each with its type a
 })
 
 t.test('on: only GET and HEAD, only the files in the table', async (t) => {
-  const app = await service(t, { playground: true })
+  const app = await served()
   const post = await app.inject({ method: 'POST', url: '/playground', payload: {} })
   t.equal(post.statusCode, 405)
   t.equal(post.headers.allow, 'GET, HEAD, OPTIONS')
@@ -106,7 +110,7 @@ t.test('on: only GET and HEAD, only the files in the table', async (t) => {
 })
 
 t.test('/playground/ (a trailing slash) sends the browser to the page, whose relative links then resolve', async (t) => {
-  const app = await service(t, { playground: true })
+  const app = await served()
   for (const [url, location] of [['/playground/', '../playground'], ['/playground/?doc=a%20b', '../playground?doc=a%20b']] as const) {
     const response = await app.inject({ method: 'GET', url })
     t.equal(response.statusCode, 308, url)
