@@ -1,6 +1,7 @@
-// The real entry point (`node --import test/loader/register.mjs bin/mapper-service.ts`) as a child process with a
-// controlled environment, every child bounded by a timeout and killed at teardown; plus temporary
-// directories and free ports on 127.0.0.1.
+// The real entry point (`node --import test/loader/register.mjs bin/mapper-service.ts`, or a compiled
+// bin/mapper-service.js run as it is: test/proc-compiled.ts) as a child process with a controlled
+// environment, every child bounded by a timeout and killed at teardown; plus temporary directories
+// and free ports on 127.0.0.1.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { request as httpRequest, type Agent } from 'node:http'
@@ -70,12 +71,15 @@ export interface EntryPoint {
   readonly exited: Promise<Exit>
 }
 
+/** How node runs `entry`: a TypeScript one through the test loader, a compiled one (test/proc-compiled.ts) as it is. */
+const nodeArgs = (entry: string): string[] => (entry.endsWith('.ts') ? ['--import', LOADER, entry] : [entry])
+
 /**
  * Spawn the entry point (`entry`, by default this tree's) with only PATH and HOME from this process
  * (no tap or loader variables leak in) plus `env`. The child is killed after `timeoutMs` and at teardown.
  */
 export function spawnEntryPoint(t: Teardown, env: Record<string, string>, timeoutMs = 60000, entry = ENTRY): EntryPoint {
-  const child = spawn(process.execPath, ['--import', LOADER, entry], {
+  const child = spawn(process.execPath, nodeArgs(entry), {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -216,10 +220,13 @@ export async function runCli(args: string[], options: { stdin?: string; env?: Re
   return { code, stdout, stderr }
 }
 
-/** Run the `mapper-service` command as a process (from source, through the test loader), like `runCli`. */
-export function runEntryPoint(args: string[], options: { stdin?: string; env?: Record<string, string> } = {}): Promise<Ran> {
+/**
+ * Run the `mapper-service` command as a process, like `runCli`: `entry`, by default this tree's
+ * (from source, through the test loader).
+ */
+export function runEntryPoint(args: string[], options: { stdin?: string; env?: Record<string, string>; entry?: string } = {}): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', LOADER, ENTRY, ...args], {
+    const child = spawn(process.execPath, [...nodeArgs(options.entry ?? ENTRY), ...args], {
       cwd: ROOT,
       env: { ...process.env, ...CLEAN, ...options.env },
       timeout: 30000,
