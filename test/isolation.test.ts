@@ -4,9 +4,9 @@
 // `spin` never returns, `hog` allocates without end, `count` is a plugin the metrics count.
 //
 // A worker thread takes seconds to start on a loaded machine, so tests that need the same options
-// share one server (and its warm pool) and run in order: `limited` (a 200 ms timeMs, one thread)
-// for the hard time limit, `shared` (one thread of 128 MiB, a fanOut of 5, stdout allowed, a
-// debug log) for the rest. Load shedding is off everywhere: a loaded machine's event-loop delay
+// share one server (and its warm pool) and run in order: `limited` (a 200 ms timeMs, one thread,
+// no queue) for the hard time limit and the full queue, `shared` (one thread of 128 MiB, a fanOut
+// of 5, stdout allowed, a debug log) for the rest. Load shedding is off everywhere: a loaded machine's event-loop delay
 // must not answer 503 for what these tests are about.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -76,12 +76,18 @@ async function metric(service: Served, series: string): Promise<number> {
   return line === undefined ? 0 : Number(line.slice(series.length + 1))
 }
 
-/** The hard time limit's server: explicit documents get 200 ms, then 300 ms of grace, on one thread. */
-const limited = await served(t, { map: { explicit: true }, limits: { explicit: { timeMs: 200 } }, isolation: { graceMs: 300, threads: 1 } })
+/**
+ * The hard time limit's server: explicit documents get 200 ms, then 300 ms of grace, on one thread,
+ * and no task may wait for it (isolation.queue 0).
+ */
+const limited = await served(t, { map: { explicit: true }, limits: { explicit: { timeMs: 200 } }, isolation: { graceMs: 300, threads: 1, queue: 0 } })
 /** What `shared` logged (the tests that read it empty it first). */
 const sharedLog: Array<Record<string, unknown>> = []
 /** The default time limit; one thread with a 128 MiB heap, a fanOut budget of 5, stdout allowed, a debug log. */
 const shared = await served(t, { map: { explicit: { stdout: true } }, limits: { explicit: { fanOut: 5 } }, isolation: { memoryMb: 128, threads: 1 }, logging: { level: 'debug' } }, sharedLog)
+/** Their workers start side by side, while the first tests run; the first test that uses them waits for both. */
+const warming = Promise.all([limited, shared].map((service) => service.post({ mapping: where, input: { x: 1 } })))
+warming.catch(() => {})
 
 /** Poll /health while `work` runs; the slowest answer. */
 async function healthDuring<T>(service: Served, work: Promise<T>): Promise<{ result: T; worstMs: number; answered: number }> {
@@ -129,6 +135,8 @@ t.test('extensions given as functions cannot cross into a worker: the build fail
 })
 
 t.test('what runs where: explicit documents and explain traces in a worker, registered mappings inline', async (t) => {
+  // No task may wait on `limited` (queue 0): its warm-up must be over before the next test's.
+  await warming
   const service = shared
   t.same((await service.post({ mapping: where, input: { x: 1 } })).data, { where: 'worker', valid: true, errors: [] }, 'explicit')
   t.same((await service.post({ mapping: 'where', input: { x: 1 } })).data, { where: 'main', valid: true, errors: [] }, 'registered')
@@ -170,7 +178,8 @@ t.test('isolation.queue and isolation.queueMs: a task that finds the queue full,
   }
   const began = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
-  const full = await served(t, { map: { explicit: true }, limits: { explicit: { timeMs: 600 } }, isolation: { threads: 1, queue: 0, graceMs: 0 } })
+  // queue 0: the spinning task holds the one slot until its hard limit (200 + 300 ms after it began).
+  const full = limited
   await warm(full)
   const spinning = full.post(spin)
   await began(150)
@@ -233,7 +242,8 @@ t.test('what a worker saw is counted and logged in the main thread: plugin calls
 })
 
 t.test('a client that leaves mid-evaluation: the worker is stopped, nothing crashes, the next request is served', async (t) => {
-  const service = await served(t, { map: { explicit: true }, limits: { explicit: { timeMs: 5000 } }, isolation: { threads: 1 } })
+  // The default 2 s budget: the client leaves after 300 ms, long before it.
+  const service = shared
   const leaving = new AbortController()
   const request = fetch(`${service.origin}/map`, {
     method: 'POST',
@@ -245,7 +255,7 @@ t.test('a client that leaves mid-evaluation: the worker is stopped, nothing cras
   leaving.abort()
   await t.rejects(request)
   const next = await service.post({ mapping: where, input: { x: 1 } })
-  t.same(next.data, { where: 'worker', valid: true, errors: [] }, 'served by a fresh worker, well before the 5 s budget')
+  t.same(next.data, { where: 'worker', valid: true, errors: [] }, 'served by a fresh worker, well before the 2 s budget')
 })
 
 t.test('POST /validate: a submitted document is validated and its examples run in a worker, under the same hard limits', async (t) => {
