@@ -10,7 +10,7 @@ import { Readable } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import type { Plugin } from '../engine/index.js'
-import { bearer, originOf, SECRET, serve, type Teardown } from './http-support.js'
+import { bearer, ECHO, originOf, SECRET, serve, type Teardown } from './http-support.js'
 import type { BuildConfig } from '../server.js'
 
 /** A listening server (logging silenced, load shedding off) and its origin. */
@@ -22,6 +22,13 @@ async function listening(t: Teardown, build: BuildConfig = {}): Promise<{ app: F
 
 /** The default options (ECHO registered): the tests that need nothing else share it. */
 const plain = await listening(t)
+/** A mapping whose each line fans out as far as its input says. */
+const EACH = { $id: 'each', mapping: { '/out': { source: '/items', each: { '/v': '/v' } } } }
+/**
+ * Worker threads for registered mappings (with a fanOut budget of 10) and for explicit documents:
+ * the tests of either share it, and its worker pool (seconds to start on a loaded machine).
+ */
+const isolated = await listening(t, { mappings: [ECHO, EACH], options: { limits: { fanOut: 10 }, isolation: { registered: true }, map: { explicit: true } } })
 
 /** Calls `onLine` with each line of a response as it arrives (nothing is kept). */
 function eachLine(response: IncomingMessage, onLine: (line: string) => void): Promise<void> {
@@ -211,9 +218,8 @@ t.test('an async mapping runs lines concurrently (bounded) and answers in input 
 })
 
 t.test('each line is one evaluation on the mapping\'s own budgets: the line that passes one is a 422 line, inline and in worker threads', async (t) => {
-  const mappings = [{ $id: 'each', mapping: { '/out': { source: '/items', each: { '/v': '/v' } } } }]
   for (const isolation of [false, { registered: true }] as const) {
-    const { origin } = await listening(t, { mappings, options: { limits: { fanOut: 10 }, isolation } })
+    const { origin } = isolation === false ? await listening(t, { mappings: [EACH], options: { limits: { fanOut: 10 }, isolation } }) : isolated
     const items = (n: number): string => JSON.stringify({ items: Array.from({ length: n }, (_, v) => ({ v })) })
     const { status, lines } = await send(origin, '/map/stream?mapping=each', `${items(2)}\n${items(50)}\n${items(3)}\n`)
     t.equal(status, 200)
@@ -285,7 +291,7 @@ t.test('the explicit form: a first line with the document, gated by map.explicit
   t.equal(refused.status, 403)
   t.match(refused.lines[0], { code: 'Forbidden', message: 'The explicit mapping form is not enabled on this deployment' })
 
-  const on = await listening(t, { options: { map: { explicit: true } } })
+  const on = isolated
   const ok = await send(on.origin, '/map/stream', `${document}\n{"x":1}\n{"x":2}\n`)
   t.equal(ok.status, 200)
   t.strictSame(ok.lines, [{ y: 1, valid: true, errors: [] }, { y: 2, valid: true, errors: [] }])
