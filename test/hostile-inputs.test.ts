@@ -142,8 +142,8 @@ const SERVERS = {
       options: { logging: { level: 'silent' } },
     }
   },
-  /** Short transport timeouts. */
-  slow: async (): Promise<BuildConfig> => ({ mappings: [ECHO], options: { logging: { level: 'silent' }, server: { headersTimeout: 500, requestTimeout: 1000 } } }),
+  /** Short transport timeouts (short enough that the slow-client row waits half a second, not seconds). */
+  slow: async (): Promise<BuildConfig> => ({ mappings: [ECHO], options: { logging: { level: 'silent' }, server: { headersTimeout: 250, requestTimeout: 500 } } }),
   /** The stock request plugin allowed to reach a local upstream answering a deeply nested XML body. */
   xml: async (top: Test): Promise<BuildConfig> => {
     const xml = await upstream(top, (_req, res) => {
@@ -461,13 +461,13 @@ const rows: Row[] = [
   },
   // 9.
   {
-    name: '9 a POST body at one byte every 300 ms (headersTimeout 500, requestTimeout 1000)',
+    name: '9 a POST body at one byte every 150 ms (headersTimeout 250, requestTimeout 500)',
     server: 'slow',
     async run({ t, port }) {
       const body = JSON.stringify({ mapping: 'echo', input: { pad: 'x'.repeat(60) } })
       const connection = await open(t, port)
       connection.send(`POST /map HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`)
-      const sent = connection.trickle(body, 300)
+      const sent = connection.trickle(body, 150)
       await within('the slow connection closed', 10000, connection.ended)
       const bytes = await sent
       const parsed = parseResponse(connection.received())
