@@ -6,7 +6,7 @@ import t from 'tap'
 import { runCommand } from '../bin/commands.js'
 import { differences, Mapper, validate } from '../engine/index.js'
 import { RegistrationError } from '../runtime/engine.js'
-import { buildServer } from '../server.js'
+import { buildServer, type BuildConfig } from '../server.js'
 import { SECRET, sign } from './auth-support.js'
 import { spawnEntryPoint, tempTree } from './startup-support.js'
 
@@ -20,7 +20,7 @@ const SILENT = { logging: { level: 'silent' } } as const
  * behind. Closed when the file ends.
  */
 const servers = new Map<string, Promise<FastifyInstance>>()
-function serverWith(options: Parameters<typeof buildServer>[0]['options']): Promise<FastifyInstance> {
+function serverWith(options: BuildConfig['options']): Promise<FastifyInstance> {
   const key = JSON.stringify(options)
   let app = servers.get(key)
   if (app === undefined) {
