@@ -9,7 +9,6 @@ import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { runCommand } from '../bin/commands.js'
 import type { Options } from '../schemas/options.js'
 
 /**
@@ -208,6 +207,9 @@ const CLEAN = { MAPPINGS: '', EXTENSIONS: '', OPTIONS: '', OPTIONS_FILE: '' }
  * environment; `runEntryPoint` is the real process.
  */
 export async function runCli(args: string[], options: { stdin?: string; env?: Record<string, string> } = {}): Promise<Ran> {
+  // Imported when first needed: bin/commands.ts loads the whole service, which a test that only
+  // spawns the entry point or uses the temp trees has no use for (a second of start-up each).
+  const { runCommand } = await import('../bin/commands.js')
   let stdout = ''
   let stderr = ''
   const code = await runCommand(args, {
