@@ -3,8 +3,9 @@
 // OpenTelemetry SDK, @fastify/otel, tsx, pino-pretty, ioredis, cheerio) are loaded only by
 // config/optional.ts, on demand (import() or require() inside a function, never as the module
 // loads), which turns their absence into one line naming the package; the engine imports nothing of
-// the service; no shipped files import each other in a circle. Then a real light install: the source tree beside a node_modules without the
-// optional packages, started through the entry point.
+// the service; no shipped files import each other in a circle. Then a real light install: the
+// shipped files, compiled as the build compiles them, beside a node_modules without the optional
+// packages, started through the entry point as `npm start` starts it (no test loader).
 import { cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { builtinModules } from 'node:module'
 import { dirname, join, relative, resolve, sep } from 'node:path'
@@ -18,7 +19,8 @@ import { requestPluginUsers } from '../runtime/cheerio-warning.js'
 import { buildServer } from '../server.js'
 import { capturedLog } from './log-support.js'
 import { upstream } from './request-support.js'
-import { ROOT, exchange, freePort, spawnEntryPoint, tempTree, waitForHealth } from './startup-support.js'
+import { compileInto } from './proc-compiled.js'
+import { ROOT, exchange, freePort, spawnEntryPoint, tempTree, waitForHealth, type Exit } from './startup-support.js'
 
 t.setTimeout(300000)
 
@@ -87,6 +89,10 @@ const runtimeSpecifiers = (file: string): Specifier[] => specifiersIn(file, read
 
 const packageOf = (specifier: string): string => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/')
 const isBuiltin = (specifier: string): boolean => specifier.startsWith('node:') || builtinModules.includes(specifier)
+
+// One light install for the file (lightInstall, below), made before any test is queued: the last
+// test installs the SDK into it.
+const light = await lightInstall(t, OPTIONAL)
 
 t.test('the rule tells a load on demand from one as the module loads', async (t) => {
   const loads = (text: string): string[] => specifiersIn('sample.ts', text).map((found) => `${found.text} ${found.onDemand ? 'on demand' : 'as the module loads'}`)
@@ -191,52 +197,63 @@ t.test('no circle of imports among the shipped files, type-only imports included
 })
 
 /**
- * The source tree in a temp dir beside a node_modules of links to this one's packages, less
- * `absent`: what `npm install mapper-service` gives when the optional packages are not installed.
- * (Node resolves a linked package's own imports from where it really is, as an install would.)
+ * The shipped files compiled into a temp dir (bin/mapper-service.js and the rest, as `npm run build`
+ * gives them, with mappings/, playground/ and package.json) beside a node_modules of links to this
+ * one's packages, less `absent`: what `npm install mapper-service` gives when the optional packages
+ * are not installed. (Node resolves a linked package's own imports from where it really is, as an
+ * install would.) One for the file; `installAlso` adds packages to it later.
  */
-function lightInstall(t: Test, absent: readonly string[]): string {
+async function lightInstall(t: Test, absent: readonly string[]): Promise<{ root: string; entry: string; installAlso(names: readonly string[]): void }> {
   const tree = tempTree(t)
-  for (const file of shippedFiles()) {
-    mkdirSync(dirname(tree.path(file)), { recursive: true })
-    cpSync(join(ROOT, file), tree.path(file))
-  }
+  await compileInto(tree.root)
   for (const folder of ['mappings', 'playground']) cpSync(join(ROOT, folder), tree.path(folder), { recursive: true })
-  cpSync(join(ROOT, 'package.json'), tree.path('package.json'))
   const modules = join(ROOT, 'node_modules')
   const link = (name: string): void => {
-    if (absent.includes(name)) return
     mkdirSync(dirname(tree.path(`node_modules/${name}`)), { recursive: true })
     symlinkSync(join(modules, name), tree.path(`node_modules/${name}`), 'dir')
   }
   for (const entry of readdirSync(modules)) {
     if (entry.startsWith('.')) continue
-    if (entry.startsWith('@')) for (const scoped of readdirSync(join(modules, entry))) link(`${entry}/${scoped}`)
-    else link(entry)
+    const names = entry.startsWith('@') ? readdirSync(join(modules, entry)).map((scoped) => `${entry}/${scoped}`) : [entry]
+    for (const name of names) if (!absent.includes(name)) link(name)
   }
-  return tree.root
+  return { root: tree.root, entry: tree.path('bin/mapper-service.js'), installAlso: (names) => names.forEach(link) }
 }
 
 const SILENT = JSON.stringify({ logging: { level: 'silent' }, host: '127.0.0.1' })
 
-/** Start the copy's entry point; resolves with its exit, which must be a one-line failure. */
-async function failsWith(t: Test, root: string, env: Record<string, string>, line: string): Promise<void> {
-  const entry = join(root, 'bin', 'mapper-service.ts')
-  const service = spawnEntryPoint(t, { OPTIONS: SILENT, PORT: String(await freePort()), ...env }, 60000, entry)
-  const exit = await service.exited
+/** Start the copy's entry point, which must fail; resolves with its exit. */
+async function startFailing(t: Test, entry: string, env: Record<string, string>): Promise<Exit> {
+  return spawnEntryPoint(t, { OPTIONS: SILENT, PORT: String(await freePort()), ...env }, 60000, entry).exited
+}
+
+/** The exit must be a one-line failure. */
+async function failsWith(t: Test, exiting: Promise<Exit>, line: string): Promise<void> {
+  const exit = await exiting
   t.equal(exit.code, 1, 'exits 1')
   t.equal(exit.stderr, `mapper-service: ${line}\n`, 'one line on stderr naming the package to install')
   t.equal(exit.stdout, '', 'nothing on stdout')
 }
 
 t.test('a light install: serves without the optional packages, and a feature that needs one says which', async (t) => {
-  const root = lightInstall(t, OPTIONAL)
+  const { root, entry } = light
   for (const name of OPTIONAL) t.throws(() => readdirSync(join(root, 'node_modules', name)), `${name} is absent`)
+
+  // The processes that must fail start at once, alongside the two that serve; each is checked in a test of its own below.
+  const extensions = join(root, 'extensions.ts')
+  writeFileSync(extensions, 'export default {}\n')
+  const failing = {
+    traces: startFailing(t, entry, { OTEL_TRACES_EXPORTER: 'console' }),
+    endpoint: startFailing(t, entry, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:1' }),
+    pretty: startFailing(t, entry, { OPTIONS: JSON.stringify({ logging: { format: 'pretty' }, host: '127.0.0.1' }) }),
+    redis: startFailing(t, entry, { OPTIONS: JSON.stringify({ logging: { level: 'silent' }, host: '127.0.0.1', rateLimit: { redis: 'redis://:secret@127.0.0.1:1/0' } }) }),
+    typescript: startFailing(t, entry, { EXTENSIONS: extensions }),
+  }
 
   t.test('no tracing, no TypeScript module, no cheerio: it serves', async (t) => {
     const port = await freePort()
     const options = JSON.stringify({ logging: { level: 'warn' }, host: '127.0.0.1' })
-    const service = spawnEntryPoint(t, { OPTIONS: options, PORT: String(port) }, 60000, join(root, 'bin', 'mapper-service.ts'))
+    const service = spawnEntryPoint(t, { OPTIONS: options, PORT: String(port) }, 60000, entry)
     await waitForHealth(service, port)
     t.equal((await exchange(port, 'POST', '/map', { mapping: 'greet', input: { message: 'hi' } })).status, 200, 'POST /map answers')
     service.child.kill('SIGTERM')
@@ -270,7 +287,7 @@ t.test('a light install: serves without the optional packages, and a feature tha
     const port = await freePort()
     const options = JSON.stringify({ logging: { level: 'warn' }, host: '127.0.0.1', map: { explicit: true } })
     const env = { OPTIONS: options, PORT: String(port), MAPPINGS: mappings.root, REQUEST_ALLOW_HOSTS: '127.0.0.1' }
-    const service = spawnEntryPoint(t, env, 60000, join(root, 'bin', 'mapper-service.ts'))
+    const service = spawnEntryPoint(t, env, 60000, entry)
     await waitForHealth(service, port)
     const map = (mapping: string | object, path: string) => exchange(port, 'POST', '/map', { mapping, input: { url: `${up.origin}${path}` } })
 
@@ -329,27 +346,18 @@ t.test('a light install: serves without the optional packages, and a feature tha
   })
 
   t.test('OTEL_TRACES_EXPORTER set, no SDK', (t) =>
-    failsWith(t, root, { OTEL_TRACES_EXPORTER: 'console' }, 'Tracing (configured by the OTEL_* environment) needs the package @opentelemetry/sdk-node, which is not installed: npm install @opentelemetry/sdk-node'))
+    failsWith(t, failing.traces, 'Tracing (configured by the OTEL_* environment) needs the package @opentelemetry/sdk-node, which is not installed: npm install @opentelemetry/sdk-node'))
 
   t.test('OTEL_EXPORTER_OTLP_ENDPOINT set, no SDK', (t) =>
-    failsWith(t, root, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:1' }, 'Tracing (configured by the OTEL_* environment) needs the package @opentelemetry/sdk-node, which is not installed: npm install @opentelemetry/sdk-node'))
+    failsWith(t, failing.endpoint, 'Tracing (configured by the OTEL_* environment) needs the package @opentelemetry/sdk-node, which is not installed: npm install @opentelemetry/sdk-node'))
 
   t.test('logging.format pretty, no pino-pretty', (t) =>
-    failsWith(t, root, { OPTIONS: JSON.stringify({ logging: { format: 'pretty' }, host: '127.0.0.1' }) }, 'options.logging.format "pretty" needs the package pino-pretty, which is not installed: npm install pino-pretty'))
+    failsWith(t, failing.pretty, 'options.logging.format "pretty" needs the package pino-pretty, which is not installed: npm install pino-pretty'))
 
-  t.test('rateLimit.redis, no ioredis', (t) =>
-    failsWith(
-      t,
-      root,
-      { OPTIONS: JSON.stringify({ logging: { level: 'silent' }, host: '127.0.0.1', rateLimit: { redis: 'redis://:secret@127.0.0.1:1/0' } }) },
-      'options.rateLimit.redis needs the package ioredis, which is not installed: npm install ioredis'
-    ))
+  t.test('rateLimit.redis, no ioredis', (t) => failsWith(t, failing.redis, 'options.rateLimit.redis needs the package ioredis, which is not installed: npm install ioredis'))
 
-  t.test('a TypeScript EXTENSIONS module, no tsx', async (t) => {
-    const extensions = join(root, 'extensions.ts')
-    writeFileSync(extensions, 'export default {}\n')
-    await failsWith(t, root, { EXTENSIONS: extensions }, `EXTENSIONS: ${extensions}, a TypeScript module, needs the package tsx, which is not installed: npm install tsx`)
-  })
+  t.test('a TypeScript EXTENSIONS module, no tsx', (t) =>
+    failsWith(t, failing.typescript, `EXTENSIONS: ${extensions}, a TypeScript module, needs the package tsx, which is not installed: npm install tsx`))
 })
 
 t.test('installed, an optional package is loaded when its feature is configured', async (t) => {
@@ -388,6 +396,7 @@ t.test('the mappings the start-up warning names: those that name a request plugi
 })
 
 t.test('the SDK installed, @fastify/otel not: the request spans need it, in one line', async (t) => {
-  const root = lightInstall(t, ['@fastify/otel'])
-  await failsWith(t, root, { OTEL_TRACES_EXPORTER: 'console' }, 'Tracing (an OpenTelemetry tracer provider is registered) needs the package @fastify/otel, which is not installed: npm install @fastify/otel')
+  // The light install of the tests above, now with every optional package but @fastify/otel.
+  light.installAlso(OPTIONAL.filter((name) => name !== '@fastify/otel'))
+  await failsWith(t, startFailing(t, light.entry, { OTEL_TRACES_EXPORTER: 'console' }), 'Tracing (an OpenTelemetry tracer provider is registered) needs the package @fastify/otel, which is not installed: npm install @fastify/otel')
 })
