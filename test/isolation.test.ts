@@ -6,7 +6,7 @@
 // A worker thread takes seconds to start on a loaded machine, so tests that need the same options
 // share one server (and its warm pool) and run in order: `limited` (a 200 ms timeMs, one thread,
 // no queue) for the hard time limit and the full queue, `shared` (one thread of 128 MiB, a fanOut
-// of 5, stdout allowed, a debug log) for the rest. Load shedding is off everywhere: a loaded machine's event-loop delay
+// of 5, a 10 s timeMs, stdout allowed, a debug log) for the rest. Load shedding is off everywhere: a loaded machine's event-loop delay
 // must not answer 503 for what these tests are about.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -83,8 +83,11 @@ async function metric(service: Served, series: string): Promise<number> {
 const limited = await served(t, { map: { explicit: true }, limits: { explicit: { timeMs: 200 } }, isolation: { graceMs: 300, threads: 1, queue: 0 } })
 /** What `shared` logged (the tests that read it empty it first). */
 const sharedLog: Array<Record<string, unknown>> = []
-/** The default time limit; one thread with a 128 MiB heap, a fanOut budget of 5, stdout allowed, a debug log. */
-const shared = await served(t, { map: { explicit: { stdout: true } }, limits: { explicit: { fanOut: 5 } }, isolation: { memoryMb: 128, threads: 1 }, logging: { level: 'debug' } }, sharedLog)
+/**
+ * One thread with a 128 MiB heap, a fanOut budget of 5, stdout allowed, a debug log; a 10 s timeMs,
+ * so that a worker filling its heap on a loaded machine meets the memory limit, never the time limit.
+ */
+const shared = await served(t, { map: { explicit: { stdout: true } }, limits: { explicit: { fanOut: 5, timeMs: 10_000 } }, isolation: { memoryMb: 128, threads: 1 }, logging: { level: 'debug' } }, sharedLog)
 /** Their workers start side by side, while the first tests run; the first test that uses them waits for both. */
 const warming = Promise.all([limited, shared].map((service) => service.post({ mapping: where, input: { x: 1 } })))
 warming.catch(() => {})
@@ -242,7 +245,7 @@ t.test('what a worker saw is counted and logged in the main thread: plugin calls
 })
 
 t.test('a client that leaves mid-evaluation: the worker is stopped, nothing crashes, the next request is served', async (t) => {
-  // The default 2 s budget: the client leaves after 300 ms, long before it.
+  // A 10 s budget: the client leaves after 300 ms, long before it.
   const service = shared
   const leaving = new AbortController()
   const request = fetch(`${service.origin}/map`, {
@@ -255,7 +258,7 @@ t.test('a client that leaves mid-evaluation: the worker is stopped, nothing cras
   leaving.abort()
   await t.rejects(request)
   const next = await service.post({ mapping: where, input: { x: 1 } })
-  t.same(next.data, { where: 'worker', valid: true, errors: [] }, 'served by a fresh worker, well before the 2 s budget')
+  t.same(next.data, { where: 'worker', valid: true, errors: [] }, 'served by a fresh worker, well before the 10 s budget')
 })
 
 t.test('POST /validate: a submitted document is validated and its examples run in a worker, under the same hard limits', async (t) => {
