@@ -1,11 +1,12 @@
 // The CLI (http.md §10): validate, map, --help, and the exit codes and one-line errors for bad
-// arguments and files, run in this process through the entry point's own `runCommand`; the last
-// test runs the real process (standard input, stdout, stderr and the exit code wired to them).
+// arguments and files, run in this process through the entry point's own `runCommand`; one test
+// runs the real process (standard input, stdout, stderr and the exit code wired to them).
 import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import { buildServer } from '../server.js'
+import { compiledEntry } from './proc-compiled.js'
 import { runCli, runEntryPoint } from './startup-support.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'mapper-cli-'))
@@ -172,11 +173,14 @@ t.test('map: a result with valid false exits 1', async (t) => {
 })
 
 t.test('the real process: standard input in, the envelope on stdout, errors on stderr, the exit code', async (t) => {
-  // One process at a time: four at once on a busy two-core machine can take longer than their bound.
-  const greet = await runEntryPoint(['map', 'greet', '-'], { stdin: '{"message":"hello"}' })
-  const help = await runEntryPoint(['--help'])
-  const failed = await runEntryPoint(['map', join(dir, 'strict.json'), '-'], { stdin: '{}' })
-  const usage = await runEntryPoint(['validate'])
+  // The command as installed: the shipped files compiled, no test loader in the process (half the
+  // start-up of each). One process at a time: four at once on a busy two-core machine can take
+  // longer than their bound.
+  const entry = await compiledEntry()
+  const greet = await runEntryPoint(['map', 'greet', '-'], { stdin: '{"message":"hello"}', entry })
+  const help = await runEntryPoint(['--help'], { entry })
+  const failed = await runEntryPoint(['map', join(dir, 'strict.json'), '-'], { stdin: '{}', entry })
+  const usage = await runEntryPoint(['validate'], { entry })
   t.equal(greet.code, 0, greet.stderr)
   t.same(JSON.parse(greet.stdout), { text: 'hello', valid: true, errors: [] })
   t.equal(help.code, 0)

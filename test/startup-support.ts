@@ -228,9 +228,11 @@ export async function runCli(args: string[], options: { stdin?: string; env?: Re
  */
 export function runEntryPoint(args: string[], options: { stdin?: string; env?: Record<string, string>; entry?: string } = {}): Promise<Ran> {
   return new Promise((resolve, reject) => {
+    // Not tap's NODE_OPTIONS: its process-info hooks are the runner's, and would double the start-up.
+    const { NODE_OPTIONS: _runner, ...inherited } = process.env
     const child = spawn(process.execPath, [...nodeArgs(options.entry ?? ENTRY), ...args], {
       cwd: ROOT,
-      env: { ...process.env, ...CLEAN, ...options.env },
+      env: { ...inherited, ...CLEAN, ...options.env },
       timeout: 30000,
     })
     let stdout = ''
