@@ -70,15 +70,26 @@ export interface EntryPoint {
   readonly exited: Promise<Exit>
 }
 
+/**
+ * `command args` as spawn's file and arguments, run without tap's process-info hooks: tap adds
+ * them to NODE_OPTIONS of every process a test spawns, whatever environment it is given, and in a
+ * node process they cost about a second of start-up (every module loaded passes their hook
+ * thread). `env -u` takes them out and execs the command, which keeps its pid, its signals and its
+ * exit status; nothing the tests look at depends on them.
+ */
+export function untracked(command: string, args: readonly string[]): [string, string[]] {
+  return ['/usr/bin/env', ['-u', 'NODE_OPTIONS', command, ...args]]
+}
+
 /** How node runs `entry`: a TypeScript one through the test loader, a compiled one (test/proc-compiled.ts) as it is. */
-const nodeArgs = (entry: string): string[] => (entry.endsWith('.ts') ? ['--import', LOADER, entry] : [entry])
+const node = (entry: string, args: readonly string[] = []): [string, string[]] => untracked(process.execPath, [...(entry.endsWith('.ts') ? ['--import', LOADER, entry] : [entry]), ...args])
 
 /**
  * Spawn the entry point (`entry`, by default this tree's) with only PATH and HOME from this process
  * (no tap or loader variables leak in) plus `env`. The child is killed after `timeoutMs` and at teardown.
  */
 export function spawnEntryPoint(t: Teardown, env: Record<string, string>, timeoutMs = 60000, entry = ENTRY): EntryPoint {
-  const child = spawn(process.execPath, nodeArgs(entry), {
+  const child = spawn(...node(entry), {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -228,11 +239,9 @@ export async function runCli(args: string[], options: { stdin?: string; env?: Re
  */
 export function runEntryPoint(args: string[], options: { stdin?: string; env?: Record<string, string>; entry?: string } = {}): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    // Not tap's NODE_OPTIONS: its process-info hooks are the runner's, and would double the start-up.
-    const { NODE_OPTIONS: _runner, ...inherited } = process.env
-    const child = spawn(process.execPath, [...nodeArgs(options.entry ?? ENTRY), ...args], {
+    const child = spawn(...node(options.entry ?? ENTRY, args), {
       cwd: ROOT,
-      env: { ...inherited, ...CLEAN, ...options.env },
+      env: { ...process.env, ...CLEAN, ...options.env },
       timeout: 30000,
     })
     let stdout = ''
