@@ -4,6 +4,7 @@ import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import t from 'tap'
 import { packageInfo } from '../config/package.js'
+import { untracked } from './startup-support.js'
 
 const run = promisify(execFile)
 
@@ -11,12 +12,10 @@ t.test('bench:http runs one short round and reports every scenario', async (t) =
   // One second per scenario and round is already the least: autocannon stops at its first one-second
   // sample after --duration. Most of the time is the twelve load-generator processes starting
   // (bench/load-client.ts, a process per scenario and round).
-  // As `npm run bench:http` runs: not with tap's NODE_OPTIONS (its process-info hooks), which the
-  // benchmark and each load generator it starts would otherwise load too, nearly doubling their start-up.
-  const { NODE_OPTIONS: _runner, ...env } = process.env
-  const { stdout } = await run(process.execPath, ['--import', './test/loader/register.mjs', 'bench/http.ts', '--json', '--duration', '1', '--connections', '2', '--warmup', '0', '--rounds', '2'], {
+  // As `npm run bench:http` runs: without tap's process-info hooks (untracked), which the benchmark
+  // and each load generator it starts would otherwise load too, about a second of start-up each.
+  const { stdout } = await run(...untracked(process.execPath, ['--import', './test/loader/register.mjs', 'bench/http.ts', '--json', '--duration', '1', '--connections', '2', '--warmup', '0', '--rounds', '2']), {
     cwd: packageInfo().root,
-    env,
     timeout: 90000,
   })
   const report = JSON.parse(stdout) as {

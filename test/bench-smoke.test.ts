@@ -5,16 +5,18 @@ import { spawnSync } from 'node:child_process'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
+import { untracked } from './startup-support.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const SMOKE = ['--json', '--rounds', '1', '--seconds', '0.05', '--warmup', '0.02', '--records', '200']
 
 t.test('npm run bench -- --json, one short round', async (t) => {
   // Runs as `npm run bench` does (tsx, no --expose-gc), so the re-run with gc is exercised too.
-  // The runner's own NODE_OPTIONS are not the benchmark's.
+  // The runner's own NODE_OPTIONS are not the benchmark's: deleting them from env is not enough,
+  // tap adds its process-info hooks to every child it sees spawned (untracked takes them out).
   const env = { ...process.env }
   delete env.NODE_OPTIONS
-  const child = spawnSync(process.execPath, ['--import', './test/loader/register.mjs', join('bench', 'engine.ts'), ...SMOKE], {
+  const child = spawnSync(...untracked(process.execPath, ['--import', './test/loader/register.mjs', join('bench', 'engine.ts'), ...SMOKE]), {
     cwd: root,
     env,
     encoding: 'utf8',

@@ -14,6 +14,7 @@ import { Mapper } from '../engine/index.js'
 import { resolveConfig } from '../config/resolve.js'
 import { buildServer, DEFAULT_PORT } from '../server.js'
 import { packageInfo } from '../config/package.js'
+import { untracked } from './startup-support.js'
 
 const root = packageInfo().root
 const read = (path: string): string => readFileSync(join(root, path), 'utf8')
@@ -113,7 +114,8 @@ t.test('Dockerfile: Node 20 slim, dependencies cached before the source, non-roo
   // Asynchronous, so this process's own server can answer the probe.
   const run = (): Promise<number | null> =>
     new Promise((resolve) => {
-      const child = spawn(command[0]!, command.slice(1), { env: { ...process.env, PORT: String(port) }, timeout: 10000, stdio: 'ignore' })
+      // The command as it is, without tap's process-info hooks (untracked), which no container has.
+      const child = spawn(...untracked(command[0]!, command.slice(1)), { env: { ...process.env, PORT: String(port) }, timeout: 10000, stdio: 'ignore' })
       child.on('close', (code) => resolve(code))
     })
   t.equal(await run(), 0, 'exit 0 when the canary answers')
