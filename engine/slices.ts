@@ -133,17 +133,13 @@ function nextStartTurn(): void {
  * tripped, its client left) never starts the ones still waiting. Undefined when admitted at once.
  */
 export function admitStart(): Promise<void> | undefined {
-  if (waitingStarts.length === 0 && startsThisTurn < STARTS_PER_TURN) {
-    startsThisTurn++
-    if (!startsReset) {
-      startsReset = true
-      setImmediate(nextStartTurn)
-    }
-    return undefined
-  }
   if (!startsReset) {
     startsReset = true
     setImmediate(nextStartTurn)
+  }
+  if (waitingStarts.length === 0 && startsThisTurn < STARTS_PER_TURN) {
+    startsThisTurn++
+    return undefined
   }
   return new Promise((resolve) => waitingStarts.push(resolve))
 }
