@@ -14,6 +14,15 @@
 //
 // Fairness is per process, not per piece of work: sixty streams share one tenth, they do not each
 // take one.
+//
+// The same rule holds between threads: work moved off the main thread (isolated evaluations,
+// upstream bodies parsed in threads, mapping sets loaded in one) must not take the CPU back from
+// it. On a machine whose cores are all busy, the kernel shares them evenly among runnable threads,
+// so a few threads parsing hostile bodies would leave the main thread, and with it every other
+// caller and /health, a fraction of a core. Helper threads therefore lower their own scheduling
+// priority (`lowerHelperPriority`): they run as fast as ever on an idle core and give way to the
+// main thread on a busy one.
+import { getPriority, setPriority } from 'node:os'
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises'
 
 /** Time (ms) a slice may run before the event loop gets a turn. */
@@ -142,4 +151,23 @@ export function admitStart(): Promise<void> | undefined {
     return undefined
   }
   return new Promise((resolve) => waitingStarts.push(resolve))
+}
+
+/** How much lower (in nice steps) helper threads run than the thread that started them. */
+export const HELPER_NICE_STEPS = 10
+
+/**
+ * Lower the calling thread's scheduling priority by HELPER_NICE_STEPS (called first thing in each
+ * worker thread of the service). Linux keeps a nice value per thread, and a new thread inherits
+ * its creator's, so the step is relative to however the service itself was started. Lowering
+ * needs no privilege; where the system has no per-thread priority the call changes nothing it
+ * should not (on other systems it would lower the process: the call is skipped there).
+ */
+export function lowerHelperPriority(): void {
+  if (process.platform !== 'linux') return
+  try {
+    setPriority(Math.min(19, getPriority() + HELPER_NICE_STEPS))
+  } catch {
+    // A sandbox that forbids it: the thread keeps its priority.
+  }
 }

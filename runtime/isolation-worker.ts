@@ -13,6 +13,10 @@ import { shapeError } from '../errors.js'
 import { evaluateRequest, validateDocument } from './evaluation.js'
 import { documentOf, parseJsonText } from './json-text.js'
 import { markStarted, type IsolatedTask, type PoolWorkerData, type TaskAnswer, type TaskFacts } from './isolation.js'
+import { lowerHelperPriority } from '../engine/slices.js'
+
+// An isolated evaluation gives way to the main thread on a busy machine (engine/slices.ts).
+lowerHelperPriority()
 
 const data = Piscina.workerData as PoolWorkerData
 const started = new BigInt64Array(data.started)

@@ -2,6 +2,10 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { loadMappings } from '../config/mappings.js'
 import type { LoadRequest, LoadAnswer } from './load.js'
+import { lowerHelperPriority } from '../engine/slices.js'
+
+// Loading a mapping set gives way to the main thread on a busy machine (engine/slices.ts).
+lowerHelperPriority()
 
 const request = workerData as LoadRequest
 const warnings: string[] = []

@@ -1,10 +1,13 @@
 // The one scheduler of sliced main-thread work (engine/slices.ts): a slice ends when its time is
 // up; with nothing else waiting the next one starts after a single turn of the loop; with other
 // requests arriving, sliced work as a whole keeps to its share of the loop (it waits, on a timer,
-// for the rest, and stops waiting once requests stop arriving); and upstream calls start at most STARTS_PER_TURN in a turn, in order.
+// for the rest, and stops waiting once requests stop arriving); upstream calls start at most
+// STARTS_PER_TURN in a turn, in order; and the service's worker threads run below the main thread.
 import t from 'tap'
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import { admitStart, noteArrival, SHARE, Slice, STARTS_PER_TURN } from '../engine/slices.js'
+import { readdirSync, readFileSync } from 'node:fs'
+import { admitStart, HELPER_NICE_STEPS, noteArrival, SHARE, Slice, STARTS_PER_TURN } from '../engine/slices.js'
+import { call, serve } from './http-support.js'
 
 function spin(ms: number): void {
   const until = performance.now() + ms
@@ -104,4 +107,28 @@ t.test('upstream calls start at most STARTS_PER_TURN in a turn, in order', async
   t.equal(order.length, STARTS_PER_TURN * 2, 'the next turn admits as many again')
   await Promise.all(waiting)
   t.same(order, Array.from({ length: STARTS_PER_TURN * 3 + 5 }, (_, i) => i), 'every call started, in the order it asked')
+})
+
+/** The nice value of every thread of this process, by thread id (Linux: /proc/self/task). */
+function threadNiceValues(): Map<number, number> {
+  const values = new Map<number, number>()
+  for (const tid of readdirSync('/proc/self/task')) {
+    // After the command's closing parenthesis: state is field 3; nice is field 19.
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    values.set(Number(tid), Number(fields[16]))
+  }
+  return values
+}
+
+t.test('worker threads of the service run below the main thread', { skip: process.platform === 'linux' ? false : 'thread priorities are per thread on Linux only' }, async (t) => {
+  const main = threadNiceValues().get(process.pid)!
+  const before = new Set(threadNiceValues().keys())
+  // An isolated evaluation: the service's pool starts a worker thread for it.
+  const app = await serve(t, { options: { map: { explicit: true }, isolation: { threads: 1 } } })
+  const answer = await call(app, { method: 'POST', url: '/map', payload: { mapping: { mapping: { '/a': '/b' } }, input: { b: 1 } } })
+  t.match(answer.data, { a: 1, valid: true }, 'the isolated evaluation answers')
+  const started = [...threadNiceValues()].filter(([tid]) => !before.has(tid))
+  t.ok(started.some(([, nice]) => nice === Math.min(19, main + HELPER_NICE_STEPS)), `a new thread runs ${HELPER_NICE_STEPS} steps below the main thread (main ${main}; new ${JSON.stringify(started.map(([, nice]) => nice))})`)
+  t.equal(threadNiceValues().get(process.pid), main, 'the main thread keeps its priority')
 })
