@@ -18,6 +18,11 @@
 // hostile answer by status, the worst /health wait, and the resident memory at start, at its
 // peak, at the end of the load and once idle threads have retired.
 //
+// The measuring clients (the /health probes, and the soak's load generator) run at nice -10 where
+// the system allows it: on one machine they stand for callers on other machines, and a client
+// starved of CPU by the services it measures would count its own delay as theirs. The attacks are
+// sent from this script's main thread at the ordinary priority.
+//
 // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of every service thread into <dir> (--cpu-prof).
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http'
@@ -30,7 +35,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { Worker } from 'node:worker_threads'
-import { runLoad } from './load-client.js'
+import { canRaisePriority, CLIENT_PRIORITY, runLoad } from './load-client.js'
 import { citationInput, DOCUMENTS } from './workloads.js'
 
 const { values: flags } = parseArgs({ options: { soak: { type: 'string' }, only: { type: 'string' } } })
@@ -129,6 +134,7 @@ const PROBE = `
 const { parentPort, workerData } = require('node:worker_threads')
 const http = require('node:http')
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+try { require('node:os').setPriority(workerData.priority) } catch {}
 let worst = 0, failures = 0, inFlight = 0, stopped = false
 parentPort.on('message', (message) => {
   if (message === 'stop') { stopped = true; agent.destroy(); return }
@@ -159,7 +165,7 @@ probe()
 class HealthProbe {
   readonly #worker: Worker
   constructor(base: string) {
-    this.#worker = new Worker(PROBE, { eval: true, workerData: { url: `${base}/health` } })
+    this.#worker = new Worker(PROBE, { eval: true, workerData: { url: `${base}/health`, priority: CLIENT_PRIORITY } })
   }
 
   /** The worst /health wait (ms) and failed probes since the last call. */
@@ -458,12 +464,13 @@ async function runSoak(seconds: number): Promise<void> {
   // Requests only: a reload is the operator's act, not a caller's; long-held connections are their own attacks.
   const hostile = selected.filter(([, , traits]) => traits?.soak !== false)
   const target = plain
-  console.log(`mapper-service soak — node ${process.version}; ${seconds} s of the registered citation document (bench-small) at 10 connections alone, then ${seconds} s with one hostile request a second (${hostile.length} kinds in turn)\n`)
+  const raised = canRaisePriority()
+  console.log(`mapper-service soak — node ${process.version}; ${seconds} s of the registered citation document (bench-small) at 10 connections alone, then ${seconds} s with one hostile request a second (${hostile.length} kinds in turn); the load generator and the /health probes at nice ${CLIENT_PRIORITY}${raised ? '' : ' (refused: they share the CPU with the services evenly)'}\n`)
   const body = JSON.stringify({ mapping: 'bench-small', input: citationInput })
   // The legitimate request answers 200 before the load starts, or the soak would measure refusals.
   const first = await fetch(`${target.base}/map`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
   if (first.status !== 200) throw new Error(`the legitimate request answered ${first.status}: ${await first.text()}`)
-  const baseline = await runLoad({ url: `${target.base}/map`, body, connections: 10, duration: seconds })
+  const baseline = await runLoad({ url: `${target.base}/map`, body, connections: 10, duration: seconds, priority: CLIENT_PRIORITY })
   console.log(`baseline: ${baseline.total} requests, ${Math.round(baseline.requests)} req/s, p50 ${baseline.latencyP50} ms, p99 ${baseline.latencyP99} ms, non-2xx ${baseline.non2xx}, errors ${baseline.errors}`)
   const start = rssMb(target)
   const threads = procStatus(target, 'Threads')
@@ -471,7 +478,7 @@ async function runSoak(seconds: number): Promise<void> {
   const probe = probes.get(target)!
   await probe.report()
   let worstHealth = 0
-  const load = runLoad({ url: `${target.base}/map`, body, connections: 10, duration: seconds })
+  const load = runLoad({ url: `${target.base}/map`, body, connections: 10, duration: seconds, priority: CLIENT_PRIORITY })
   const answers = new Map<string, string[]>()
   const inFlight: Array<Promise<void>> = []
   const began = performance.now()

@@ -2,19 +2,14 @@
 // loop with the servers it measures: reads one scenario as JSON from argv, runs autocannon
 // against 127.0.0.1, prints one JSON line { requests, latencyP50, latencyP99, errors, non2xx }.
 import autocannon from 'autocannon'
-
-interface Scenario {
-  url: string
-  body: string
-  connections: number
-  duration: number
-}
+import { raisePriority, type Scenario } from './load-client.js'
 
 const scenario = JSON.parse(process.argv[2] ?? '{}') as Scenario
-if (!scenario.url?.startsWith('http://127.0.0.1:')) {
+if (typeof scenario.url !== 'string' || !scenario.url.startsWith('http://127.0.0.1:')) {
   process.stderr.write('load: the target must be on 127.0.0.1\n')
   process.exit(2)
 }
+if (scenario.priority !== undefined) raisePriority(scenario.priority)
 const result = await autocannon({
   url: scenario.url,
   method: 'POST',
