@@ -539,6 +539,7 @@ export class Mapper {
       initializer: (name) => Object.hasOwn(initializers, name),
       transformer: (name) => Object.hasOwn(transformers, name),
       plugin: (name) => Object.hasOwn(plugins, name),
+      plugins: () => Object.keys(plugins),
       pluginOptions: (name) => (Object.hasOwn(plugins, name) ? plugins[name]!.validateOptions : undefined),
     }
     return typeof documentOrId === 'string' ? reach : withMembers(documentOrId, reach)

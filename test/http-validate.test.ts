@@ -148,7 +148,7 @@ t.test('validate.strict: warnings are errors in /validate, an explicit /map refu
     const strict = await serve(t, { options: { map: { explicit: {} }, validate: { strict: true }, ...(isolation === false ? { isolation } : {}) } })
     const report = await call(strict, validate({ mapping: misspelt }))
     t.equal(report.statusCode, 200)
-    t.same(report.data, { valid: false, errors: [{ rule: 'KW-2', message: 'sourc matches no keyword or registered extension', pointer: '/mapping/~1a/sourc', descriptor: '/b' }], warnings: [] })
+    t.same(report.data, { valid: false, errors: [{ rule: 'KW-2', message: 'sourc matches no keyword or registered extension (did you mean source?)', pointer: '/mapping/~1a/sourc', descriptor: '/b' }], warnings: [] })
     const refused = await call(strict, { method: 'POST', url: '/map', payload: { mapping: misspelt, input: { b: 1 } } })
     t.equal(refused.statusCode, 422, `isolation ${String(isolation)}: refused`)
     t.equal(refused.data.code, 'InvalidMappingDocument')

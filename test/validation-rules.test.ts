@@ -85,7 +85,7 @@ const rows: Row[] = [
   { rule: 'REG-1', level: 'instance', draws: { mapping: { '/x': { $ref: 'mapping:Nope' } } }, expect: { message: 'mapping:Nope matches no registered mapping', pointer: '/mapping/~1x/$ref', descriptor: 'mapping:Nope' }, nearMiss: { mapping: { '/x': { $ref: 'mapping:Known' } } } },
   { rule: 'REG-1', level: 'instance', draws: { mappings: { a: { $id: 'a', mapping: { '/inner': 'missing' } } } }, expect: { message: 'missing matches no registered mapping', pointer: '/mappings/a/mapping/~1inner', descriptor: 'missing' }, nearMiss: { mappings: { b: { $id: 'b', mapping: {} }, a: { $id: 'a', mapping: { '/inner': 'b' } } } } },
   { rule: 'REG-3', level: 'instance', draws: { $id: 'c', $extend: ['mapping:Known', 'mapping:Gone'], mapping: {} }, expect: { message: 'mapping:Gone matches no registered mapping', pointer: '/$extend/1', descriptor: 'mapping:Gone' }, nearMiss: { $id: 'c', $extend: ['mapping:Known'], mapping: {} } },
-  { rule: 'KW-2', level: 'instance', draws: { mapping: { '/v': { source: '/a', requst: {} } } }, expect: { message: 'requst matches no keyword or registered extension', pointer: '/mapping/~1v/requst', descriptor: {} }, nearMiss: { mapping: { '/v': { source: '/a', request: {} } } } },
+  { rule: 'KW-2', level: 'instance', draws: { mapping: { '/v': { source: '/a', requst: {} } } }, expect: { message: 'requst matches no keyword or registered extension (did you mean request?)', pointer: '/mapping/~1v/requst', descriptor: {} }, nearMiss: { mapping: { '/v': { source: '/a', request: {} } } } },
 ]
 
 const WARNING_RULES = new Set(['CTX-3', 'KW-2'])
@@ -131,6 +131,27 @@ t.test('validation.md §2 examples, verbatim', async (t) => {
     warnings: [{ rule: 'KW-2', message: 'wibble matches no keyword or registered extension', pointer: '/mapping/~1v/wibble', descriptor: { k: 1 } }],
   })
   t.same(validate({ mapping: { '/slug': { source: '/title', transform: 'sluggify' } } }), { valid: true, errors: [], warnings: [] }, 'sluggify passes at the document level')
+})
+
+t.test('KW-2 suggests the nearest keyword or registered plugin for a one-letter misspelling, and nothing for a far-off key', async (t) => {
+  const kw2 = (key: string): string | undefined => instance.validate({ mapping: { '/v': { source: '/a', [key]: 1 } } }).warnings.find((d) => d.rule === 'KW-2')?.message
+  const cases: Array<[string, string]> = [
+    ['sourc', 'source'], // a deletion
+    ['sourcee', 'source'], // an insertion
+    ['sourse', 'source'], // a substitution
+    ['soruce', 'source'], // a transposition
+    ['eahc', 'each'], // a transposition of the first letters
+    ['Target', 'target'], // case alone
+    ['requst', 'request'], // a registered plugin, not a keyword
+    ['maxLenght', 'maxLength'], // two edits (a transposition) in a long name
+  ]
+  for (const [key, meant] of cases) t.equal(kw2(key), `${key} matches no keyword or registered extension (did you mean ${meant}?)`, key)
+  t.equal(kw2('maximun'), 'maximun matches no keyword or registered extension (did you mean maximum?)', 'only the nearest: minimum is three edits away')
+  t.equal(kw2('minLengths'), 'minLengths matches no keyword or registered extension (did you mean minLength?)')
+  for (const far of ['wibble', 'src', 'transformation', 'sorce_']) {
+    t.equal(kw2(far), `${far} matches no keyword or registered extension`, `${far}: nothing near, no suggestion`)
+  }
+  t.equal(kw2('x'), 'x matches no keyword or registered extension', 'a one-letter key suggests nothing two letters long')
 })
 
 t.test('document forms: bare pairing maps, compound members, registered ids', async (t) => {

@@ -2,11 +2,12 @@
 // document level checks well-formedness only; the instance level adds reachability against an
 // engine's registries. Synchronous, never throwing, never evaluating, never changing anything.
 import { documentForm, MAX_DOCUMENT_DEPTH } from '../document.js'
-import { isKeyword, keywordRecord, pairingValueOf, standingAlone } from '../keywords/index.js'
+import { isKeyword, KEYWORDS, keywordRecord, pairingValueOf, standingAlone } from '../keywords/index.js'
 import type { Visit } from '../keywords/record.js'
 import { Ancestry } from '../registry.js'
 import { cutText, REPORT_LIMITS, Sizer, type ReportLimits } from './bounds.js'
 import { escapeToken, hasDotDotSegment, parsePointer } from '../pointer.js'
+import { didYouMean } from '../suggest.js'
 import type { PluginOptionIssue } from '../types.js'
 import { isObject, truthy } from '../values.js'
 
@@ -112,6 +113,8 @@ export interface Reachability {
   initializer(name: string): boolean
   transformer(name: string): boolean
   plugin(name: string): boolean
+  /** The registered plugins' names: what KW-2 may suggest for a misspelt one, beside the keywords. */
+  plugins?(): Iterable<string>
   /** The registered plugin's own options check (`Plugin.validateOptions`), when it has one. */
   pluginOptions?(name: string): ((options: unknown) => readonly PluginOptionIssue[]) | undefined
 }
@@ -409,11 +412,17 @@ class Traversal {
     return this.pairings(value, here, top)
   }
 
+  /** The keys a descriptor may hold here: every keyword, then every registered plugin. */
+  private * descriptorKeys(): Iterable<string> {
+    for (const keyword of KEYWORDS) yield keyword.name
+    if (this.reach?.plugins !== undefined) yield * this.reach.plugins()
+  }
+
   /** A key that is no keyword: a plugin (whose `pointer` must parse, and whose own options check passes), or inert (KW-2). */
   private extensionKey(key: string, value: unknown, here: string): void {
     if (this.reach === null) return
     if (!this.reach.plugin(key)) {
-      this.out.add('KW-2', `${key} matches no keyword or registered extension`, here, value)
+      this.out.add('KW-2', `${key} matches no keyword or registered extension${didYouMean(key, this.descriptorKeys())}`, here, value)
       return
     }
     if (isObject(value) && truthy(value.pointer)) {
