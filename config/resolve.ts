@@ -5,7 +5,8 @@ import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto'
 import { availableParallelism } from 'node:os'
 import { getHeapStatistics } from 'node:v8'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { resolveLimits, type Limits } from '../engine/index.js'
+import { isObject, resolveLimits, type Limits } from '../engine/index.js'
+import { didYouMean } from '../engine/suggest.js'
 import { OptionsSchema, type Claims, type Options } from '../schemas/options.js'
 import { ConfigError } from './errors.js'
 
@@ -243,6 +244,54 @@ export { ConfigError }
 
 const checkOptions = TypeCompiler.Compile(OptionsSchema)
 
+/** The parts of a TypeBox schema the walk for unknown options reads. */
+interface SchemaNode {
+  readonly type?: unknown
+  readonly properties?: Readonly<Record<string, SchemaNode>>
+  readonly additionalProperties?: unknown
+  readonly anyOf?: readonly SchemaNode[]
+}
+
+interface UnknownOption {
+  /** `options.map.explict` */
+  readonly path: string
+  readonly key: string
+  /** The path of the object holding it (`options.map`) and the keys it may hold. */
+  readonly parent: string
+  readonly known: readonly string[]
+}
+
+/**
+ * The first key of `value` that its schema refuses as unknown, searched in document order through
+ * nested objects and through the object choices of a union (`isolation: false | {…}`), where
+ * TypeBox reports only that no choice fits. In a union, a key counts as unknown only when every
+ * object choice refuses it; undefined when the schema does not apply to the value at all.
+ */
+function unknownOption(schema: SchemaNode, value: unknown, path: string): UnknownOption | undefined {
+  if (schema.anyOf !== undefined) {
+    let first: UnknownOption | undefined
+    for (const choice of schema.anyOf) {
+      if (choice.anyOf === undefined && (choice.type !== 'object' || choice.properties === undefined)) continue
+      const found = unknownOption(choice, value, path)
+      if (found === undefined) return undefined
+      first ??= found
+    }
+    return first
+  }
+  if (schema.type !== 'object' || schema.properties === undefined || !isObject(value)) return undefined
+  const properties = schema.properties
+  for (const [key, member] of Object.entries(value)) {
+    const at = `${path}.${key}`
+    if (!Object.hasOwn(properties, key)) {
+      if (schema.additionalProperties === false) return { path: at, key, parent: path, known: Object.keys(properties) }
+      continue
+    }
+    const found = unknownOption(properties[key]!, member, at)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
 const HMAC = new Set(['HS256', 'HS384', 'HS512'])
 const ASYMMETRIC = new Set(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'])
 /** The shortest shared secret accepted: HS256 wants at least 256 bits of key. */
@@ -411,6 +460,11 @@ function resolveExplain(option: boolean | { claims?: Claims } | undefined, expli
 export function resolveConfig(raw: unknown = {}): ServiceConfig {
   const options = raw ?? {}
   if (!checkOptions.Check(options)) {
+    // A misspelt option is named as such, with the option it was likely meant to be.
+    const unknown = unknownOption(OptionsSchema as SchemaNode, options, 'options')
+    if (unknown !== undefined) {
+      throw new ConfigError(`${unknown.path}: not an option${didYouMean(unknown.key, unknown.known, (key) => `${unknown.parent}.${key}`)}`)
+    }
     const first = [...checkOptions.Errors(options)][0]!
     const where = first.path === '' ? 'options' : `options${first.path.replace(/\//g, '.')}`
     // A choice among fixed values says which values it accepts.

@@ -66,7 +66,7 @@ const cases: Case[] = [
   {
     name: 'options with an unknown key',
     env: { OPTIONS: '{"logging":{"level":"silent"},"hots":"127.0.0.1"}' },
-    says: ['options.hots'],
+    says: ['options.hots: not an option (did you mean options.host?)'],
   },
   {
     name: 'options with a wrong type',
@@ -82,7 +82,7 @@ const cases: Case[] = [
     name: 'options with an unknown key in an OPTIONS_FILE',
     files: { 'options.yml': 'logging:\n  level: silent\nmap:\n  explict: true\n' },
     env: { OPTIONS_FILE: '@/options.yml' },
-    says: ['options.map.explict'],
+    says: ['options.map.explict: not an option (did you mean options.map.explicit?)'],
   },
   {
     name: 'map.invalidStatus outside 400–499',
