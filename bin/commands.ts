@@ -4,8 +4,9 @@
 // document. `validate`, `test` and `map` read MAPPINGS and EXTENSIONS as the server does.
 import { readFileSync } from 'node:fs'
 import { open, readFile, stat } from 'node:fs/promises'
-import { parseArgs } from 'node:util'
+import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { relative, sep } from 'node:path'
+import picomatch from 'picomatch'
 import { loadExtensions } from '../config/extensions.js'
 import { DocumentSyntaxError, SourceError, extensionOf, parseDocumentText, readDocumentFile } from '../config/files.js'
 import { locator, type Position } from '../config/positions.js'
@@ -25,6 +26,7 @@ import {
   type RunOptions,
   type ValidationReport,
 } from '../engine/index.js'
+import { didYouMean } from '../engine/suggest.js'
 import { stockExtensions } from '../extensions/stock.js'
 import { shapeError } from '../errors.js'
 import { answerLines, errorLine, NdjsonReader, type Answering } from '../runtime/ndjson.js'
@@ -47,6 +49,28 @@ interface Io {
 /** Bad arguments or unreadable files: exit code 2, one line on stderr. */
 class UsageError extends Error {
   override readonly name = 'UsageError'
+}
+
+/** The commands, as `runCommand` dispatches them: what an unknown command is compared with. */
+const COMMANDS = ['validate', 'test', 'map', 'schema', 'help'] as const
+
+/** A word as a shell would take it back, for messages that quote what was typed: `'*.{yaml,json}'`. */
+const quoted = (word: string): string => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`)
+
+/**
+ * `parseArgs` for one command, its unknown option said in one line with the nearest option it
+ * has (`--inclde` → `--include`) rather than Node's advice about positionals.
+ */
+function parseCommand<T extends ParseArgsConfig>(command: string, config: T): ReturnType<typeof parseArgs<T>> {
+  try {
+    return parseArgs(config)
+  } catch (error) {
+    const flag = (error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /'([^']+)'/.exec((error as Error).message)?.[1] : undefined
+    if (flag === undefined) throw error
+    // Long options are compared by name: a short one (-x) is one letter, near to every other.
+    const suggestion = flag.startsWith('--') ? didYouMean(flag.slice(2), Object.keys(config.options ?? {}), (name) => `--${name}`) : ''
+    throw new UsageError(`${command}: unknown option ${flag}${suggestion === '' ? ` (see mapper-service ${command} --help)` : suggestion}`)
+  }
 }
 
 const USAGE = {
@@ -75,10 +99,13 @@ valid, 1 when any is invalid or does not parse, 2 on bad arguments or unreadable
 
   --strict           warnings are errors (an unknown keyword, KW-2; a pairing to valid or
                      errors, CTX-3), as under the service's validate.strict
-  --include <glob>   from a directory, take only files whose path below it matches (repeatable;
-                     * within a name, ** across directories, ? one character; a glob without /
-                     matches the file name anywhere: --include '*.mapping.json')
+  --include <glob>   from a directory, take only files whose path below it matches (repeatable:
+                     any of them). * within a name, ** across directories, ? one character,
+                     {yaml,json} one of a set, [cg] and [!cg] one character of a class or not,
+                     a leading ! for "not"; a glob without / matches the file name anywhere:
+                     --include '*.mapping.json'. Quote globs, so the shell does not expand them
   --exclude <glob>   from a directory, leave out files whose path below it matches (repeatable)
+  When the filters leave out every document file found, that is said and the exit code is 2.
 `,
   test: `Usage: mapper-service test <file|dir>...
 
@@ -133,57 +160,62 @@ async function surface(env: NodeJS.ProcessEnv): Promise<{ extensions: Extensions
 }
 
 /**
- * A glob as a regular expression over a path relative to the directory scanned, `/`-separated: `**`
- * any number of whole segments, `*` any characters within a segment, `?` one character within a
- * segment; every other character stands for itself. A pattern without `/` matches a file's name in
- * any directory (`*.mapping.json`), as in .gitignore.
+ * A glob's test of a path relative to the directory scanned, `/`-separated, by picomatch: `*` and
+ * `?` within a name, `**` across directories, brace sets (`*.{yaml,json}`), character classes
+ * (`[cg]*`, `[!cg]*`), extglobs, and a leading `!` for "not". A glob without `/` is tried on the file's name,
+ * in any directory (`*.mapping.json`), as in .gitignore. (picomatch's own `basename` option tries
+ * every glob on the name alone, `sub/**` included, so the choice is made here.)
  */
-export function globPattern(glob: string): RegExp {
-  let source = ''
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i]!
-    if (c === '*' && glob[i + 1] === '*') {
-      i++
-      // `**/` matches no segment or several; a trailing `**` everything below.
-      if (glob[i + 1] === '/') {
-        i++
-        source += '(?:[^/]*/)*'
-      } else source += '.*'
-    } else if (c === '*') source += '[^/]*'
-    else if (c === '?') source += '[^/]'
-    else source += c.replace(/[.+^${}()|[\]\\]/g, '\\$&')
+export function globMatcher(glob: string): (path: string) => boolean {
+  if (glob === '') throw new UsageError('a glob must not be empty')
+  let test: (path: string) => boolean
+  try {
+    // posix: picomatch 4 reads `[!cg]` as a class holding `!` unless it is set (micromatch/picomatch#187).
+    test = picomatch(glob, { dot: true, posix: true })
+  } catch (error) {
+    throw new UsageError(`${glob} is not a glob picomatch accepts: ${(error as Error).message}`)
   }
-  return new RegExp(`^${glob.includes('/') ? '' : '(?:[^/]*/)*'}${source}$`)
+  if (glob.includes('/')) return test
+  return (path) => test(path.slice(path.lastIndexOf('/') + 1))
 }
 
 /** Which files of a directory scan `validate` and `test` take: --include (any of them, when given) and not --exclude. */
 export interface FileFilter {
-  readonly include: readonly RegExp[]
-  readonly exclude: readonly RegExp[]
+  readonly include: ReadonlyArray<(path: string) => boolean>
+  readonly exclude: ReadonlyArray<(path: string) => boolean>
+  /** The filters as given on the command line (`--include '*.yaml'`), for the message when they leave no file. */
+  readonly given: readonly string[]
 }
 
-const ALL_FILES: FileFilter = { include: [], exclude: [] }
+const ALL_FILES: FileFilter = { include: [], exclude: [], given: [] }
+
+/** The document files a path names, and how many of a directory's the filters left out. */
+interface Found {
+  readonly files: Array<{ file: string; scanned: boolean }>
+  readonly left: number
+}
 
 /**
  * The document files a path names: a file as it is, a directory's document files (the server's
  * MAPPINGS scan: hidden entries and other files skipped, each named on stderr), narrowed by
  * `filter` (patterns over the path below the directory).
  */
-async function documentFiles(path: string, io: Io, filter: FileFilter): Promise<Array<{ file: string; scanned: boolean }>> {
+async function documentFiles(path: string, io: Io, filter: FileFilter): Promise<Found> {
   let info
   try {
     info = await stat(path)
   } catch {
     throw new UsageError(`${path}: no such file or directory`)
   }
-  if (!info.isDirectory()) return [{ file: path, scanned: false }]
-  const files = await documentFilesUnder(path, (message) => io.err(`mapper-service: ${message}\n`))
-  return files
+  if (!info.isDirectory()) return { files: [{ file: path, scanned: false }], left: 0 }
+  const all = await documentFilesUnder(path, (message) => io.err(`mapper-service: ${message}\n`))
+  const files = all
     .filter((file) => {
       const below = relative(path, file).split(sep).join('/')
-      return (filter.include.length === 0 || filter.include.some((pattern) => pattern.test(below))) && !filter.exclude.some((pattern) => pattern.test(below))
+      return (filter.include.length === 0 || filter.include.some((test) => test(below))) && !filter.exclude.some((test) => test(below))
     })
     .map((file) => ({ file, scanned: true }))
+  return { files, left: all.length - files.length }
 }
 
 type Describe = (entry: Diagnostic, severity: 'error' | 'warning') => string
@@ -237,8 +269,15 @@ const parsed = (given: Given): given is Parsed => !('problem' in given)
  */
 async function readDocuments(paths: readonly string[], io: Io, filter: FileFilter = ALL_FILES): Promise<Given[]> {
   const files: Array<{ file: string; scanned: boolean }> = []
+  let left = 0
   for (const path of paths) {
-    for (const file of await documentFiles(path, io, filter)) files.push(file)
+    const found = await documentFiles(path, io, filter)
+    for (const file of found.files) files.push(file)
+    left += found.left
+  }
+  // Filters that keep nothing are more likely a mistake than a wish to check no file: said as such.
+  if (files.length === 0 && left > 0) {
+    throw new UsageError(`${filter.given.join(' ')} ${filter.given.length > 1 ? 'leave' : 'leaves'} out every document file (${plural(left, 'file')} under ${paths.join(', ')})`)
   }
   const documents: Given[] = []
   for (const { file, scanned } of files) {
@@ -282,7 +321,7 @@ async function engineWith(documents: readonly Given[], env: NodeJS.ProcessEnv): 
  * engine that sees them beside MAPPINGS; undefined when only --help was asked for (and printed).
  */
 async function givenDocuments(command: 'validate' | 'test', args: string[], io: Io): Promise<{ documents: Given[]; mapper: Mapper; strict: boolean } | undefined> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseCommand(command, {
     args,
     allowPositionals: true,
     options: {
@@ -297,7 +336,13 @@ async function givenDocuments(command: 'validate' | 'test', args: string[], io: 
     return undefined
   }
   if (positionals.length === 0) throw new UsageError(`${command} needs at least one file or directory`)
-  const filter = { include: (values.include ?? []).map(globPattern), exclude: (values.exclude ?? []).map(globPattern) }
+  const include = values.include ?? []
+  const exclude = values.exclude ?? []
+  const filter: FileFilter = {
+    include: include.map(globMatcher),
+    exclude: exclude.map(globMatcher),
+    given: [...include.map((glob) => `--include ${quoted(glob)}`), ...exclude.map((glob) => `--exclude ${quoted(glob)}`)],
+  }
   const documents = await readDocuments(positionals, io, filter)
   return { documents, mapper: await engineWith(documents, io.env), strict: values.strict === true }
 }
@@ -414,7 +459,7 @@ async function testCommand(args: string[], io: Io): Promise<number> {
 
 /** `schema` → exit code. */
 function schemaCommand(args: string[], io: Io): number {
-  const { values } = parseArgs({ args, options: { help: { type: 'boolean', short: 'h' } } })
+  const { values } = parseCommand('schema', { args, options: { help: { type: 'boolean', short: 'h' } } })
   if (values.help) {
     io.out(USAGE.schema)
     return 0
@@ -456,7 +501,7 @@ function integerOption(name: string, value: string | undefined, fallback: number
 
 /** `map <mapping-file-or-id> [input|-]` → exit code. */
 async function mapCommand(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseCommand('map', {
     args,
     allowPositionals: true,
     options: {
@@ -579,13 +624,14 @@ async function mapNdjson(plan: CompiledMapping, path: string | undefined, io: Io
   return failed === 0 ? 0 : 1
 }
 
-/** `12.3 MB`: bytes in the units a reader expects. */
-function formatBytes(bytes: number): string {
+/** `12.3 MiB`: bytes in binary units, labelled as such (1 KiB = 1024 bytes). */
+export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`
-  const units = ['kB', 'MB', 'GB', 'TB']
+  const units = ['KiB', 'MiB', 'GiB', 'TiB']
   let value = bytes / 1024
   let unit = 0
-  while (value >= 1024 && unit < units.length - 1) {
+  // 1023.96 KiB would print as 1024.0 KiB: the next unit takes it.
+  while (value >= 1023.95 && unit < units.length - 1) {
     value /= 1024
     unit++
   }
@@ -653,7 +699,9 @@ export async function runCommand(argv: string[], io: Io): Promise<number | undef
     if (command === 'map') return await mapCommand(rest, io)
     if (command === 'test') return await testCommand(rest, io)
     if (command === 'schema') return schemaCommand(rest, io)
-    throw new UsageError(`unknown command "${command}" (try --help)`)
+    // A flag before any command is compared with --help, the one flag taken there.
+    const suggestion = command.startsWith('--') ? didYouMean(command.slice(2), ['help'], (name) => `--${name}`) : didYouMean(command, COMMANDS)
+    throw new UsageError(`unknown command "${command}"${suggestion === '' ? ' (try --help)' : suggestion}`)
   } catch (error) {
     if (error instanceof UsageError || error instanceof SourceError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       io.err(`mapper-service: ${(error as Error).message}\n`)

@@ -130,9 +130,27 @@ t.test('progress on a terminal: records, records/s, bytes, and from a file a bar
   t.equal(lines, 1000)
   // Each redraw is a carriage return and ESC [ K (erase to the end of the line), shown here as |.
   const shown = (stderr: string): string => stderr.replaceAll('\r\u001b[K', '|')
-  t.match(shown(fromFile.stderr), /\|1,000 records {2}[\d,]+ records\/s {2}\d+\.\d kB of \d+\.\d kB {2}\[#{24}\] 100% {2}ETA 0s\n$/)
+  // 1000 lines of {"message":i}\n: 15,890 bytes, 15.5 KiB (binary units, labelled so).
+  t.match(shown(fromFile.stderr), /\|1,000 records {2}[\d,]+ records\/s {2}15\.5 KiB of 15\.5 KiB {2}\[#{24}\] 100% {2}ETA 0s\n$/)
   const fromStdin = await streamed(['map', 'greet', '--ndjson', '-'], () => {}, { terminal: true, stdin: '{"message":1}\n' })
   t.match(shown(fromStdin.stderr), /\|1 records {2}[\d,]+ records\/s {2}14 B\n$/, 'no size, so no bar')
+})
+
+t.test('progress sizes: binary units labelled KiB, MiB, GiB (1024-based), never kB or MB', async (t) => {
+  const { formatBytes } = await import('../bin/commands.js')
+  const cases: Array<[number, string]> = [
+    [0, '0 B'],
+    [1023, '1023 B'],
+    [1024, '1.0 KiB'],
+    [16890, '16.5 KiB'],
+    [1048575, '1.0 MiB'], // 1023.999 KiB rounds to the next unit, never "1024.0 KiB"
+    [1048576, '1.0 MiB'],
+    [5 * 1024 ** 2 + 512 * 1024, '5.5 MiB'],
+    [1024 ** 3, '1.0 GiB'],
+    [3 * 1024 ** 4, '3.0 TiB'],
+    [2048 * 1024 ** 4, '2048.0 TiB'],
+  ]
+  for (const [bytes, text] of cases) t.equal(formatBytes(bytes), text, String(bytes))
 })
 
 t.test('--concurrency: a mapping that awaits runs that many lines at once, answered in input order', async (t) => {

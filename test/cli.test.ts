@@ -206,7 +206,7 @@ t.test('validate and test --strict: warnings are errors; --include and --exclude
   const strict = await runCli(['validate', '--strict', join(root, 'typo.mapping.json')])
   t.equal(strict.code, 1)
   t.match(strict.stdout, /typo\.mapping\.json: invalid/)
-  t.match(strict.stdout, `${join(root, 'typo.mapping.json')}:1:40: error KW-2 at /mapping/~1a/sourc: sourc matches no keyword or registered extension`)
+  t.match(strict.stdout, `${join(root, 'typo.mapping.json')}:1:40: error KW-2 at /mapping/~1a/sourc: sourc matches no keyword or registered extension (did you mean source?)`)
   const tested = await runCli(['test', '--strict', join(root, 'typo.mapping.json')])
   t.equal(tested.code, 1)
   t.match(tested.stdout, /INVALID .*typo\.mapping\.json/)
@@ -223,11 +223,11 @@ t.test('validate and test --strict: warnings are errors; --include and --exclude
   t.match(both.stdout, /1 document, 1 invalid/)
   const none = await runCli(['validate', '--include', 'nothing/**', root])
   t.equal(none.code, 2)
-  t.match(none.stderr, /no mapping documents/)
+  t.equal(none.stderr, `mapper-service: --include 'nothing/**' leaves out every document file (3 files under ${root})\n`)
 })
 
-t.test('globPattern: * within a name, ** across directories, ? one character, the rest literal', async (t) => {
-  const { globPattern } = await import('../bin/commands.js')
+t.test('globMatcher (picomatch): brace sets, character classes, ** across directories, negation; a glob without / on the name', async (t) => {
+  const { globMatcher } = await import('../bin/commands.js')
   const cases: Array<[string, string, boolean]> = [
     ['*.json', 'a.json', true],
     ['*.json', 'deep/er/a.json', true],
@@ -237,10 +237,93 @@ t.test('globPattern: * within a name, ** across directories, ? one character, th
     ['sub/**/*.json', 'sub/a.json', true],
     ['sub/**/*.json', 'sub/x/y/a.json', true],
     ['sub/**', 'sub/x/a.json', true],
+    ['sub/**', 'other/sub/a.json', false],
+    ['**/x/*.yaml', 'a/b/x/c.yaml', true],
     ['a?.json', 'ab.json', true],
     ['a?.json', 'a/.json', false],
-    ['a+(b).json', 'a+(b).json', true],
-    ['a+(b).json', 'aab.json', false],
+    ['*.{yaml,json}', 'a.yaml', true],
+    ['*.{yaml,json}', 'sub/a.json', true],
+    ['*.{yaml,json}', 'a.yml', false],
+    ['[cg]*', 'good.yaml', true],
+    ['[cg]*', 'sub/clean.yaml', true],
+    ['[cg]*', 'bad.yaml', false],
+    ['[!cg]*', 'bad.yaml', true],
+    ['[!cg]*', 'good.yaml', false],
+    ['[^cg]*', 'bad.yaml', true],
+    ['[[:digit:]]*.json', '2024.json', true],
+    ['!*.yaml', 'a.json', true],
+    ['!*.yaml', 'sub/a.yaml', false],
+    ['!sub/**', 'sub/a.json', false],
+    ['!sub/**', 'a.json', true],
+    ['{a,b}/*.json', 'b/x.json', true],
+    ['{a,b}/*.json', 'c/x.json', false],
   ]
-  for (const [glob, path, matches] of cases) t.equal(globPattern(glob).test(path), matches, `${glob} ~ ${path}`)
+  for (const [glob, path, matches] of cases) t.equal(globMatcher(glob)(path), matches, `${glob} ~ ${path}`)
+})
+
+t.test('--include and --exclude with braces, classes and negation; filters that leave no file say so (exit 2)', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'mapper-cli-globs-'))
+  mkdirSync(join(root, 'sub'))
+  writeFileSync(join(root, 'clean.yaml'), '$id: c\nmapping:\n  /a: /b\n')
+  writeFileSync(join(root, 'good.json'), JSON.stringify({ $id: 'g', mapping: { '/a': '/b' } }))
+  writeFileSync(join(root, 'other.yml'), '$id: o\nmapping:\n  /a: /b\n')
+  writeFileSync(join(root, 'sub', 'deep.json'), JSON.stringify({ $id: 'd', mapping: { '/a': '/b' } }))
+  const names = (stdout: string): string[] => [...stdout.matchAll(/^(\S+): valid$/gm)].map((m) => m[1]!.slice(root.length + 1)).sort()
+
+  const braces = await runCli(['validate', '--include', '*.{yaml,json}', root])
+  t.equal(braces.code, 0, braces.stderr)
+  t.same(names(braces.stdout), ['clean.yaml', 'good.json', 'sub/deep.json'], 'a brace set, the name in any directory')
+  const classes = await runCli(['validate', '--include', '[cg]*', root])
+  t.same(names(classes.stdout), ['clean.yaml', 'good.json'], 'a character class')
+  const deep = await runCli(['validate', '--include', 'sub/**', root])
+  t.same(names(deep.stdout), ['sub/deep.json'], '** below a directory')
+  const negated = await runCli(['validate', '--include', '!*.json', root])
+  t.same(names(negated.stdout), ['clean.yaml', 'other.yml'], 'a negated glob')
+  const excluded = await runCli(['validate', '--exclude', '*.{yml,yaml}', '--exclude', 'sub/**', root])
+  t.same(names(excluded.stdout), ['good.json'], '--exclude with braces, repeated')
+
+  const none = await runCli(['validate', '--include', '*.{txt,md}', root])
+  t.equal(none.code, 2)
+  t.equal(none.stdout, '')
+  t.equal(none.stderr, `mapper-service: --include '*.{txt,md}' leaves out every document file (4 files under ${root})\n`)
+  const both = await runCli(['test', '--include', '[cg]*', '--exclude', '*.{json,yaml}', root])
+  t.equal(both.code, 2)
+  t.equal(both.stderr, `mapper-service: --include '[cg]*' --exclude '*.{json,yaml}' leave out every document file (4 files under ${root})\n`, 'test says the same, naming every filter')
+  const empty = mkdtempSync(join(tmpdir(), 'mapper-cli-empty-'))
+  t.equal((await runCli(['validate', '--include', '*.json', empty])).stderr, 'mapper-service: no mapping documents (.json, .yaml, .yml) found\n', 'a directory with no document file at all: no filter to blame')
+  t.equal((await runCli(['validate', '--include', '', root])).stderr, 'mapper-service: a glob must not be empty\n')
+})
+
+t.test('unknown commands and options: one line, exit 2, and the nearest name for a one-letter misspelling', async (t) => {
+  for (const [args, message] of [
+    [['valdate', 'x'], 'unknown command "valdate" (did you mean validate?)'], // a deletion
+    [['tset'], 'unknown command "tset" (did you mean test?)'], // a transposition
+    [['maps'], 'unknown command "maps" (did you mean map?)'], // an insertion
+    [['schema2'], 'unknown command "schema2" (did you mean schema?)'],
+    [['--hepl'], 'unknown command "--hepl" (did you mean --help?)'],
+    [['serve'], 'unknown command "serve" (try --help)'], // far from every command
+    [['validate', '--inclde', '*.json', 'mappings'], 'validate: unknown option --inclde (did you mean --include?)'],
+    [['test', '--strcit', 'mappings'], 'test: unknown option --strcit (did you mean --strict?)'],
+    [['map', 'greet', '--ndjsn'], 'map: unknown option --ndjsn (did you mean --ndjson?)'],
+    [['map', 'greet', '--ndjson', '--max-line-byte', '5'], 'map: unknown option --max-line-byte (did you mean --max-line-bytes?)'],
+    [['map', 'greet', '--concurency', '2'], 'map: unknown option --concurency (did you mean --concurrency?)'],
+    [['schema', '--hlp'], 'schema: unknown option --hlp (did you mean --help?)'],
+    [['validate', '--verbose', 'mappings'], 'validate: unknown option --verbose (see mapper-service validate --help)'],
+    [['validate', '-x', 'mappings'], 'validate: unknown option -x (see mapper-service validate --help)'],
+  ] as const) {
+    const ran = await runCli([...args])
+    t.equal(ran.code, 2, args.join(' '))
+    t.equal(ran.stdout, '')
+    t.equal(ran.stderr, `mapper-service: ${message}\n`, args.join(' '))
+  }
+})
+
+t.test('validate: a misspelt keyword is reported with the keyword it was likely meant to be', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'mapper-cli-typo-'))
+  const file = join(root, 'typo.yaml')
+  writeFileSync(file, '$id: typo\nmapping:\n  /a: { sourc: /b }\n  /b: { source: /b, wibble: 1 }\n')
+  const ran = await runCli(['validate', file])
+  t.equal(ran.code, 0)
+  t.match(ran.stdout, `${file}:3:16: warning KW-2 at /mapping/~1a/sourc: sourc matches no keyword or registered extension (did you mean source?)\n`)
+  t.match(ran.stdout, `${file}:4:29: warning KW-2 at /mapping/~1b/wibble: wibble matches no keyword or registered extension\n`, 'a far-off key: no suggestion')
 })
