@@ -4,8 +4,12 @@
 // one line on stderr and exits 1. `validate` and `map` are in bin/commands.ts; `map --ndjson`
 // streams, so it gets standard input and output as streams (and whether stderr is a terminal).
 import { once } from 'node:events'
+import { enableLinearRegExp } from '../engine/index.js'
 import { startFromEnvironment, startupFailureLine } from '../server.js'
 import { runCommand } from './commands.js'
+
+// This process is the service's own: patterns run on V8's linear-time engine (engine/linear-regexp.ts).
+enableLinearRegExp()
 
 const readStdin = async (): Promise<string> => {
   const chunks: Buffer[] = []

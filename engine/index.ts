@@ -4,7 +4,7 @@ export { Mapper, CompiledMapping, type Explained, type Extra, type MapperDocumen
 export { evaluate, evaluateMapping, extend } from './evaluate.js'
 export { MAX_ELEMENTS, MAX_TRACES, type BranchTrace, type Explanation, type PairingTrace, type PluginTiming, type StageTrace, type TraceStage } from './explain/trace.js'
 export { BudgetExceeded, DEFAULT_LIMITS, largeOutputBytes, LARGE_OUTPUT_BYTES, MAX_EVALUATION_DEPTH, MAX_OUTPUT_DEPTH, measure, noteLargeOutput, noteSize, resolveLimits, SharedBudget, weighUpTo, type Budget, type Limits, type Size } from './budget.js'
-export { linearRegExp, NonLinearPattern } from './linear-regexp.js'
+export { enableLinearRegExp, LinearEngineUnavailable, linearRegExp, NonLinearPattern } from './linear-regexp.js'
 export { staticExpansion } from './validation/expansion.js'
 export {
   countExamples,

@@ -4,6 +4,7 @@
 // ids and explicit documents alike — are cached by the Mapper itself; this service keeps none of its own.
 import {
   describeFailure,
+  enableLinearRegExp,
   inferOutput,
   Mapper,
   renderOutput,
@@ -55,6 +56,9 @@ export class EngineService {
     readonly settings: EngineSettings
   ) {
     this.entries = entries
+    // The service turns V8's linear-time RegExp engine on for its process (README "Embedding"
+    // says so to hosts): patterns run on nothing else (engine/linear-regexp.ts).
+    enableLinearRegExp()
     this.mapper = new Mapper({}, extensions, { limits: settings.limits.registered, cache: { bytes: settings.cacheBytes } })
     try {
       this.mapper.register({ mappings: Object.fromEntries(entries.map((entry, i) => [String(i), entry.document])) })

@@ -6,7 +6,7 @@
 // is a validation rule: every path that evaluates a caller's document validates it first.
 import { createRequire } from 'node:module'
 import safeRegex from 'safe-regex2'
-import { linearRegExp, NonLinearPattern } from '../linear-regexp.js'
+import { LinearEngineUnavailable, linearRegExp, NonLinearPattern } from '../linear-regexp.js'
 
 // safe-regex2's own parser, to tell "cannot analyze" apart from "unsafe" (ret is CommonJS whose
 // export is the function itself, which its typings do not describe for ESM importers).
@@ -124,6 +124,7 @@ export function screenPattern(pattern: unknown): PatternVerdict | undefined {
   try {
     linearRegExp(pattern)
   } catch (error) {
+    if (error instanceof LinearEngineUnavailable) throw error
     return { rule: 'KW-pattern-1', message: error instanceof NonLinearPattern ? PATTERN_MESSAGES.nonLinear : PATTERN_MESSAGES.invalid }
   }
   let tokens: Token

@@ -5,7 +5,7 @@
 // compiled fields run over the page in html.ts.
 import type { CheerioAPI } from 'cheerio'
 import { cheerio } from './cheerio.js'
-import { isObject, screenPattern } from '../../engine/index.js'
+import { isObject, linearRegExp, screenPattern } from '../../engine/index.js'
 
 const SPEC_KEYS = ['selector', 'index', 'text', 'attr', 'match', 'split', 'replace', 'trim', 'int', 'list', 'each'] as const
 const VALUE_STEPS = ['text', 'attr', 'match', 'split', 'replace', 'trim', 'int', 'list'] as const
@@ -48,9 +48,9 @@ function pattern(source: unknown, flags: string, where: string): RegExp {
   if (verdict !== undefined) {
     throw new TypeError(`scraper ${where} refused: ${verdict.message} (${verdict.rule})`)
   }
-  // The screen admitted only patterns V8's linear-time engine runs (engine/linear-regexp.ts, which
-  // switches that engine on): page text can never make them backtrack.
-  return new RegExp(source as string, `${flags}l`)
+  // The screen admitted only patterns V8's linear-time engine runs (engine/linear-regexp.ts): page
+  // text can never make them backtrack.
+  return linearRegExp(source as string, flags)
 }
 
 function compileField(key: string, spec: unknown, path: string): Field {

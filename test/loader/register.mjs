@@ -8,3 +8,12 @@
 import { register } from 'node:module'
 
 register('./hooks.mjs', import.meta.url)
+
+// The tests (and the benchmarks run through this loader) use the engine as the service runs it:
+// with V8's linear-time RegExp engine on, which the service turns on at start-up and an embedder
+// with enableLinearRegExp() (engine/linear-regexp.ts). test/linear-regexp.test.ts runs the engine
+// without it, in a child started with MAPPER_LINEAR_REGEXP=off.
+if (process.env.MAPPER_LINEAR_REGEXP !== 'off') {
+  const { setFlagsFromString } = await import('node:v8')
+  setFlagsFromString('--enable-experimental-regexp-engine')
+}

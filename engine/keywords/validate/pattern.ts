@@ -1,7 +1,7 @@
 // `pattern` (validate, language.md §10.3): a string the regular expression matches anywhere. Patterns
 // run on V8's linear-time engine, and the `patternInput` budget bounds the string they run on.
 import { DocumentSyntaxError } from '../../errors.js'
-import { linearRegExp, NonLinearPattern } from '../../linear-regexp.js'
+import { LinearEngineUnavailable, linearRegExp, NonLinearPattern } from '../../linear-regexp.js'
 import { screenPattern } from '../../validation/pattern-screen.js'
 import { issue, keyword, ok } from '../record.js'
 import { fail } from './fail.js'
@@ -23,6 +23,8 @@ export default keyword<'pattern', 'validate'>({
     try {
       regex = linearRegExp(pattern as string)
     } catch (error) {
+      // The host has not turned the linear engine on: its error, at once, not the document's.
+      if (error instanceof LinearEngineUnavailable) throw error
       // Evaluation raises it where it reaches the pattern: a typed error of the caller's document.
       invalid = error instanceof NonLinearPattern ? error : new DocumentSyntaxError((error as Error).message)
     }
