@@ -5,6 +5,7 @@
 // OPTIONS_FILE through the real entry point.
 import t from 'tap'
 import { ConfigError, resolveConfig } from '../config/resolve.js'
+import type { Options } from '../schemas/options.js'
 import { buildServer } from '../server.js'
 
 /** The message resolveConfig refuses `options` with. */
@@ -46,5 +47,8 @@ t.test('a far-off name is refused without a suggestion; other mistakes keep thei
 })
 
 t.test('the plugin form (buildServer) refuses a misspelt option with the suggestion', async (t) => {
-  await t.rejects(buildServer({ options: { playgroud: true }, mappings: [] }), { name: 'ConfigError', message: 'options.playgroud: not an option (did you mean options.playground?)' })
+  // TypeScript refuses the key too; a JavaScript host or options read from a file meets the check.
+  // @ts-expect-error a misspelt option
+  const options: Options = { playgroud: true }
+  await t.rejects(buildServer({ options, mappings: [] }), { name: 'ConfigError', message: 'options.playgroud: not an option (did you mean options.playground?)' })
 })
