@@ -1,171 +1,455 @@
-// The Helm chart (deploy/helm), rendered by the subset renderer of helm-support.ts (no helm binary
-// here): every object validated against the Kubernetes API schemas (the ServiceMonitor, a CRD, by
-// hand), equivalent to the kustomize manifests, its options and mappings accepted by the app, and
-// the values (HPA, ServiceMonitor, image, options, mappings, redis) doing what they say.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+// The Helm chart (deploy/helm), checked with the real helm (test/helm-support.ts): `helm lint
+// --strict`, and `helm template` with the defaults and with each value, every rendered object
+// validated against the Kubernetes API schemas (the ServiceMonitor, a CRD, by hand). What the pods
+// would read is given to the app itself: the options and mappings ConfigMaps, the init container's
+// script joining the Secret's credentials into the options. Skipped, with the reason, where helm
+// cannot be fetched (no network).
+import { spawn } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import t from 'tap'
-import { parse, parseAllDocuments } from 'yaml'
+import t, { type Test } from 'tap'
+import { parse } from 'yaml'
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap'
+import { Secret } from 'kubernetes-models/v1/Secret'
 import { Service } from 'kubernetes-models/v1/Service'
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment'
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler'
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget'
 import { loadMappings } from '../config/mappings.js'
 import { packageInfo } from '../config/package.js'
 import { resolveConfig } from '../config/resolve.js'
 import { buildServer } from '../server.js'
-import { renderChart, renderTemplate } from './helm-support.js'
-
-const root = packageInfo().root
-const CHART = join(root, 'deploy', 'helm')
-const kustomize = (file: string): Record<string, any> => parseAllDocuments(readFileSync(join(root, 'deploy', file), 'utf8'))[0]!.toJS() as Record<string, any>
+import { CHART, Helm, MAIN_THREAD_MIB, byKind, kustomize, mebibytes, one, threadsFor, toolsFor, type K8sObject, type Values } from './helm-support.js'
+import type { DeployTools } from './deploy-tools.js'
+import { untracked } from './startup-support.js'
 
 const VALIDATORS: Record<string, (object: never) => { validate(): void }> = {
   ConfigMap: (object) => new ConfigMap(object),
+  Secret: (object) => new Secret(object),
   Service: (object) => new Service(object),
   Deployment: (object) => new Deployment(object),
   HorizontalPodAutoscaler: (object) => new HorizontalPodAutoscaler(object),
+  PodDisruptionBudget: (object) => new PodDisruptionBudget(object),
 }
 
-const byKind = (objects: Array<Record<string, any>>, kind: string): Array<Record<string, any>> => objects.filter((object) => object.kind === kind)
+function validate(t: Test, objects: readonly K8sObject[]): void {
+  for (const object of objects.filter((o) => o.kind !== 'ServiceMonitor')) {
+    t.doesNotThrow(() => VALIDATORS[object.kind]!(object as never).validate(), `${object.kind} ${object.metadata.name} is valid`)
+  }
+}
 
-t.test('default values: the kustomize objects, valid against the API schemas', async (t) => {
-  const { objects, files } = renderChart(CHART, 'mapper')
-  t.strictSame(objects.map((object) => object.kind).sort(), ['ConfigMap', 'ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'Service'])
-  for (const object of objects) t.doesNotThrow(() => VALIDATORS[object.kind]!(object as never).validate(), `${object.kind} ${object.metadata.name}`)
+/** Runs `body` with helm, or skips `t` with the reason helm cannot be had. */
+function withHelm(body: (t: Test, helm: Helm, tools: DeployTools) => Promise<void>): (t: Test) => Promise<void> {
+  return async (t) => {
+    const tools = await toolsFor(t)
+    if (tools !== undefined) await body(t, new Helm(tools), tools)
+  }
+}
+
+const configMapsOf = (objects: readonly K8sObject[]): Record<string, Record<string, string>> =>
+  Object.fromEntries(byKind(objects, 'ConfigMap').map((object) => [object.metadata.name, object.data as Record<string, string>]))
+
+const podOf = (objects: readonly K8sObject[]): K8sObject => one(objects, 'Deployment').spec.template.spec
+const containerOf = (objects: readonly K8sObject[]): K8sObject => podOf(objects).containers[0]
+const optionsOf = (objects: readonly K8sObject[]): Record<string, any> => {
+  const [options] = byKind(objects, 'ConfigMap').filter((object) => object.metadata.name.endsWith('-options'))
+  return JSON.parse(options!.data['options.json'] as string) as Record<string, any>
+}
+
+function tempDirectory(t: Test): string {
+  const directory = mkdtempSync(join(tmpdir(), 'mapper-service-helm-'))
+  t.teardown(() => rmSync(directory, { recursive: true, force: true }))
+  return directory
+}
+
+/** A process run to its end, without tap's process-info hooks. */
+function exec(command: string, args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(...untracked(command, args), { stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+    child.on('close', (code) => resolve({ code, stdout, stderr }))
+  })
+}
+
+/**
+ * What the pod's init container does with these objects: the script of the options ConfigMap run
+ * by node over the ConfigMap's options.json and a directory holding the Secret's keys (the chart's
+ * Secret, or `secret` for an existingSecret), writing the options the service reads.
+ */
+async function initContainer(t: Test, objects: readonly K8sObject[], secret?: Record<string, string>): Promise<{ options: Record<string, any>; stdout: string }> {
+  const pod = podOf(objects)
+  const [init] = pod.initContainers
+  const volumes = Object.fromEntries(pod.volumes.map((volume: K8sObject) => [volume.name, volume]))
+  const mounts = Object.fromEntries(init.volumeMounts.map((mount: K8sObject) => [mount.mountPath, mount.name]))
+  const root = tempDirectory(t)
+  // Each volume of the init container as a directory of its own, at the path it is mounted on.
+  const at = (path: string): string => join(root, path)
+  for (const [path, name] of Object.entries(mounts)) {
+    mkdirSync(at(path), { recursive: true })
+    const volume = volumes[name]
+    if (volume.configMap !== undefined) {
+      for (const [key, text] of Object.entries(configMapsOf(objects)[volume.configMap.name]!)) writeFileSync(join(at(path), key), text)
+    } else if (volume.secret !== undefined) {
+      const rendered = byKind(objects, 'Secret').find((object) => object.metadata.name === volume.secret.secretName)
+      const data = rendered === undefined ? secret ?? {} : Object.fromEntries(Object.entries(rendered.data as Record<string, string>).map(([key, value]) => [key, Buffer.from(value, 'base64').toString('utf8')]))
+      for (const [key, text] of Object.entries(data)) writeFileSync(join(at(path), key), text)
+    }
+  }
+  const [command, ...args] = init.command as string[]
+  t.equal(command, 'node')
+  const result = await exec(process.execPath, args.map((arg) => (arg.startsWith('/') ? at(arg) : arg)))
+  t.equal(result.code, 0, `the init container succeeds: ${result.stderr}`)
+  const output = containerOf(objects).env.find((env: { name: string }) => env.name === 'OPTIONS_FILE').value as string
+  return { options: JSON.parse(readFileSync(at(output), 'utf8')) as Record<string, any>, stdout: result.stdout }
+}
+
+const STANDARD_LABELS = ['helm.sh/chart', 'app.kubernetes.io/name', 'app.kubernetes.io/instance', 'app.kubernetes.io/version', 'app.kubernetes.io/managed-by']
+
+t.test('helm lint --strict: the chart with its defaults and with every value set', withHelm(async (t, helm) => {
+  const defaults = await helm.lint()
+  t.equal(defaults.code, 0, `lint passes with the defaults: ${defaults.stdout}${defaults.stderr}`)
+  const everything = await helm.lint({
+    nameOverride: 'mapper',
+    imagePullSecrets: [{ name: 'registry' }],
+    resources: { requests: { cpu: '500m', memory: '256Mi' }, limits: { cpu: '2', memory: '1Gi' } },
+    extraEnv: [{ name: 'OTEL_EXPORTER_OTLP_ENDPOINT', value: 'http://collector:4318' }],
+    nodeSelector: { 'kubernetes.io/arch': 'amd64' },
+    tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'mapper', effect: 'NoSchedule' }],
+    affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [] } },
+    redis: { url: 'redis://:pw@redis:6379/0' },
+    auth: { secret: 'a-shared-secret-of-at-least-32-characters' },
+    hpa: { enabled: false },
+    replicaCount: 3,
+    serviceMonitor: { enabled: true, labels: { release: 'prometheus' } },
+  })
+  t.equal(everything.code, 0, `lint passes with every value: ${everything.stdout}${everything.stderr}`)
+  t.notMatch(`${defaults.stdout}${everything.stdout}`, /\[(WARNING|ERROR)\]/, 'no warnings')
+}))
+
+t.test('default values: the kustomize objects, valid against the API schemas, served by the app', withHelm(async (t, helm, tools) => {
+  const objects = await helm.template('mapper')
+  t.strictSame(objects.map((object) => object.kind).sort(), ['ConfigMap', 'ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'Service'])
+  validate(t, objects)
 
   const chart = parse(readFileSync(join(CHART, 'Chart.yaml'), 'utf8')) as { appVersion: string; name: string }
   t.equal(chart.appVersion, packageInfo().version, 'appVersion is the package version')
   t.equal(chart.name, packageInfo().name)
 
-  const [deployment] = byKind(objects, 'Deployment')
-  const reference = kustomize('deployment.yaml')
-  const pod = deployment!.spec.template.spec
-  const referencePod = reference.spec.template.spec
-  const [container] = pod.containers
-  const [referenceContainer] = referencePod.containers
+  // The same pod as `kubectl kustomize deploy/` (test/deploy.test.ts checks that one).
+  const reference = await kustomize(tools)
+  const deployment = one(objects, 'Deployment')
+  const pod = podOf(objects)
+  const referencePod = podOf(reference)
+  const container = containerOf(objects)
+  const referenceContainer = containerOf(reference)
   t.equal(container.image, `${packageInfo().name}:${packageInfo().version}`, 'the image defaults to the appVersion')
-  for (const key of ['ports', 'env', 'volumeMounts', 'readinessProbe', 'livenessProbe', 'resources', 'securityContext', 'imagePullPolicy']) {
+  for (const key of ['ports', 'env', 'volumeMounts', 'lifecycle', 'readinessProbe', 'livenessProbe', 'resources', 'securityContext', 'imagePullPolicy']) {
     t.same(container[key], referenceContainer[key], `container ${key} as in deploy/deployment.yaml`)
   }
   t.same(pod.securityContext, referencePod.securityContext, 'pod security context')
   t.equal(pod.terminationGracePeriodSeconds, referencePod.terminationGracePeriodSeconds)
-  t.equal(deployment!.spec.replicas, undefined, 'with the autoscaler on, it owns the replica count')
-  t.same(deployment!.spec.selector.matchLabels, deployment!.spec.template.metadata.labels)
+  t.equal(pod.initContainers, undefined, 'no credentials: no init container')
+  t.equal(deployment.spec.replicas, undefined, 'with the autoscaler on, it owns the replica count')
 
-  const [service] = byKind(objects, 'Service')
-  t.same(service!.spec.ports, kustomize('service.yaml').spec.ports)
-  t.same(service!.spec.selector, deployment!.spec.template.metadata.labels, 'the Service selects the pods')
-  const [hpa] = byKind(objects, 'HorizontalPodAutoscaler')
-  t.same({ ...hpa!.spec, scaleTargetRef: { ...hpa!.spec.scaleTargetRef, name: 'x' } }, { ...kustomize('hpa.yaml').spec, scaleTargetRef: { ...kustomize('hpa.yaml').spec.scaleTargetRef, name: 'x' } })
-  t.equal(hpa!.spec.scaleTargetRef.name, deployment!.metadata.name)
+  const hpa = one(objects, 'HorizontalPodAutoscaler')
+  const referenceHpa = one(reference, 'HorizontalPodAutoscaler')
+  t.same({ ...hpa.spec, scaleTargetRef: undefined }, { ...referenceHpa.spec, scaleTargetRef: undefined })
+  t.equal(hpa.spec.scaleTargetRef.name, deployment.metadata.name)
+  t.same(one(objects, 'Service').spec.ports, one(reference, 'Service').spec.ports)
 
   // The mappings ConfigMap is mounted whole: kubelet then updates it in place, and the watch reloads.
-  const volumes = Object.fromEntries(pod.volumes.map((volume: Record<string, any>) => [volume.name, volume]))
-  const configMaps = Object.fromEntries(byKind(objects, 'ConfigMap').map((object) => [object.metadata.name, object]))
+  const volumes = Object.fromEntries(pod.volumes.map((volume: K8sObject) => [volume.name, volume]))
+  const configMaps = configMapsOf(objects)
   t.ok(configMaps[volumes.mappings.configMap.name], 'the mappings volume is the mappings ConfigMap')
   t.ok(configMaps[volumes.options.configMap.name], 'the options volume is the options ConfigMap')
   t.equal(volumes.mappings.configMap.items, undefined, 'no items: every key is a file, and updates reach the pod')
   t.notOk(container.volumeMounts.some((mount: { subPath?: string }) => mount.subPath !== undefined), 'no subPath (it would freeze the files)')
-  const referenceData = kustomize('configmap.yaml').data as Record<string, string>
-  const mappingsData = configMaps[volumes.mappings.configMap.name].data as Record<string, string>
-  const optionsData = configMaps[volumes.options.configMap.name].data as Record<string, string>
-  t.same(JSON.parse(mappingsData['echo.json']!), JSON.parse(referenceData['echo.json']!), 'the same echo mapping')
-  t.same(JSON.parse(optionsData['options.json']!), JSON.parse(referenceData['options.json']!), 'the same options')
-  t.match(files['NOTES.txt'], /reload/, 'the notes say how mappings reload')
+  const mappingsData = configMaps[volumes.mappings.configMap.name]!
+  const referenceMappings = byKind(reference, 'ConfigMap').find((object) => object.metadata.name === referencePod.volumes.find((v: K8sObject) => v.name === 'mappings').configMap.name)!
+  t.same(mappingsData, referenceMappings.data, 'the same mapping files as the kustomization')
+  const options = optionsOf(objects)
+  const referenceOptionsMap = byKind(reference, 'ConfigMap').find((object) => object.metadata.name === referencePod.volumes.find((v: K8sObject) => v.name === 'options').configMap.name)!
+  t.same(resolveConfig(options), resolveConfig(JSON.parse(referenceOptionsMap.data['options.json'] as string)), 'the same options as the kustomization, once resolved')
 
   // What the pod would read: the ConfigMaps as files, served by the app, both probes answering.
-  const directory = mkdtempSync(join(tmpdir(), 'mapper-service-helm-'))
-  t.teardown(() => rmSync(directory, { recursive: true, force: true }))
+  const directory = tempDirectory(t)
   for (const [file, text] of Object.entries(mappingsData)) writeFileSync(join(directory, file), text)
-  const options = { ...(JSON.parse(optionsData['options.json']!) as object), logging: { level: 'silent' as const } }
-  t.doesNotThrow(() => resolveConfig(options), 'options.json is valid options')
-  const app = await buildServer({ options, mappings: await loadMappings(directory) })
+  const app = await buildServer({ options: { ...options, logging: { level: 'silent' }, underPressure: false }, mappings: await loadMappings(directory) })
   t.teardown(() => app.close())
   for (const probe of [container.readinessProbe, container.livenessProbe]) {
     t.equal((await app.inject({ method: 'GET', url: probe.httpGet.path })).statusCode, 200, `${probe.httpGet.path} answers 200`)
   }
-})
 
-t.test('values: autoscaler off, ServiceMonitor on, image, options and mappings', async (t) => {
-  const ordered = '{ "$id": "ordered", "mapping": { "/z": "/a", "/a": "/z" } }'
-  const { objects } = renderChart(CHART, 'prod', {
+  t.match(await helm.notes('mapper'), /reload/, 'the notes say how mappings reload')
+}))
+
+t.test('standard labels, name overrides and the 63-character limit', withHelm(async (t, helm) => {
+  const objects = await helm.template('mapper', { serviceMonitor: { enabled: true, labels: { release: 'prometheus' } } })
+  for (const object of objects) {
+    for (const label of STANDARD_LABELS) t.ok(object.metadata.labels[label], `${object.kind} has ${label}`)
+    t.equal(object.metadata.labels['app.kubernetes.io/instance'], 'mapper')
+    t.equal(object.metadata.labels['app.kubernetes.io/managed-by'], 'Helm')
+    t.equal(object.metadata.labels['app.kubernetes.io/version'], packageInfo().version)
+    t.match(object.metadata.name, /^mapper-mapper-service(-mappings|-options)?$/, `${object.kind}: <release>-<chart>`)
+  }
+  const deployment = one(objects, 'Deployment')
+  const selector = deployment.spec.selector.matchLabels as Record<string, string>
+  t.strictSame(selector, { 'app.kubernetes.io/name': 'mapper-service', 'app.kubernetes.io/instance': 'mapper' }, 'the selector: name and instance only, which never change')
+  t.match(deployment.spec.template.metadata.labels, selector, 'the pods carry the selector labels')
+  for (const label of STANDARD_LABELS) t.ok(deployment.spec.template.metadata.labels[label], `pods have ${label}`)
+  t.strictSame(one(objects, 'Service').spec.selector, selector, 'the Service selects the pods')
+  t.strictSame(one(objects, 'PodDisruptionBudget').spec.selector.matchLabels, selector, 'the budget counts the pods')
+  t.strictSame(one(objects, 'ServiceMonitor').spec.selector.matchLabels, selector, 'the ServiceMonitor selects the Service')
+  t.equal(one(objects, 'ServiceMonitor').metadata.labels.release, 'prometheus', 'extra labels for the Prometheus selector')
+
+  const named = (await helm.template('mapper-service')).map((object) => object.metadata.name as string)
+  t.ok(named.every((name) => /^mapper-service(-mappings|-options)?$/.test(name)), 'a release named after the chart: not repeated')
+  const overridden = await helm.template('prod', { nameOverride: 'maps' })
+  t.equal(one(overridden, 'Deployment').metadata.name, 'prod-maps')
+  t.equal(one(overridden, 'Deployment').spec.selector.matchLabels['app.kubernetes.io/name'], 'maps', 'nameOverride is the name label too')
+  const full = await helm.template('prod', { fullnameOverride: 'mapper' })
+  t.strictSame(full.map((object) => object.metadata.name as string).sort(), ['mapper', 'mapper', 'mapper', 'mapper', 'mapper-mappings', 'mapper-options'])
+
+  // Helm takes release names of up to 53 characters: with the chart's name, 68.
+  const long = `r${'x'.repeat(52)}`
+  const truncated = await helm.template(long)
+  for (const object of truncated.filter((o) => ['Deployment', 'Service', 'HorizontalPodAutoscaler', 'PodDisruptionBudget'].includes(o.kind))) {
+    t.equal(object.metadata.name, `${long}-mapper-se`, `${object.kind}: cut to 63 characters`)
+  }
+  validate(t, truncated)
+  const dashed = await helm.template('prod', { fullnameOverride: `${'a'.repeat(62)}-b` })
+  t.equal(one(dashed, 'Deployment').metadata.name, 'a'.repeat(62), 'a name cut before a dash loses the dash')
+}))
+
+t.test('extraEnv: OTEL_* and REQUEST_ALLOW_HOSTS reach the container; the chart\'s own variables are refused', withHelm(async (t, helm) => {
+  const extraEnv = [
+    { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', value: 'http://otel-collector.observability:4318' },
+    { name: 'OTEL_SERVICE_NAME', value: 'mapper' },
+    { name: 'REQUEST_ALLOW_HOSTS', value: 'catalogue.internal,10.0.4.12' },
+    { name: 'OTEL_EXPORTER_OTLP_HEADERS', valueFrom: { secretKeyRef: { name: 'otel', key: 'headers' } } },
+  ]
+  const objects = await helm.template('mapper', { extraEnv })
+  validate(t, objects)
+  const env = containerOf(objects).env as K8sObject[]
+  t.strictSame(env.map((entry) => entry.name), ['PORT', 'MAPPINGS', 'OPTIONS_FILE', ...extraEnv.map((entry) => entry.name)], "after the chart's own, in the order given")
+  t.strictSame(env.slice(3), extraEnv, 'as given, valueFrom included')
+  for (const name of ['PORT', 'MAPPINGS', 'OPTIONS', 'OPTIONS_FILE']) {
+    t.match(await helm.refusal({ extraEnv: [{ name, value: 'x' }] }), new RegExp(`extraEnv: ${name} is set by the chart`), `${name} refused`)
+  }
+}))
+
+t.test('credentials: in a Secret, never in a ConfigMap, joined into the options by the init container', withHelm(async (t, helm) => {
+  const url = 'redis://:a-redis-password@redis-master.cache:6379/0'
+  const secret = 'a-shared-secret-of-at-least-32-characters'
+  const objects = await helm.template('prod', { redis: { url }, auth: { secret }, options: { auth: { issuer: 'https://issuer.example' }, rateLimit: { max: 600, timeWindow: 1000 } } })
+  t.strictSame(objects.map((object) => object.kind).sort(), ['ConfigMap', 'ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'Secret', 'Service'])
+  validate(t, objects)
+  const rendered = one(objects, 'Secret')
+  t.equal(rendered.type, 'Opaque')
+  t.strictSame(Object.keys(rendered.data).sort(), ['auth-secret', 'redis-url'])
+  t.equal(Buffer.from(rendered.data['redis-url'], 'base64').toString(), url)
+  t.equal(Buffer.from(rendered.data['auth-secret'], 'base64').toString(), secret)
+  for (const configMap of byKind(objects, 'ConfigMap')) {
+    const text = JSON.stringify(configMap)
+    t.notOk(text.includes('a-redis-password') || text.includes(secret), `no credential in ConfigMap ${configMap.metadata.name}`)
+  }
+  t.notOk(JSON.stringify(one(objects, 'Deployment')).includes('a-redis-password'), 'nor in the Deployment')
+
+  const pod = podOf(objects)
+  t.equal(pod.volumes.find((volume: K8sObject) => volume.name === 'credentials').secret.secretName, rendered.metadata.name)
+  t.same(pod.volumes.find((volume: K8sObject) => volume.name === 'config').emptyDir, { medium: 'Memory', sizeLimit: '1Mi' }, 'the joined options in memory only')
+  t.notOk(containerOf(objects).volumeMounts.some((mount: K8sObject) => mount.name === 'credentials'), 'the service container does not mount the Secret')
+  t.equal(pod.initContainers[0].image, containerOf(objects).image, 'the init container is the service image (node)')
+
+  const { options, stdout } = await initContainer(t, objects)
+  t.same(options.rateLimit, { max: 600, timeWindow: 1000, redis: url }, "rateLimit.redis joined, the options' max and timeWindow kept")
+  t.same(options.auth, { issuer: 'https://issuer.example', secret }, 'auth.secret joined, the rest of options.auth kept')
+  t.match(stdout, /with redis-url as rateLimit.redis and auth-secret as auth.secret/, 'the init container says what it joined')
+  const resolved = resolveConfig(options)
+  t.same(resolved.rateLimit, { max: 600, timeWindow: 1000, redis: url }, 'what the app resolves')
+  t.equal(resolved.auth?.strategy, 'secret')
+
+  // As before the Secret: rate limiting on with its defaults when the options leave it off.
+  for (const rateLimit of [undefined, true]) {
+    const joined = (await initContainer(t, await helm.template('prod', { redis: { url }, options: { rateLimit } }))).options
+    t.same(joined.rateLimit, { redis: url }, `options.rateLimit ${String(rateLimit)}: on, with the defaults`)
+  }
+
+  const annotations = async (values: Values): Promise<Record<string, string>> => one(await helm.template('prod', values), 'Deployment').spec.template.metadata.annotations
+  t.equal((await annotations({}))['checksum/credentials'], undefined)
+  t.not((await annotations({ redis: { url } }))['checksum/credentials'], (await annotations({ redis: { url: 'redis://other:6379/0' } }))['checksum/credentials'], 'another Redis rolls the pods')
+  t.equal((await annotations({ redis: { url } }))['checksum/options'], (await annotations({}))['checksum/options'], 'the options themselves unchanged')
+
+  t.match(await helm.refusal({ options: { auth: { secret } } }), /options\.auth\.secret would be written into a ConfigMap/)
+  t.match(await helm.refusal({ options: { rateLimit: { redis: url } } }), /options\.rateLimit\.redis would be written into a ConfigMap/)
+  t.match(await helm.refusal({ auth: { secret }, options: { auth: { jwksUri: 'https://issuer.example/jwks' } } }), /exactly one key strategy/)
+}))
+
+t.test('existingSecret: the user\'s Secret is used and none is rendered', withHelm(async (t, helm) => {
+  const objects = await helm.template('prod', { existingSecret: 'mapper-credentials', options: { rateLimit: { max: 50 } } })
+  validate(t, objects)
+  t.equal(byKind(objects, 'Secret').length, 0, 'no Secret of the chart')
+  const pod = podOf(objects)
+  t.equal(pod.volumes.find((volume: K8sObject) => volume.name === 'credentials').secret.secretName, 'mapper-credentials')
+  t.equal(one(objects, 'Deployment').spec.template.metadata.annotations['checksum/credentials'], undefined, 'its content is not known to the chart')
+  const url = 'redis://:pw@redis:6379/0'
+  // A key written with an editor ends with a line break, which is not part of the credential.
+  const { options } = await initContainer(t, objects, { 'redis-url': `${url}\n` })
+  t.same(options.rateLimit, { max: 50, redis: url }, 'its redis-url joined')
+  t.equal(options.auth, undefined, 'no auth-secret key: no auth')
+  const none = await initContainer(t, objects, {})
+  t.same(none.options, optionsOf(objects), 'a Secret without either key: the options as they are')
+  t.match(none.stdout, /no redis-url nor auth-secret/)
+  t.match(await helm.notes('prod', { existingSecret: 'mapper-credentials' }), /rollout restart deployment\/prod-mapper-service/, 'the notes say how to apply a change of it')
+  t.match(await helm.refusal({ existingSecret: 'mine', redis: { url } }), /existingSecret and redis\.url or auth\.secret/)
+}))
+
+t.test('mappings: text, written as given, key order kept; a YAML object is refused', withHelm(async (t, helm) => {
+  // Pairings in non-alphabetical order: they run, and the output's keys come, in this order.
+  const ordered = ['$id: ordered', 'mapping:', '  /zulu: /a', '  /alpha: /z', '  /mike: /m', ''].join('\n')
+  const json = '{ "$id": "json", "mapping": { "/b": "/b", "/a": "/a" } }'
+  const objects = await helm.template('prod', { mappings: { 'echo.json': null, 'ordered.yaml': ordered, 'json.json': json } })
+  const data = configMapsOf(objects)['prod-mapper-service-mappings']!
+  t.strictSame(Object.keys(data).sort(), ['json.json', 'ordered.yaml'], 'null removed the default echo.json')
+  t.equal(data['ordered.yaml'], ordered, 'written as given')
+  t.equal(data['json.json'], json)
+  t.strictSame(Object.keys((parse(data['ordered.yaml']!) as { mapping: object }).mapping), ['/zulu', '/alpha', '/mike'], 'the pairings in written order')
+
+  const directory = tempDirectory(t)
+  for (const [file, text] of Object.entries(data)) writeFileSync(join(directory, file), text)
+  const app = await buildServer({ options: { logging: { level: 'silent' }, underPressure: false }, mappings: await loadMappings(directory) })
+  t.teardown(() => app.close())
+  const response = await app.inject({ method: 'POST', url: '/map/ordered', payload: { input: { a: 1, z: 2, m: 3 } } })
+  t.equal(response.statusCode, 200)
+  t.strictSame(Object.keys(response.json() as object).filter((key) => !['valid', 'errors'].includes(key)), ['zulu', 'alpha', 'mike'], 'the output keys in written order')
+
+  t.match(await helm.refusal({ mappings: { 'nested.yaml': { $id: 'nested', mapping: { '/b': '/b', '/a': '/a' } } } }), /mappings\.nested\.yaml: give the document as text/, 'an object would lose its order: refused')
+  t.match(await helm.refusal({ mappings: { 'notes.txt': 'x' } }), /the service reads \.json, \.yaml and \.yml files/)
+
+  // --set-file, as the values file documents, reads the file as text.
+  const file = join(directory, 'ordered.yaml')
+  const fromFile = await helm.template('prod', {}, ['--set-file', `mappings.from-file\\.yaml=${file}`])
+  t.equal(configMapsOf(fromFile)['prod-mapper-service-mappings']!['from-file.yaml'], ordered)
+}))
+
+t.test('values: autoscaler off, replicas, image, pull secrets, placement, options, ServiceMonitor', withHelm(async (t, helm) => {
+  const placement = {
+    imagePullSecrets: [{ name: 'registry' }],
+    nodeSelector: { 'kubernetes.io/arch': 'amd64' },
+    tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'mapper', effect: 'NoSchedule' }],
+    affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { 'app.kubernetes.io/name': 'mapper-service' } } } }] } },
+  }
+  const objects = await helm.template('prod', {
+    ...placement,
     hpa: { enabled: false },
     replicaCount: 3,
     image: { repository: 'registry.example/mapper-service', tag: '9.9.9' },
     options: { logging: { level: 'warn' }, health: null, rateLimit: { max: 50 } },
-    mappings: { 'echo.json': null, 'ordered.json': ordered, 'nested.yaml': { $id: 'nested', mapping: { '/b': '/b', '/a': '/a' } } },
     serviceMonitor: { enabled: true, interval: '15s', labels: { release: 'kube-prometheus' } },
   })
-  t.strictSame(objects.map((object) => object.kind).sort(), ['ConfigMap', 'ConfigMap', 'Deployment', 'Service', 'ServiceMonitor'], 'no autoscaler')
-  for (const object of objects.filter((o) => o.kind !== 'ServiceMonitor')) t.doesNotThrow(() => VALIDATORS[object.kind]!(object as never).validate(), object.kind)
+  t.strictSame(objects.map((object) => object.kind).sort(), ['ConfigMap', 'ConfigMap', 'Deployment', 'PodDisruptionBudget', 'Service', 'ServiceMonitor'], 'no autoscaler')
+  validate(t, objects)
+  const deployment = one(objects, 'Deployment')
+  t.equal(deployment.spec.replicas, 3, 'replicaCount applies without the autoscaler')
+  t.equal(containerOf(objects).image, 'registry.example/mapper-service:9.9.9')
+  t.equal(deployment.metadata.labels['app.kubernetes.io/version'], '9.9.9', 'the version label is the image tag')
+  const pod = podOf(objects)
+  for (const [key, value] of Object.entries(placement)) t.strictSame(pod[key], value, `${key} as given`)
+  const defaults = podOf(await helm.template('prod'))
+  for (const key of Object.keys(placement)) t.equal(defaults[key], undefined, `no ${key} by default`)
 
-  const [deployment] = byKind(objects, 'Deployment')
-  t.equal(deployment!.spec.replicas, 3, 'replicaCount applies without the autoscaler')
-  t.equal(deployment!.spec.template.spec.containers[0].image, 'registry.example/mapper-service:9.9.9')
-  const defaults = byKind(renderChart(CHART, 'prod').objects, 'Deployment')[0]!
-  t.not(deployment!.spec.template.metadata.annotations['checksum/options'], defaults.spec.template.metadata.annotations['checksum/options'], 'new options roll the pods')
-
-  const configMaps = Object.fromEntries(byKind(objects, 'ConfigMap').map((object) => [object.metadata.name, object.data as Record<string, string>]))
-  t.same(JSON.parse(configMaps['prod-options']!['options.json']!), { logging: { level: 'warn' }, rateLimit: { max: 50 } })
-  t.doesNotThrow(() => resolveConfig(JSON.parse(configMaps['prod-options']!['options.json']!)))
-  t.equal(configMaps['prod-mappings']!['ordered.json'], ordered, 'a document given as text is written as it is')
-  t.same(JSON.parse(configMaps['prod-mappings']!['nested.yaml']!), { $id: 'nested', mapping: { '/a': '/a', '/b': '/b' } })
-  t.strictSame(Object.keys(configMaps['prod-mappings']!).sort(), ['nested.yaml', 'ordered.json'], 'values merge as helm merges them: null removed the default echo.json')
+  const options = optionsOf(objects)
+  t.same(options, { logging: { level: 'warn' }, rateLimit: { max: 50 }, isolation: { threads: 1 } }, 'the options as given (health removed), worker threads added')
+  t.doesNotThrow(() => resolveConfig(options))
+  const checksum = (objects: readonly K8sObject[]): string => one(objects, 'Deployment').spec.template.metadata.annotations['checksum/options']
+  t.not(checksum(objects), checksum(await helm.template('prod')), 'new options roll the pods')
 
   // ServiceMonitor is a CRD: its shape (monitoring.coreos.com/v1) checked by hand.
-  const [monitor] = byKind(objects, 'ServiceMonitor')
-  const [service] = byKind(objects, 'Service')
-  t.equal(monitor!.apiVersion, 'monitoring.coreos.com/v1')
-  t.equal(monitor!.metadata.name, 'prod')
-  t.equal(monitor!.metadata.labels.release, 'kube-prometheus', 'extra labels for the Prometheus selector')
-  t.strictSame(Object.keys(monitor!.spec).sort(), ['endpoints', 'selector'])
-  for (const [label, value] of Object.entries(monitor!.spec.selector.matchLabels as Record<string, string>)) {
-    t.equal(service!.metadata.labels[label], value, `the ServiceMonitor selects the Service by ${label}`)
+  const monitor = one(objects, 'ServiceMonitor')
+  const service = one(objects, 'Service')
+  t.equal(monitor.apiVersion, 'monitoring.coreos.com/v1')
+  t.equal(monitor.metadata.name, 'prod-mapper-service')
+  t.strictSame(Object.keys(monitor.spec).sort(), ['endpoints', 'selector'])
+  for (const [label, value] of Object.entries(monitor.spec.selector.matchLabels as Record<string, string>)) {
+    t.equal(service.metadata.labels[label], value, `the ServiceMonitor selects the Service by ${label}`)
   }
-  t.equal(monitor!.spec.endpoints.length, 1)
-  const [endpoint] = monitor!.spec.endpoints
-  t.equal(endpoint.port, service!.spec.ports[0].name, 'scrapes the named Service port')
+  t.equal(monitor.spec.endpoints.length, 1)
+  const [endpoint] = monitor.spec.endpoints
+  t.equal(endpoint.port, service.spec.ports[0].name, 'scrapes the named Service port')
   t.equal(endpoint.path, '/metrics')
-  t.match(endpoint.interval, /^\d+(ms|s|m|h)$/, 'a Prometheus duration')
   t.equal(endpoint.interval, '15s')
-})
+}))
 
-t.test('redis.url: rate limits shared by every pod, through options.rateLimit.redis', async (t) => {
-  const url = 'redis://:a-password@redis-master.cache:6379/0'
-  const options = (overrides: Record<string, unknown>): Record<string, any> => {
-    const { objects } = renderChart(CHART, 'prod', overrides)
-    const configMap = byKind(objects, 'ConfigMap').find((object) => object.metadata.name === 'prod-options')!
-    t.doesNotThrow(() => new ConfigMap(configMap as never).validate())
-    return JSON.parse(configMap.data['options.json'] as string) as Record<string, any>
+t.test('PodDisruptionBudget: whenever more than one pod runs', withHelm(async (t, helm) => {
+  const budget = async (values: Values): Promise<K8sObject | undefined> => byKind(await helm.template('prod', values), 'PodDisruptionBudget')[0]
+  const two = await budget({ hpa: { enabled: false }, replicaCount: 2 })
+  t.ok(two, 'replicaCount 2: a budget')
+  t.strictSame(two!.spec, { maxUnavailable: 1, selector: { matchLabels: { 'app.kubernetes.io/name': 'mapper-service', 'app.kubernetes.io/instance': 'prod' } } })
+  t.doesNotThrow(() => new PodDisruptionBudget(two as never).validate())
+  t.equal(await budget({ hpa: { enabled: false }, replicaCount: 1 }), undefined, 'one pod: none (it would block every drain)')
+  t.ok(await budget({ hpa: { minReplicas: 2 }, replicaCount: 1 }), 'the autoscaler keeps two: a budget, whatever replicaCount says')
+  t.equal(await budget({ hpa: { minReplicas: 1 } }), undefined, 'the autoscaler may go down to one: none')
+  t.equal(await budget({ podDisruptionBudget: { enabled: false } }), undefined, 'turned off')
+  t.strictSame((await budget({ podDisruptionBudget: { minAvailable: '50%' } }))!.spec.minAvailable, '50%', 'minAvailable instead')
+  t.equal((await budget({ podDisruptionBudget: { minAvailable: '50%' } }))!.spec.maxUnavailable, undefined, 'not both')
+}))
+
+t.test('isolation.threads follows the CPU limit, and the threads fit in the memory limit', withHelm(async (t, helm) => {
+  const threads = async (values: Values): Promise<unknown> => optionsOf(await helm.template('prod', values)).isolation?.threads
+  type Resources = Parameters<typeof threadsFor>[0]
+  const resources = (limits: Record<string, string | number>): { resources: Resources } => ({ resources: { requests: { cpu: '250m', memory: '128Mi' }, limits: { memory: '2Gi', ...limits } } })
+  t.equal(await threads({}), 1, 'no CPU limit: from requests.cpu (250m), at least one')
+  for (const [cpu, expected] of [['2', 2], [4, 4], ['2500m', 2], ['500m', 1], ['1.5', 1]] as const) {
+    const values = resources({ cpu })
+    t.equal(await threads(values), expected, `limits.cpu ${cpu}: ${expected}`)
+    t.equal(expected, threadsFor(values.resources), 'the rule test/deploy.test.ts holds the kustomization to')
   }
-  const defaults = options({})
-  t.equal(defaults.rateLimit, undefined, 'empty by default: no shared limits, the options as given')
-  t.same(options({ redis: { url } }).rateLimit, { redis: url }, 'rate limiting on with its defaults when the options leave it off')
-  t.same(options({ redis: { url }, options: { rateLimit: true } }).rateLimit, { redis: url }, 'rateLimit: true, the same')
-  const both = options({ redis: { url }, options: { rateLimit: { max: 600, timeWindow: 1000 } } })
-  t.same(both.rateLimit, { max: 600, timeWindow: 1000, redis: url }, "the options' max and timeWindow kept")
-  t.same(resolveConfig(both).rateLimit, { max: 600, timeWindow: 1000, redis: url }, 'what the app resolves')
-  t.same({ ...both, rateLimit: undefined }, { ...defaults, rateLimit: undefined }, 'the rest of the options untouched')
+  t.equal(await threads({ ...resources({ cpu: '4' }), options: { isolation: { threads: 2 } } }), 2, 'options.isolation.threads given: kept')
+  t.equal(optionsOf(await helm.template('prod', { options: { isolation: false } })).isolation, false, 'isolation off: left off')
+  const options = optionsOf(await helm.template('prod', { ...resources({ cpu: '3' }), options: { isolation: { memoryMb: 128, queue: 10 } } }))
+  t.same(options.isolation, { threads: 3, memoryMb: 128, queue: 10 }, 'the rest of options.isolation kept')
+  const isolation = resolveConfig(options).isolation
+  t.equal(isolation === false ? false : isolation.threads, 3, 'what the app resolves')
 
-  const annotations = (overrides: Record<string, unknown>) => byKind(renderChart(CHART, 'prod', overrides).objects, 'Deployment')[0]!.spec.template.metadata.annotations
-  t.equal(annotations({})['checksum/redis'], undefined)
-  t.not(annotations({ redis: { url } })['checksum/redis'], annotations({ redis: { url: 'redis://other:6379/0' } })['checksum/redis'], 'another Redis rolls the pods')
-  t.equal(annotations({ redis: { url } })['checksum/options'], annotations({})['checksum/options'])
-})
+  // threads × memoryMb + 128 MiB within limits.memory, in whatever unit it is written.
+  t.ok(1 * 256 + MAIN_THREAD_MIB <= mebibytes('512Mi'), 'the defaults fit')
+  t.equal(await threads({ resources: { limits: { cpu: '2', memory: '0.625Gi' } } }), 2, '2 × 256 + 128 = 640 MiB: fits 0.625Gi exactly')
+  t.match(await helm.refusal({ resources: { limits: { cpu: '2', memory: '512Mi' } } }), /options\.isolation: 2 threads × 256 MiB \(memoryMb\) \+ 128 MiB for the main thread do not fit in resources\.limits\.memory \(512Mi\)/)
+  t.match(await helm.refusal({ options: { isolation: { threads: 1, memoryMb: 512 } } }), /1 thread × 512 MiB/)
+  t.match(await helm.refusal({ resources: { limits: { cpu: 'two', memory: '1Gi' } } }), /resources\.limits\.cpu: "two" is not a CPU quantity/)
+  t.match(await helm.refusal({ resources: { limits: { memory: '1 GB' } } }), /resources\.limits\.memory: "1 GB" is not a memory quantity/)
+}))
 
-t.test('the renderer refuses what it does not implement, instead of guessing', async (t) => {
-  const context = { Values: { a: { b: 1 } }, Release: { Name: 'r' }, Chart: {} }
-  t.equal(renderTemplate('x: {{ .Values.a.b }}', context), 'x: 1')
-  t.equal(renderTemplate('a\n  {{- if .Values.a }}\nyes\n{{- else }}\nno\n{{- end }}', context), 'a\nyes')
-  t.equal(renderTemplate('{{- $m := dict "k" 1 }}{{- if .Values.a }}{{- $m = .Values.a }}{{- $_ := set $m "c" 2 }}{{- end }}{{ toJson $m }}', { ...context, Values: { a: { b: 1 } } }), '{"b":1,"c":2}', 'assignment in a block reaches the outer variable')
-  t.equal(renderTemplate('{{- $m := deepCopy .Values.a }}{{- $_ := set $m "b" 3 }}{{ toJson $m }} {{ .Values.a.b }}', context), '{"b":3} 1', 'deepCopy leaves the values alone')
-  t.throws(() => renderTemplate('{{ if .Values.a }}{{ $x := 1 }}{{ end }}{{ $x }}', context), /undefined variable \$x/, 'a variable ends with its block')
-  t.throws(() => renderTemplate('{{ $y = 1 }}', context), /undefined variable \$y/)
-  t.throws(() => renderTemplate('{{ include "x" . }}', context), /outside the supported subset/)
-  t.throws(() => renderTemplate('{{ .Values.missing }}', context), /missing/)
-  t.throws(() => renderTemplate('{{ .Values.a }}', context), /not a scalar/)
-  t.throws(() => renderTemplate('{{ lower .Release.Name }}', context), /unsupported function lower/)
-  t.throws(() => renderTemplate('{{ if .Values.a }}', context), /without its/)
-})
+t.test('preStop: the pod keeps serving while it leaves the endpoints; the grace period covers it', withHelm(async (t, helm) => {
+  const pod = podOf(await helm.template('prod'))
+  t.strictSame(pod.containers[0].lifecycle, { preStop: { exec: { command: ['sleep', '5'] } } })
+  t.equal(pod.terminationGracePeriodSeconds, 20, '5 s, the service\'s 10 s drain, and a margin')
+  const longer = podOf(await helm.template('prod', { preStopSleepSeconds: 12 }))
+  t.strictSame(longer.containers[0].lifecycle.preStop.exec.command, ['sleep', '12'])
+  t.equal(longer.terminationGracePeriodSeconds, 27)
+  const none = podOf(await helm.template('prod', { preStopSleepSeconds: 0 }))
+  t.equal(none.containers[0].lifecycle, undefined, '0: no preStop')
+  t.equal(none.terminationGracePeriodSeconds, 15)
+}))
+
+t.test("the README's Helm values, verbatim, lint and render", withHelm(async (t, helm) => {
+  const readme = readFileSync(join(CHART, '..', '..', 'README.md'), 'utf8')
+  const block = /```yaml\n(# my-values\.yaml[\s\S]*?)```/.exec(readme)
+  t.ok(block, 'the README has the my-values.yaml example')
+  const values = block![1]!
+  const lint = await helm.lint(values)
+  t.equal(lint.code, 0, `lint --strict passes with it: ${lint.stdout}${lint.stderr}`)
+  const objects = await helm.template('mapper', values)
+  validate(t, objects)
+  t.ok(byKind(objects, 'Secret').length + (podOf(objects).volumes.some((volume: K8sObject) => volume.secret !== undefined) ? 1 : 0) > 0, 'its credentials go through a Secret')
+  const directory = tempDirectory(t)
+  const mappings = configMapsOf(objects)[podOf(objects).volumes.find((volume: K8sObject) => volume.name === 'mappings').configMap.name]!
+  for (const [file, text] of Object.entries(mappings)) writeFileSync(join(directory, file), text)
+  t.ok((await loadMappings(directory)).length > 0, 'its mappings load')
+  const { options } = await initContainer(t, objects)
+  t.doesNotThrow(() => resolveConfig(options), 'its options, credentials joined, resolve')
+}))
