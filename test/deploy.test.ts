@@ -1,8 +1,11 @@
 // The container and Kubernetes files, checked against the app itself (no container engine runs
-// here): Kubernetes objects validated against the API schemas, probes on real routes, ports and
-// images matching the package, the image's health check command run against a real server.
+// here): Kubernetes objects validated against the API schemas, as written and as the real
+// `kubectl kustomize deploy/` renders them (test/helm-support.ts; skipped with the reason where
+// kubectl cannot be fetched), probes on real routes, ports and images matching the package, the
+// image's health check command run against a real server.
 import { spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import { parse, parseAllDocuments } from 'yaml'
@@ -10,10 +13,13 @@ import { ConfigMap } from 'kubernetes-models/v1/ConfigMap'
 import { Service } from 'kubernetes-models/v1/Service'
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment'
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler'
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget'
 import { Mapper } from '../engine/index.js'
+import { loadMappings } from '../config/mappings.js'
 import { resolveConfig } from '../config/resolve.js'
 import { buildServer, DEFAULT_PORT } from '../server.js'
 import { packageInfo } from '../config/package.js'
+import { MAIN_THREAD_MIB, byKind, kustomize, mebibytes, one, threadsFor, toolsFor, type K8sObject } from './helm-support.js'
 import { untracked } from './startup-support.js'
 
 const root = packageInfo().root
@@ -38,11 +44,11 @@ t.test('Kubernetes manifests validate against the API schemas and match the app'
   const deployment = manifest('deployment.yaml')
   const service = manifest('service.yaml')
   const hpa = manifest('hpa.yaml')
-  const config = manifest('configmap.yaml')
+  const pdb = manifest('pdb.yaml')
   t.doesNotThrow(() => new Deployment(deployment as never).validate(), 'Deployment')
   t.doesNotThrow(() => new Service(service as never).validate(), 'Service')
   t.doesNotThrow(() => new HorizontalPodAutoscaler(hpa as never).validate(), 'HorizontalPodAutoscaler')
-  t.doesNotThrow(() => new ConfigMap(config as never).validate(), 'ConfigMap')
+  t.doesNotThrow(() => new PodDisruptionBudget(pdb as never).validate(), 'PodDisruptionBudget')
 
   const pod = deployment.spec.template.spec
   const [container] = pod.containers
@@ -60,27 +66,89 @@ t.test('Kubernetes manifests validate against the API schemas and match the app'
   t.equal(container.securityContext.allowPrivilegeEscalation, false)
   t.same(deployment.spec.selector.matchLabels, deployment.spec.template.metadata.labels)
   t.same(service.spec.selector, deployment.spec.template.metadata.labels, 'the Service selects the pods')
+  t.same(pdb.spec.selector.matchLabels, deployment.spec.template.metadata.labels, 'the budget counts the pods')
   t.equal(service.spec.ports[0].targetPort, 'http')
   t.equal(hpa.spec.scaleTargetRef.name, deployment.metadata.name)
   t.equal(hpa.spec.scaleTargetRef.kind, 'Deployment')
+  t.ok(hpa.spec.minReplicas > 1, 'the autoscaler keeps more than one pod, so a budget of one unavailable leaves one serving')
 
-  // Config comes from the ConfigMap: the mounted mappings and options are what the app accepts.
+  // The generated ConfigMaps' files: options the app accepts, mappings it registers.
+  t.doesNotThrow(() => resolveConfig(JSON.parse(read('deploy/options.json'))), 'options.json is valid options')
+  const mapper = new Mapper()
+  for (const file of readdirSync(join(root, 'deploy', 'mappings'))) {
+    t.same(mapper.validate(JSON.parse(read(join('deploy', 'mappings', file)))).errors, [], `${file} is a valid mapping`)
+  }
+  const kustomization = parse(read('deploy/kustomization.yaml')) as { resources: string[]; configMapGenerator: Array<{ name: string; files: string[] }> }
+  t.same([...kustomization.resources].sort(), ['deployment.yaml', 'hpa.yaml', 'pdb.yaml', 'service.yaml'])
+  const generated = Object.fromEntries(kustomization.configMapGenerator.map((generator) => [generator.name, generator.files]))
+  t.same(generated['mapper-service-options'], ['options.json'])
+  t.same([...generated['mapper-service-mappings']!].sort(), readdirSync(join(root, 'deploy', 'mappings')).map((file) => `mappings/${file}`).sort(), 'every file of deploy/mappings/ is listed')
+})
+
+t.test('kubectl kustomize deploy/: no replicas beside the autoscaler, ConfigMaps mounted whole, a preStop, worker threads sized to the pod', async (t) => {
+  const tools = await toolsFor(t)
+  if (tools === undefined) return
+  const objects = await kustomize(tools)
+  t.strictSame(objects.map((object) => object.kind).sort(), ['ConfigMap', 'ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'Service'])
+  const validators: Record<string, (object: never) => { validate(): void }> = {
+    ConfigMap: (object) => new ConfigMap(object),
+    Service: (object) => new Service(object),
+    Deployment: (object) => new Deployment(object),
+    HorizontalPodAutoscaler: (object) => new HorizontalPodAutoscaler(object),
+    PodDisruptionBudget: (object) => new PodDisruptionBudget(object),
+  }
+  for (const object of objects) t.doesNotThrow(() => validators[object.kind]!(object as never).validate(), `${object.kind} ${object.metadata.name} is valid`)
+
+  const deployment = one(objects, 'Deployment')
+  t.equal(deployment.spec.replicas, undefined, 'no replicas: the autoscaler owns the count, an apply does not set it back')
+  t.equal(one(objects, 'HorizontalPodAutoscaler').spec.scaleTargetRef.name, deployment.metadata.name)
+  const pod = deployment.spec.template.spec
+  const [container] = pod.containers
+  t.strictSame(container.lifecycle, { preStop: { exec: { command: ['sleep', '5'] } } }, 'a preStop delay')
+  t.ok(pod.terminationGracePeriodSeconds >= 5 + 10, "the grace period covers the delay and the service's 10 s drain")
+
+  // Every ConfigMap volume names a rendered ConfigMap (the options one by its hashed name) and
+  // mounts it whole: no items (a new key would never be mounted), no subPath (frozen files).
+  const configMaps = Object.fromEntries(byKind(objects, 'ConfigMap').map((object) => [object.metadata.name, object as K8sObject]))
+  const volumes = Object.fromEntries(pod.volumes.map((volume: K8sObject) => [volume.name, volume]))
+  for (const name of ['mappings', 'options']) {
+    t.ok(configMaps[volumes[name].configMap.name], `the ${name} volume is a rendered ConfigMap`)
+    t.equal(volumes[name].configMap.items, undefined, `${name}: mounted whole, no items`)
+  }
+  t.notOk(container.volumeMounts.some((mount: { subPath?: string }) => mount.subPath !== undefined), 'no subPath')
+  t.match(volumes.options.configMap.name, /^mapper-service-options-[a-z0-9]+$/, 'the options ConfigMap carries a hash of its content: a change rolls the pods')
+  t.equal(volumes.mappings.configMap.name, 'mapper-service-mappings', 'the mappings ConfigMap keeps its name: updated in place, reloaded without a restart')
+
+  // What the pod reads: the mappings directory as files, the options through OPTIONS_FILE.
   const env = Object.fromEntries(container.env.map((e: { name: string; value: string }) => [e.name, e.value]))
   const mounts = Object.fromEntries(container.volumeMounts.map((m: { name: string; mountPath: string }) => [m.name, m.mountPath]))
   t.equal(env.MAPPINGS, mounts.mappings)
-  t.ok(env.OPTIONS_FILE.startsWith(`${mounts.options}/`))
-  for (const volume of pod.volumes.filter((v: { configMap?: unknown }) => v.configMap)) t.equal(volume.configMap.name, config.metadata.name)
-  t.doesNotThrow(() => resolveConfig(JSON.parse(config.data['options.json'])), 'options.json is valid options')
-  const mapper = new Mapper()
-  for (const [key, text] of Object.entries(config.data as Record<string, string>)) {
-    if (key === 'options.json') continue
-    t.same(mapper.validate(JSON.parse(text)).errors, [], `${key} is a valid mapping`)
+  t.equal(env.OPTIONS_FILE, `${mounts.options}/options.json`)
+  const mappings = configMaps[volumes.mappings.configMap.name]!.data as Record<string, string>
+  t.strictSame(Object.keys(mappings).sort(), readdirSync(join(root, 'deploy', 'mappings')).sort(), 'one key per file of deploy/mappings/')
+  const options = JSON.parse(configMaps[volumes.options.configMap.name]!.data['options.json'] as string) as Record<string, any>
+  const resolved = resolveConfig(options)
+
+  // Worker threads set, not left to the node's core count, and their heaps within the memory limit.
+  t.equal(typeof options.isolation?.threads, 'number', 'isolation.threads is set explicitly')
+  t.equal(options.isolation.threads, threadsFor(container.resources), 'one thread per whole core of the CPU limit (else request), at least one: the rule of the chart')
+  const isolation = resolved.isolation
+  t.ok(isolation !== false, 'isolation on')
+  if (isolation !== false) {
+    const needed = isolation.threads * isolation.memoryMb + MAIN_THREAD_MIB
+    t.ok(needed <= mebibytes(container.resources.limits.memory), `threads × memoryMb + ${MAIN_THREAD_MIB} MiB (${needed} MiB) within limits.memory (${container.resources.limits.memory})`)
   }
-  const kustomization = parse(read('deploy/kustomization.yaml')) as { resources: string[] }
-  t.same([...kustomization.resources].sort(), ['configmap.yaml', 'deployment.yaml', 'hpa.yaml', 'service.yaml'])
+
+  // Served by the app as the pod would run it.
+  const directory = mkdtempSync(join(tmpdir(), 'mapper-service-kustomize-'))
+  t.teardown(() => rmSync(directory, { recursive: true, force: true }))
+  for (const [file, text] of Object.entries(mappings)) writeFileSync(join(directory, file), text)
+  const served = await buildServer({ options: { ...options, logging: { level: 'silent' }, underPressure: false }, mappings: await loadMappings(directory) })
+  t.teardown(() => served.close())
+  t.equal((await served.inject({ method: 'GET', url: container.readinessProbe.httpGet.path })).statusCode, 200, 'the readiness probe answers 200 with these mappings and options')
 })
 
-t.test('Dockerfile: Node 20 slim, dependencies cached before the source, non-root, port, node health check', async (t) => {
+t.test('Dockerfile: Node 24 slim pinned to a minor, dependencies cached before the source, non-root, port, node health check', async (t) => {
   // One entry per instruction: a line ending in a backslash goes on on the next.
   const lines = read('Dockerfile')
     .replace(/\\\n\s*/g, '')
@@ -88,7 +156,11 @@ t.test('Dockerfile: Node 20 slim, dependencies cached before the source, non-roo
     .map((l) => l.trim())
     .filter((l) => l !== '' && !l.startsWith('#'))
   const froms = lines.filter((l) => l.startsWith('FROM '))
-  t.ok(froms.every((l) => /^FROM node:24-slim\b/.test(l)), 'every stage is node:24-slim')
+  const bases = froms.map((l) => l.split(/\s+/)[1])
+  t.equal(new Set(bases).size, 1, `every stage on the same base: ${bases.join(', ')}`)
+  t.match(bases[0], /^node:24\.\d+-slim$/, 'Node 24 slim, pinned to a minor (node:24.<minor>-slim)')
+  const readme = read('README.md')
+  t.ok(readme.includes(`\`${bases[0]}\``), 'the README names the pinned base, and says how to update it')
   const firstCopy = lines.findIndex((l) => l.startsWith('COPY '))
   const install = lines.findIndex((l) => l.startsWith('RUN npm ci'))
   const firstSource = lines.findIndex((l) => /^COPY (engine|\*\.ts)/.test(l))
@@ -138,7 +210,11 @@ t.test('docker-compose.yml: the service, its health check, a bind-mounted mappin
   const service = compose.services['mapper-service']
   t.equal(service.build, '.')
   t.equal(service.image, image)
-  t.same(service.ports, [`${DEFAULT_PORT}:${DEFAULT_PORT}`])
+  // Published on the host's loopback unless MAPPER_PUBLISH_ADDRESS says otherwise (compose's
+  // ${VAR:-default} interpolation, done here as compose does it).
+  const interpolate = (text: string, env: Record<string, string>): string => text.replace(/\$\{(\w+):-([^}]*)\}/g, (_, name: string, fallback: string) => env[name] || fallback)
+  t.same(service.ports.map((port: string) => interpolate(port, {})), [`127.0.0.1:${DEFAULT_PORT}:${DEFAULT_PORT}`], 'loopback only by default')
+  t.same(service.ports.map((port: string) => interpolate(port, { MAPPER_PUBLISH_ADDRESS: '0.0.0.0' })), [`0.0.0.0:${DEFAULT_PORT}:${DEFAULT_PORT}`], 'every interface when asked')
   const mount = service.volumes.find((v: { type: string }) => v.type === 'bind')
   t.equal(mount.source, './mappings')
   t.equal(service.environment.MAPPINGS, mount.target)
