@@ -1,10 +1,12 @@
-# mapper-service container: Node 24 (the active LTS) slim, dependencies in their own cached layers, non-root.
-# Build:  docker build -t mapper-service:0.3.2 .
-# Run:    docker run -p 3333:3333 mapper-service:0.3.2
+# mapper-service container: Node 24 slim, dependencies in their own cached layers, non-root.
+# The base is pinned to a minor (node:24.<minor>-slim: its patch releases and Debian updates, no new
+# features); every stage uses the same tag. To update: README, "Deploying".
+# Build:  docker build -t mapper-service:0.4.0 .
+# Run:    docker run -p 127.0.0.1:3333:3333 mapper-service:0.4.0
 
 # Production dependencies only, installed from the lockfile before any source is copied, so a
 # source change reuses this layer.
-FROM node:24-slim AS dependencies
+FROM node:24.20-slim AS dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
@@ -18,7 +20,7 @@ RUN npm install --save-prod --omit=dev --ignore-scripts --no-audit --no-fund \
       "ioredis@$(node -p 'require("./package.json").peerDependencies.ioredis')"
 
 # The build: every dependency, then the source, compiled to dist/.
-FROM node:24-slim AS build
+FROM node:24.20-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
@@ -33,7 +35,7 @@ COPY extensions ./extensions
 COPY bin ./bin
 RUN npm run build
 
-FROM node:24-slim
+FROM node:24.20-slim
 ENV NODE_ENV=production \
     PORT=3333
 WORKDIR /app
