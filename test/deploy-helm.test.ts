@@ -306,6 +306,16 @@ t.test('existingSecret: the user\'s Secret is used and none is rendered', withHe
   t.match(none.stdout, /no redis-url nor auth-secret/)
   t.match(await helm.notes('prod', { existingSecret: 'mapper-credentials' }), /rollout restart deployment\/prod-mapper-service/, 'the notes say how to apply a change of it')
   t.match(await helm.refusal({ existingSecret: 'mine', redis: { url } }), /existingSecret and redis\.url or auth\.secret/)
+
+  // Options it cannot read: one line for `kubectl logs <pod> -c options`, no stack trace.
+  const directory = tempDirectory(t)
+  const script = join(directory, 'credentials.mjs')
+  writeFileSync(script, configMapsOf(objects)['prod-mapper-service-options']!['credentials.mjs']!)
+  writeFileSync(join(directory, 'options.json'), '{ "rateLimit": ')
+  const broken = await exec(process.execPath, [script, join(directory, 'options.json'), directory, join(directory, 'out.json')])
+  t.equal(broken.code, 1)
+  t.match(broken.stderr, /^options: .*options\.json: .*JSON.*\n$/, `one line: ${broken.stderr}`)
+  t.equal(broken.stderr.split('\n').length, 2, 'and nothing else')
 }))
 
 t.test('mappings: text, written as given, key order kept; a YAML object is refused', withHelm(async (t, helm) => {
