@@ -24,6 +24,23 @@ export function exceededBudget(failure: unknown): Record<string, unknown> | unde
 // Shared by the worker, the CLI and the stream route; imported from here by older code and tests.
 export { budgetFields, shapeError }
 
+/**
+ * How an answer refusing a feature that is off says what turns it on: the option's path in the
+ * options object, and where options are given (there are no per-option environment variables).
+ */
+export const enabledBy = (option: string): string => `the option ${option} turns this on (in OPTIONS, OPTIONS_FILE or the plugin's options)`
+
+/**
+ * The paths a deployment serves only with an option on, by what they serve; a GET of one that has
+ * no route is a 404 that names the option. The metrics may be served at another path
+ * (`metrics.path`), so theirs says that too.
+ */
+const OPTIONAL_PATHS: ReadonlyArray<{ readonly path: string; readonly what: string; readonly option: string }> = [
+  { path: '/playground', what: 'the playground is not enabled on this deployment', option: 'playground' },
+  { path: '/openapi.json', what: 'the OpenAPI document is not enabled on this deployment', option: 'openapi' },
+  { path: '/metrics', what: 'the metrics are off on this deployment, or served at another path (metrics.path)', option: 'metrics' },
+]
+
 interface ErrorsPluginOptions {
   readonly maxBodyBytes: number
   readonly errorDetail: 'minimal' | 'full'
@@ -60,9 +77,18 @@ export const errorsPlugin = fp<ErrorsPluginOptions>(
     app.decorateRequest('failure', null)
     app.setErrorHandler((error, request, reply) => sendError(request, reply, error, options))
     app.setNotFoundHandler((request, reply) => {
-      const path = request.url.split('?')[0]
-      return sendError(request, reply, new NotFound(`No route for ${request.method} ${path}`), options)
+      const path = request.url.split('?')[0]!
+      return sendError(request, reply, new NotFound(`No route for ${request.method} ${path}${featureOff(request.method, path)}`), options)
     })
+
+    /** For a GET of an optional feature's path that has no route (under this instance's prefix, in the plugin form): what turns it on. */
+    function featureOff(method: string, path: string): string {
+      if ((method !== 'GET' && method !== 'HEAD') || !path.startsWith(app.prefix)) return ''
+      const own = path.slice(app.prefix.length)
+      const feature = OPTIONAL_PATHS.find((optional) => own === optional.path || own.startsWith(optional.path + '/'))
+      if (feature === undefined || app.hasRoute({ method: 'GET', url: app.prefix + feature.path })) return ''
+      return `: ${feature.what}; ${enabledBy(feature.option)}`
+    }
   },
   { name: 'mapper-errors', fastify: '5.x' }
 )

@@ -12,6 +12,7 @@ import type { ServiceConfig } from '../config/resolve.js'
 import { BadRequest, FIELD_MESSAGES, Forbidden, MESSAGES, refuseInvalid } from '../errors.js'
 import { requireClaims } from '../plugins/auth.js'
 import { requireBody } from '../plugins/body.js'
+import { enabledBy } from '../plugins/errors.js'
 import { jsonMemberText, type Envelope, type MapOutcome, type MapRequest } from '../runtime/evaluation.js'
 import type { Evaluator } from '../runtime/evaluator.js'
 import { JsonText } from '../runtime/json-text.js'
@@ -26,9 +27,13 @@ interface MapRoutesOptions {
   readonly evaluator: Evaluator
 }
 
+// Refusals of a form that is off name the option that turns it on.
+const EXPLICIT_OFF = `${MESSAGES.explicitDisabled}: ${enabledBy('map.explicit')}`
+const EXPLAIN_OFF = `${MESSAGES.explainDisabled}: ${enabledBy('map.explain')}`
+
 /** A caller's own mapping document (the explicit form): refused where it is off or the caller lacks its claims. */
 export function allowExplicit(map: ServiceConfig['map'], identity: FastifyRequest['identity']): void {
-  if (map.explicit === false) throw new Forbidden(MESSAGES.explicitDisabled)
+  if (map.explicit === false) throw new Forbidden(EXPLICIT_OFF)
   requireClaims(identity, map.explicit.claims, 'explicit mappings')
 }
 
@@ -78,7 +83,7 @@ export const mapRoutes: FastifyPluginAsyncTypebox<MapRoutesOptions> = async (app
       const { mapping, input } = request.body
       const explain = request.body.explain === true
       if (explain) {
-        if (map.explain === false) throw new Forbidden(MESSAGES.explainDisabled)
+        if (map.explain === false) throw new Forbidden(EXPLAIN_OFF)
         requireClaims(request.identity, map.explain.claims, 'explain traces')
       }
       // On top of the route's claims; only here is it known which form the body takes.

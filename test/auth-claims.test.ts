@@ -115,7 +115,7 @@ t.test('postures: registered-only, explicit for named callers, validate but neve
   t.equal((await call(registeredOnly, { token: caller })).statusCode, 200)
   const explicitOff = await call(registeredOnly, { token: caller, body: { mapping: EXPLICIT } })
   t.equal(explicitOff.statusCode, 403)
-  t.equal(explicitOff.json().message, 'The explicit mapping form is not enabled on this deployment')
+  t.equal(explicitOff.json().message, "The explicit mapping form is not enabled on this deployment: the option map.explicit turns this on (in OPTIONS, OPTIONS_FILE or the plugin's options)")
 
   const namedCallers = await service(t, { auth: { secret: SECRET }, map: { explicit: { claims: { sub: ['ci-bot', 'author'] } } } })
   t.equal((await call(namedCallers, { token: sign({ sub: 'ci-bot' }, { key: SECRET }), body: { mapping: EXPLICIT, input: { a: 2 } } })).json().copy, 2)

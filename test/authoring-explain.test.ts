@@ -309,7 +309,7 @@ t.test('POST /map: who may ask for a trace', async (t) => {
   const off = await forbidden({}, { mapping: 'echo', explain: true })
   t.equal(off.statusCode, 403)
   t.equal(off.data.code, 'Forbidden')
-  t.equal(off.data.message, 'Explain traces are not enabled on this deployment')
+  t.equal(off.data.message, "Explain traces are not enabled on this deployment: the option map.explain turns this on (in OPTIONS, OPTIONS_FILE or the plugin's options)")
   t.equal((await forbidden({}, { mapping: 'echo' })).statusCode, 200, 'without explain nothing changes')
   t.equal((await forbidden({ map: { explicit: true } }, { mapping: 'echo', explain: true })).statusCode, 200, 'default: wherever the explicit form is on')
   t.equal((await forbidden({ map: { explain: true } }, { mapping: 'echo', explain: true })).statusCode, 200, 'true: registered ids too, explicit form off')

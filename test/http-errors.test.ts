@@ -212,7 +212,7 @@ const ROWS: Row[] = [
     request: { method: 'POST', url: '/map', payload: { mapping: { mapping: { '/a': '/a' } } } },
     status: 403,
     code: 'Forbidden',
-    message: 'The explicit mapping form is not enabled on this deployment',
+    message: "The explicit mapping form is not enabled on this deployment: the option map.explicit turns this on (in OPTIONS, OPTIONS_FILE or the plugin's options)",
   },
   {
     row: '404 NotFound: unknown route',

@@ -135,7 +135,7 @@ t.test('explicit form disabled: 403 Forbidden for every document shape', async (
   for (const mapping of [GREETINGS, { mapping: { '/text': '/message' } }, { '/text': '/message' }, {}]) {
     const response = await call(app, map({ mapping, input: { message: 'hi' } }))
     t.equal(response.statusCode, 403)
-    t.same(response.data, { code: 'Forbidden', message: 'The explicit mapping form is not enabled on this deployment', requestId: response.headers['x-request-id'] })
+    t.same(response.data, { code: 'Forbidden', message: "The explicit mapping form is not enabled on this deployment: the option map.explicit turns this on (in OPTIONS, OPTIONS_FILE or the plugin's options)", requestId: response.headers['x-request-id'] })
   }
 })
 

@@ -289,7 +289,7 @@ t.test('the explicit form: a first line with the document, gated by map.explicit
   const off = plain
   const refused = await send(off.origin, '/map/stream', `${document}\n{"x":1}\n`)
   t.equal(refused.status, 403)
-  t.match(refused.lines[0], { code: 'Forbidden', message: 'The explicit mapping form is not enabled on this deployment' })
+  t.match(refused.lines[0], { code: 'Forbidden', message: "The explicit mapping form is not enabled on this deployment: the option map.explicit turns this on (in OPTIONS, OPTIONS_FILE or the plugin's options)" })
 
   const on = isolated
   const ok = await send(on.origin, '/map/stream', `${document}\n{"x":1}\n{"x":2}\n`)

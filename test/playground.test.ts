@@ -32,12 +32,13 @@ t.test('options.playground: false by default, a boolean only', async (t) => {
   t.throws(() => resolveConfig({ playground: 'yes' }), ConfigError)
 })
 
-t.test('off (the default): every playground path is an unknown route', async (t) => {
+t.test('off (the default): every playground path is a 404 that names the option turning it on', async (t) => {
   const app = await service(t, { map: { explicit: true } })
   for (const url of ['/playground', '/playground/playground.js', '/playground/config.json', '/playground/yaml/index.js']) {
     const response = await app.inject({ method: 'GET', url })
     t.equal(response.statusCode, 404, url)
-    t.same(response.json(), { code: 'NotFound', message: `No route for GET ${url}`, requestId: response.headers['x-request-id'] })
+    const message = `No route for GET ${url}: the playground is not enabled on this deployment; the option playground turns this on (in OPTIONS, OPTIONS_FILE or the plugin's options)`
+    t.same(response.json(), { code: 'NotFound', message, requestId: response.headers['x-request-id'] })
   }
 })
 
@@ -106,6 +107,7 @@ t.test('on: only GET and HEAD, only the files in the table', async (t) => {
     const response = await app.inject({ method: 'GET', url })
     t.equal(response.statusCode, 404, url)
     t.equal(response.json().code, 'NotFound', url)
+    t.notMatch(response.json().message, /option playground/, 'on: a plain 404, naming no option')
   }
 })
 
