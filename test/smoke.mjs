@@ -2,7 +2,7 @@
 // that runs this script: `node dist/bin/mapper-service.js` on a free port of 127.0.0.1; /health
 // answers, the bundled `greet` mapping maps, a bad body is a 400 with the error body; then SIGTERM
 // stops it with exit code 0. Prints one line per check and `smoke: N passed, M failed`. .ci/run
-// runs it on Node 24 as well as on the machine's Node.
+// runs it on the machine's Node, on Node 22 and on Node 24.
 import { spawn } from 'node:child_process'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
