@@ -1,7 +1,10 @@
 // mapper-service as a Fastify plugin: `app.register(mapperService, { mappings, extensions, options,
-// reloader, prefix })`. It is encapsulated (not wrapped with fastify-plugin), so its hooks, error handler,
-// body parser and CORS policy stay inside its own context and the host app is left as it was.
+// reloader, decorator, prefix })`. The service is encapsulated, so its hooks, error handler, body
+// parser and CORS policy stay inside its own context and the host app is left as it was; the one
+// thing it adds to the host is the `mapper` decorator (the served mappings, callable from the
+// host's own routes), for which a thin fastify-plugin wrapper registers it.
 import type { FastifyPluginAsync } from 'fastify'
+import fp from 'fastify-plugin'
 import { mappingEntries, type MappingEntry, type MappingsInput } from './config/mappings.js'
 import { ConfigError, resolveConfig, type IsolationConfig, type ServiceConfig } from './config/resolve.js'
 import type { Extensions } from './engine/index.js'
@@ -16,6 +19,7 @@ import { hopPlugin } from './plugins/hop.js'
 import { loggingPlugin } from './plugins/logging.js'
 import { metricsPlugin } from './plugins/metrics.js'
 import { openapiPlugin } from './plugins/openapi.js'
+import { openapiHostPlugin } from './plugins/openapi-host.js'
 import { pressurePlugin } from './plugins/pressure.js'
 import { rateLimitPlugin } from './plugins/rate-limit.js'
 import { requestIdPlugin } from './plugins/request-id.js'
@@ -30,7 +34,7 @@ import { schemaRoutes } from './routes/schema.js'
 import { streamRoutes } from './routes/stream.js'
 import { validateRoutes } from './routes/validation.js'
 import { cheerioWarning } from './runtime/cheerio-warning.js'
-import { EngineRegistry } from './runtime/engine.js'
+import { EngineRegistry, MapperHandle } from './runtime/engine.js'
 import type { ExtensionsSpec } from './runtime/isolation.js'
 import { ServiceMetrics } from './runtime/metrics.js'
 import { Evaluator } from './runtime/evaluator.js'
@@ -39,9 +43,24 @@ import type { Reloader } from './runtime/reloader.js'
 import { ErrorBodySchema } from './schemas/error.js'
 import type { Options } from './schemas/options.js'
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * The mappings a mapper-service registered on this instance serves now (a reload included):
+     * `await app.mapper.map(id, input)` evaluates one from the host's own routes. Present once
+     * `app.register(mapperService, …)` has completed, under the name its `decorator` option gives
+     * (`mapper` by default).
+     */
+    mapper: MapperHandle
+  }
+}
+
 /** What a host passes to `app.register(mapperService, …)`, besides Fastify's own `prefix`. */
 export interface MapperServiceOptions {
-  /** The mappings to register (documents, entries from `loadMappings`, or `{ mappings }`). */
+  /**
+   * The mappings to register: mapping documents and entries from `loadMappings`, mixed, in an
+   * array or an object keyed by anything, or wrapped as `{ mappings }` (the engine's form).
+   */
   mappings?: MappingsInput
   /** The extension surface; defaults to the stock one (the `request` plugin). */
   extensions?: Extensions
@@ -58,6 +77,12 @@ export interface MapperServiceOptions {
   options?: Options
   /** Replaces the served mappings on demand (`reloader.reload()`): hot reload. */
   reloader?: Reloader
+  /**
+   * The name under which the host instance gets the served mappings (MapperHandle): `mapper` by
+   * default, skipped with a warning when the host already has a decorator of that name (a second
+   * mapper-service, say); another name, which must be free; or false for none.
+   */
+  decorator?: string | false
 }
 
 /** What `buildServer` adds when it registers the service: not part of the public interface. */
@@ -66,18 +91,30 @@ export interface ServerPluginOptions extends MapperServiceOptions {
   config?: ServiceConfig
   /** True when the Fastify instance already generates this service's request ids. */
   serverIds?: boolean
+  /** Given the registry once it serves: what the host's decorator reads. */
+  handle?: MapperHandle
 }
+
+/** Said once at registration when extensions given as functions keep explicit work on the event loop. */
+export const INLINE_EXTENSIONS_WARNING =
+  'options.isolation: the extensions were given as functions, which cannot cross into worker threads, so explicit documents, explain traces and POST /validate run on the event loop: their budgets still apply, but work inside a library call (a regular expression, JSON.stringify, an extension\'s own code) cannot be stopped from outside. To isolate them, pass extensionsModule (the module whose default export is the extensions); to keep them inline without this warning, set options.isolation to false'
 
 /**
  * How worker threads get the extension surface: the stock one, or the module it came from.
- * Undefined when they cannot get it and the options asked for no isolation (only /validate's
- * default): then nothing is isolated.
+ * Undefined when they cannot get it and nothing asks for isolation but a default: only /validate's
+ * (then nothing is isolated, silently), or the explicit form's (then nothing is isolated, with
+ * INLINE_EXTENSIONS_WARNING). Isolation that options.isolation asks for itself cannot be had
+ * without them: a ConfigError.
  */
-function isolatedExtensions(surface: Extensions, module: string | undefined, isolation: IsolationConfig): ExtensionsSpec | undefined {
+function isolatedExtensions(surface: Extensions, module: string | undefined, isolation: IsolationConfig, warn: (message: string) => void): ExtensionsSpec | undefined {
   if (module !== undefined) return { module }
   const stock = stockSettingsOf(surface)
   if (stock !== undefined) return { stock }
   if (!isolation.asked) return undefined
+  if (!isolation.configured) {
+    warn(INLINE_EXTENSIONS_WARNING)
+    return undefined
+  }
   throw new ConfigError(
     'options.isolation: extensions given as functions cannot run in worker threads: load them from a module (EXTENSIONS, or the extensionsModule option), or set options.isolation to false'
   )
@@ -96,7 +133,7 @@ const servicePlugin: FastifyPluginAsync<ServerPluginOptions> = async (app, opts)
   const evaluations = new EvaluationObserver(metrics, tracer)
   const surface = opts.extensions ?? stockExtensions()
   const extensions = evaluations.surface(surface)
-  const crossing = config.isolation === false ? undefined : isolatedExtensions(surface, opts.extensionsModule, config.isolation)
+  const crossing = config.isolation === false ? undefined : isolatedExtensions(surface, opts.extensionsModule, config.isolation, (message) => app.log.warn(message))
   const isolation = crossing === undefined ? false : config.isolation
   const registry = await EngineRegistry.open(
     entries,
@@ -111,6 +148,7 @@ const servicePlugin: FastifyPluginAsync<ServerPluginOptions> = async (app, opts)
     isolation === false ? undefined : { config: isolation, extensions: crossing! }
   )
   app.addHook('onClose', () => registry.close())
+  opts.handle?.serve(registry)
   // Once, after the mappings are admitted: a missing cheerio is found before the first page arrives.
   const missingCheerio = cheerioWarning(entries, surface)
   if (missingCheerio !== undefined) app.log.warn(missingCheerio)
@@ -145,7 +183,16 @@ const servicePlugin: FastifyPluginAsync<ServerPluginOptions> = async (app, opts)
   await app.register(enginePlugin, { registry })
   // The error body every route's error responses refer to, by name.
   app.addSchema(ErrorBodySchema)
-  if (config.openapi) await app.register(openapiPlugin, { bearer: config.auth !== null, rateLimit: config.rateLimit !== false, underPressure: config.underPressure !== false })
+  // Before the routes, whose operationIds and place in a host app's document it sets.
+  await app.register(openapiHostPlugin, { hideFromHost: config.openapi.hideFromHost, operationIdPrefix: config.openapi.operationIdPrefix })
+  if (config.openapi.serve) {
+    await app.register(openapiPlugin, {
+      bearer: config.auth !== null,
+      rateLimit: config.rateLimit !== false,
+      underPressure: config.underPressure !== false,
+      operationIdPrefix: config.openapi.operationIdPrefix,
+    })
+  }
 
   await app.register(healthRoutes, { mapping: config.health.mapping, timeout: config.health.timeout })
   const evaluator = new Evaluator(isolation, evaluations)
@@ -161,7 +208,27 @@ const servicePlugin: FastifyPluginAsync<ServerPluginOptions> = async (app, opts)
   await app.register(methodRoutes, { cors: config.cors, served })
 }
 
-/** The service as a Fastify plugin, with the options a host may pass. */
-const mapperService: FastifyPluginAsync<MapperServiceOptions> = servicePlugin
+/**
+ * The service as a Fastify plugin, with the options a host may pass. A fastify-plugin wrapper, so
+ * that the decorator lands on the host instance; the service itself is registered inside it as its
+ * own encapsulated context, under the host's `prefix` (and any other register option it gave).
+ */
+const registerService: FastifyPluginAsync<MapperServiceOptions> = async (host, opts) => {
+  const { decorator = 'mapper', ...rest } = opts
+  if (decorator !== false && (typeof decorator !== 'string' || decorator === '')) throw new ConfigError('the decorator option must be a non-empty string, or false')
+  // A name given outright must be free; the default gives way to a decorator already there.
+  if (decorator !== false && decorator !== 'mapper' && host.hasDecorator(decorator)) {
+    throw new ConfigError(`the decorator option: the instance already has a decorator named "${decorator}"; choose another name, or false`)
+  }
+  const handle = new MapperHandle()
+  await host.register(servicePlugin, { ...rest, handle } satisfies ServerPluginOptions)
+  if (decorator === false) return
+  if (host.hasDecorator(decorator)) {
+    host.log.warn(`mapper-service: the instance already has a decorator named "${decorator}" (another mapper-service?), so this one is not reachable through it: give it another name with the decorator option`)
+    return
+  }
+  host.decorate(decorator, handle)
+}
+const mapperService: FastifyPluginAsync<MapperServiceOptions> = fp(registerService, { fastify: '5.x' })
 export default mapperService
 export { mapperService, servicePlugin }

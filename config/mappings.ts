@@ -15,12 +15,22 @@ export interface MappingEntry {
   readonly source: string
 }
 
-/** What `buildServer` and the plugin accept as `mappings`. */
+/**
+ * One member of `mappings`: a mapping document (single or compound, as a document file holds it),
+ * or an entry from `loadMappings`.
+ */
+export type MappingsMember = MappingDocument | MappingEntry
+
+/**
+ * What `buildServer`, the plugin and a Reloader's source accept as `mappings`: members (documents
+ * and `loadMappings` entries, mixed) in an array or an object keyed by anything, the same wrapped
+ * as `{ mappings }` (the engine's `new Mapper({ mappings })` form), or one member alone.
+ */
 export type MappingsInput =
-  | readonly MappingEntry[]
-  | readonly MappingDocument[]
-  | Readonly<Record<string, MappingDocument>>
-  | { readonly mappings: Readonly<Record<string, MappingDocument>> | readonly MappingDocument[] }
+  | readonly MappingsMember[]
+  | Readonly<Record<string, MappingsMember>>
+  | { readonly mappings: Readonly<Record<string, MappingsMember>> | readonly MappingsMember[] }
+  | MappingsMember
 
 /** The mappings one document carries: the members of a compound document, or the document itself. */
 function mappingsOf(document: unknown, source: string): MappingEntry[] {
@@ -50,25 +60,30 @@ function collect(entries: readonly MappingEntry[]): MappingEntry[] {
 const isEntry = (item: unknown): item is MappingEntry =>
   isObject(item) && typeof item.id === 'string' && isObject(item.document) && typeof item.source === 'string'
 
+/** The entries one member stands for: an entry as it is, a document's mappings (compound or single). */
+const entriesOf = (member: unknown, source: string): MappingEntry[] => (isEntry(member) ? [member] : mappingsOf(member, source))
+
 /**
- * Normalize the programmatic forms of `mappings` into entries: entries (from `loadMappings`), an
- * array of documents, an object of documents keyed by id, `{ mappings }` (a compound document's
- * members), or one single document.
+ * Normalize the programmatic forms of `mappings` into entries (MappingsInput): members, documents
+ * and `loadMappings` entries alike, in an array, in an object keyed by anything (only `$id`
+ * counts), wrapped as `{ mappings }`, or one alone. A compound document whose `mappings` are
+ * members rather than an array registers each of them, as a document file does.
  */
 export function mappingEntries(input: MappingsInput | undefined, source = 'options.mappings'): MappingEntry[] {
   if (input === undefined) return []
-  if (Array.isArray(input)) {
-    return collect(input.flatMap((item: unknown) => (isEntry(item) ? [item] : mappingsOf(item, source))))
-  }
+  if (Array.isArray(input)) return collect(input.flatMap((item: unknown) => entriesOf(item, source)))
   const record: unknown = input
   if (!isObject(record)) {
-    throw new SourceError(`${source} must hold mapping documents: an array, an object keyed by $id, { mappings } or one document`)
+    throw new SourceError(`${source} must hold mapping documents or loadMappings() entries: an array, an object keyed by $id, { mappings } or one document`)
   }
+  if (isEntry(record)) return [record]
   const members = record.mappings
-  if (Array.isArray(members)) return collect(members.flatMap((value: unknown) => mappingsOf(value, source)))
+  if (Array.isArray(members)) return collect(members.flatMap((value: unknown) => entriesOf(value, source)))
+  // `{ mappings: { … } }` holding entries is the engine's form; documents there are a compound document's members.
+  if (isObject(members) && Object.values(members).some(isEntry)) return collect(Object.values(members).flatMap((value) => entriesOf(value, source)))
   // One document, single or compound, registers what it carries (as a document file does).
   if (isObject(members) || typeof record.$id === 'string') return collect(mappingsOf(record, source))
-  return collect(Object.values(record).flatMap((value) => mappingsOf(value, source)))
+  return collect(Object.values(record).flatMap((value) => entriesOf(value, source)))
 }
 
 /**

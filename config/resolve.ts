@@ -48,7 +48,7 @@ export interface ServiceConfig {
   readonly underPressure: false | UnderPressureConfig
   readonly validate: { readonly claims: Claims | undefined; readonly strict: boolean }
   readonly health: { readonly mapping: string | undefined; readonly timeout: number }
-  readonly openapi: boolean
+  readonly openapi: OpenApiConfig
   readonly playground: boolean
   readonly metrics: false | { readonly path: string; readonly claims: Claims | undefined }
   readonly host: string
@@ -76,6 +76,16 @@ export interface StreamConfig {
 /** A stream's longest life by default: an hour, ended with its last line (0 in options.stream: none). */
 export const STREAM_MAX_DURATION_MS = 3_600_000
 
+/** The OpenAPI document (options.openapi): the service's own, and how its routes show in a host's. */
+export interface OpenApiConfig {
+  /** GET /openapi.json is served. */
+  readonly serve: boolean
+  /** The routes are left out of any other @fastify/swagger document of the process (a host app's). */
+  readonly hideFromHost: boolean
+  /** Put before every operationId, in the service's own document and in a host's alike ('' none). */
+  readonly operationIdPrefix: string
+}
+
 /** Worker threads for caller-authored work (options.isolation, runtime/isolation.ts). */
 export interface IsolationConfig {
   /** Explicit documents and explain traces go to the workers. */
@@ -91,6 +101,12 @@ export interface IsolationConfig {
    * rather than failing registration (app.ts).
    */
   readonly asked: boolean
+  /**
+   * Whether options.isolation itself was given. When it was not (isolation implied by
+   * map.explicit), an extension surface given as functions turns isolation off with a warning
+   * rather than failing registration (app.ts).
+   */
+  readonly configured: boolean
   /** Registered mappings go to the workers too (off: they run inline, the fast path). */
   readonly registered: boolean
   readonly threads: number
@@ -524,7 +540,7 @@ export function resolveConfig(raw: unknown = {}): ServiceConfig {
     underPressure: resolveUnderPressure(options.underPressure),
     validate: { claims: options.validate?.claims, strict: options.validate?.strict === true },
     health: { mapping: options.health?.mapping, timeout: options.health?.timeout ?? 5000 },
-    openapi: options.openapi ?? true,
+    openapi: resolveOpenApi(options.openapi),
     playground: options.playground ?? false,
     metrics: resolveMetrics(options.metrics),
     host: options.host ?? '0.0.0.0',
@@ -542,6 +558,12 @@ export function resolveConfig(raw: unknown = {}): ServiceConfig {
   }
 }
 
+/** options.openapi: `true` (the default) and `false` are whether the document is served; an object sets each part. */
+function resolveOpenApi(options: Options['openapi']): OpenApiConfig {
+  const given = typeof options === 'object' ? options : { serve: options ?? true }
+  return { serve: given.serve ?? true, hideFromHost: given.hideFromHost ?? false, operationIdPrefix: given.operationIdPrefix ?? '' }
+}
+
 /**
  * options.isolation: explicit work isolated by default wherever the explicit form is on, and
  * /validate of a submitted document always (only `isolation: false` or `validate: false` keep it inline).
@@ -557,6 +579,7 @@ function resolveIsolation(options: Options['isolation'], explicitForm: boolean):
     registered,
     validate,
     asked: options !== undefined || explicit || registered,
+    configured: options !== undefined,
     threads: options?.threads ?? availableParallelism(),
     memoryMb: options?.memoryMb ?? ISOLATION_DEFAULTS.memoryMb,
     graceMs: options?.graceMs ?? ISOLATION_DEFAULTS.graceMs,

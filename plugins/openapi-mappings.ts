@@ -68,8 +68,9 @@ function withoutEnvelopeKeys(alt: Alt): Alt {
 /**
  * The document with one operation per mapping of `outputs` in place of the generic POST
  * `<prefix>/map/{id}`, and the components their answers name. `base` is left as it is.
+ * `operationIdPrefix` (options.openapi) goes before each operation's id, as before the routes' own.
  */
-export function withMappingOperations(base: OpenApiDocument, outputs: ReadonlyMap<string, MappingOutput>): OpenApiDocument {
+export function withMappingOperations(base: OpenApiDocument, outputs: ReadonlyMap<string, MappingOutput>, operationIdPrefix = ''): OpenApiDocument {
   const paths = { ...base.paths }
   const genericPath = Object.keys(paths).find((path) => path.endsWith('/map/{id}'))
   const generic = genericPath === undefined ? undefined : paths[genericPath]?.post
@@ -119,7 +120,7 @@ export function withMappingOperations(base: OpenApiDocument, outputs: ReadonlyMa
     }
     const operation: Operation = {
       ...generic,
-      operationId: unique(`map${name}`, takenOperations),
+      operationId: unique(`${operationIdPrefix}map${name}`, takenOperations),
       summary: `Evaluate the mapping ${JSON.stringify(id)}`,
       description: `The registered mapping ${JSON.stringify(id)} evaluated against the input; answers its envelope, typed from the output schema inferred from the mapping (GET ${prefix}/mappings/{id}/schema).`,
       responses: {

@@ -49,6 +49,21 @@ interface OpenApiPluginOptions {
   readonly bearer: boolean
   readonly rateLimit: boolean
   readonly underPressure: boolean
+  /** options.openapi.operationIdPrefix: the routes' ids carry it already (plugins/openapi-host.ts); the mappings' operations get it here. */
+  readonly operationIdPrefix: string
+}
+
+/**
+ * The transform of each document this plugin builds, by the document's `info` object (swagger
+ * puts the one it is given into every document it builds): a route's own transform
+ * (plugins/openapi-host.ts) hands the service's own document to it.
+ */
+const ownTransforms = new WeakMap<object, SwaggerTransform>()
+
+/** The transform of the service's own document, when `document` is one. */
+export function ownTransformOf(document: { info?: unknown } | undefined): SwaggerTransform | undefined {
+  const info = document?.info
+  return info !== null && typeof info === 'object' ? ownTransforms.get(info) : undefined
 }
 
 /** The tags of the document, in the order a reader meets them. */
@@ -69,7 +84,7 @@ function serverUrl(prefix: string): string {
 }
 
 export const openapiPlugin = fp<OpenApiPluginOptions>(
-  async (app, { bearer, rateLimit, underPressure }) => {
+  async (app, { bearer, rateLimit, underPressure, operationIdPrefix }) => {
     const pkg = packageInfo()
     const everywhere = [408, 431, ...(rateLimit ? [429] : []), 500, ...(underPressure ? [503] : [])]
     /** A route's schema as the document shows it: its security and the statuses every request can meet. */
@@ -83,15 +98,17 @@ export const openapiPlugin = fp<OpenApiPluginOptions>(
     }
     // The components the document refers to.
     for (const schema of NAMED) app.addSchema(component(schema))
+    const info = {
+      title: 'mapper-service',
+      version: pkg.version,
+      description: pkg.description,
+      license: { name: pkg.license, identifier: pkg.license },
+    }
+    ownTransforms.set(info, documented)
     await app.register(fastifySwagger, {
       openapi: {
         openapi: '3.1.0',
-        info: {
-          title: 'mapper-service',
-          version: pkg.version,
-          description: pkg.description,
-          license: { name: pkg.license, identifier: pkg.license },
-        },
+        info,
         servers: [{ url: serverUrl(app.prefix), description: 'This service, where this document is served from.' }],
         tags: TAGS,
         ...(bearer ? { components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } } } : {}),
@@ -115,7 +132,7 @@ export const openapiPlugin = fp<OpenApiPluginOptions>(
       }
       const engine = app.engine
       let document = documents.get(engine)
-      if (document === undefined) documents.set(engine, (document = withMappingOperations(app.swagger() as Parameters<typeof withMappingOperations>[0], engine.outputs)))
+      if (document === undefined) documents.set(engine, (document = withMappingOperations(app.swagger() as Parameters<typeof withMappingOperations>[0], engine.outputs, operationIdPrefix)))
       return document
     })
   },

@@ -10,10 +10,13 @@ import {
   renderOutput,
   SharedBudget,
   type CompiledMapping,
+  type Envelope,
   type ExampleResult,
   type Extensions,
+  type Extra,
   type InferredOutput,
   type JsonSchema,
+  type MappingDocument,
   type Prepared,
   type RunOptions,
   type ValidateOptions,
@@ -22,6 +25,7 @@ import {
 import type { MappingEntry } from '../config/mappings.js'
 import { placeInFile } from '../config/positions.js'
 import type { IsolationConfig } from '../config/resolve.js'
+import { unknownMapping } from '../errors.js'
 import type { EngineSettings } from './evaluation.js'
 import { IsolationPool, type ExtensionsSpec } from './isolation.js'
 
@@ -257,5 +261,49 @@ export class EngineRegistry {
   /** Stop the served set's workers (the service is closing). */
   async close(): Promise<void> {
     await this.#current.isolation?.destroy()
+  }
+}
+
+/**
+ * The served mappings as a host reaches them from its own routes (`fastify.mapper`, app.ts): every
+ * call reads the set served at that moment, so after a reload (a Reloader's `reload()`) the next
+ * call evaluates the new version. Evaluation runs here, on the caller's event loop, on the budgets
+ * of registered mappings (options.limits), with the service's extensions.
+ */
+export class MapperHandle {
+  #registry: EngineRegistry | undefined
+
+  /** Called once by the service plugin, when its registry serves its first set. */
+  serve(registry: EngineRegistry): void {
+    if (this.#registry !== undefined) throw new Error('this MapperHandle already serves a mapper-service')
+    this.#registry = registry
+  }
+
+  get #current(): EngineService {
+    if (this.#registry === undefined) throw new Error('mapper-service is not registered yet: await app.register(mapperService, …) (or app.ready()) before calling it')
+    return this.#registry.current
+  }
+
+  /**
+   * Evaluate the registered mapping `id` of the set served now against `input`; resolves with the
+   * envelope (the output keys, `valid`, `errors`), as POST /map answers it. An id not served rejects
+   * with the NotFound error /map answers (statusCode 404: a host's error handler answers 404); a
+   * budget exceeded rejects with the engine's BudgetExceeded. `extra` is what the mapping's
+   * extensions see beside the input (as in the engine's `map`).
+   */
+  async map(id: string, input: unknown, extra?: Extra): Promise<Envelope> {
+    const plan = this.#current.registered(id)
+    if (plan === undefined) throw unknownMapping(id)
+    return plan.run(input, extra)
+  }
+
+  /** Whether `id` is served now. */
+  has(id: string): boolean {
+    return Object.hasOwn(this.#current.mapper.mappings, id)
+  }
+
+  /** The registered, flattened documents served now, by `$id` (frozen; a reload replaces the whole record). */
+  get mappings(): Readonly<Record<string, Readonly<MappingDocument>>> {
+    return this.#current.mapper.mappings
   }
 }

@@ -167,6 +167,25 @@ const RateLimitOptionsSchema = Type.Object(
   { additionalProperties: false }
 )
 
+const OpenApiOptionsSchema = Type.Object(
+  {
+    serve: Type.Optional(Type.Boolean({ description: 'Serve the service\'s own document at GET /openapi.json (default true).' })),
+    hideFromHost: Type.Optional(
+      Type.Boolean({
+        description:
+          'Leave the service\'s routes, and its schemas, out of every other @fastify/swagger document in the process: a host app\'s, when the service is registered as a plugin (default false: they appear there, their schemas as components named MapperService<Name>). Its own document keeps them.',
+      })
+    ),
+    operationIdPrefix: Type.Optional(
+      Type.String({
+        pattern: '^[A-Za-z_][A-Za-z0-9_]{0,31}$',
+        description: 'Put before every operationId of the service (map → <prefix>map, mapCitation → <prefix>mapCitation), in its own document and a host app\'s alike, so they cannot clash with the host\'s (default none).',
+      })
+    ),
+  },
+  { additionalProperties: false }
+)
+
 const MetricsOptionsSchema = Type.Object(
   {
     path: Type.Optional(Type.String({ pattern: '^/[A-Za-z0-9._~/-]*$', description: 'Path of the Prometheus text endpoint (default /metrics).' })),
@@ -241,7 +260,11 @@ export const OptionsSchema = Type.Object(
         { additionalProperties: false }
       )
     ),
-    openapi: Type.Optional(Type.Boolean()),
+    openapi: Type.Optional(
+      Type.Union([Type.Boolean(), OpenApiOptionsSchema], {
+        description: 'The OpenAPI document: true (default) serves GET /openapi.json, false does not; an object also says how the routes show in a host app\'s own @fastify/swagger document (plugin form).',
+      })
+    ),
     playground: Type.Optional(
       Type.Boolean({ description: 'Serve the authoring playground at GET /playground: a static page that validates and maps through this server (default false).' })
     ),

@@ -112,9 +112,10 @@ async function healthDuring<T>(service: Served, work: Promise<T>): Promise<{ res
 }
 
 t.test('options.isolation: on for explicit work wherever the explicit form is, for /validate always, validated', async (t) => {
-  t.match(resolveConfig({}).isolation, { explicit: false, registered: false, validate: true, asked: false }, 'no explicit form: /validate only, by default')
+  t.match(resolveConfig({}).isolation, { explicit: false, registered: false, validate: true, asked: false, configured: false }, 'no explicit form: /validate only, by default')
+  t.match(resolveConfig({ map: { explicit: true } }).isolation, { explicit: true, asked: true, configured: false }, 'implied by the explicit form, not configured')
   t.equal(resolveConfig({ isolation: { validate: false } }).isolation, false, 'nothing left to isolate')
-  t.match(resolveConfig({ isolation: { threads: 2 } }).isolation, { explicit: false, validate: true, asked: true, threads: 2 })
+  t.match(resolveConfig({ isolation: { threads: 2 } }).isolation, { explicit: false, validate: true, asked: true, configured: true, threads: 2 })
   t.match(resolveConfig({ map: { explicit: true }, isolation: { validate: false } }).isolation, { explicit: true, validate: false })
   t.match(resolveConfig({ map: { explicit: true } }).isolation, { explicit: true, registered: false, memoryMb: 256, graceMs: 1000 })
   t.ok((resolveConfig({ map: { explicit: true } }).isolation as { threads: number }).threads >= 1)
@@ -125,10 +126,11 @@ t.test('options.isolation: on for explicit work wherever the explicit form is, f
   t.throws(() => resolveConfig({ isolation: true }), ConfigError)
 })
 
-t.test('extensions given as functions cannot cross into a worker: the build fails with one line', async (t) => {
+t.test('extensions given as functions cannot cross into a worker: isolation that options.isolation asks for fails the build with one line', async (t) => {
+  // Isolation the explicit form only implies is turned off with a warning instead (test/http-embedding.test.ts).
   const functions = { transformers: { thread: () => 'main' } }
   await t.rejects(
-    buildServer({ extensions: functions, options: { map: { explicit: true }, logging: { level: 'silent' } } }),
+    buildServer({ extensions: functions, options: { map: { explicit: true }, isolation: { explicit: true }, logging: { level: 'silent' } } }),
     /^options\.isolation: extensions given as functions cannot run in worker threads: load them from a module \(EXTENSIONS, or the extensionsModule option\), or set options\.isolation to false$/
   )
   const inline = await buildServer({ extensions: functions, options: { map: { explicit: true }, isolation: false, logging: { level: 'silent' } } })
