@@ -1,8 +1,10 @@
 // mapper-service: the Fastify plugin (default export), `buildServer` for a standalone instance,
-// `loadMappings` for the mapping sources the environment can name, and `Reloader` for hot reload.
+// `loadMappings` for the mapping sources the environment can name, `Reloader` for hot reload, and
+// the type of the `mapper` decorator through which a host calls the served mappings.
 export { default, mapperService, type MapperServiceOptions } from './app.js'
+export type { MapperHandle } from './runtime/engine.js'
 export { buildServer, startFromEnvironment, DEFAULT_PORT, type BuildConfig } from './server.js'
-export { loadMappings, type MappingEntry, type MappingsInput } from './config/mappings.js'
+export { loadMappings, type MappingEntry, type MappingsInput, type MappingsMember } from './config/mappings.js'
 export { resolveConfig, ConfigError, type ServiceConfig } from './config/resolve.js'
 export { Reloader, RELOAD_CHANNEL, type MappingsSource, type ReloadOutcome } from './runtime/reloader.js'
 export type { Options } from './schemas/options.js'

@@ -81,7 +81,7 @@ const STRICT: ts.CompilerOptions = {
 
 const USES = `
 import Fastify from 'fastify'
-import mapperService, { buildServer, type MapperServiceOptions, type Options } from 'mapper-service'
+import mapperService, { buildServer, loadMappings, type MapperHandle, type MapperServiceOptions, type Options } from 'mapper-service'
 import { Mapper, type Envelope, type MappingDocument, type RunOptions } from 'mapper-service/engine'
 import { createRequest, ResponseTooDeepError } from 'mapper-service/request'
 
@@ -98,6 +98,12 @@ const options: Options = { map: { explicit: { stdout: false } }, logging: { leve
 const service: MapperServiceOptions = { mappings: [document], options }
 const app = Fastify()
 await app.register(mapperService, { prefix: '/mapper', ...service })
+// Documents and loadMappings() entries in one array; the host's document options; the decorator.
+const mixed = [...(await loadMappings('./mappings')), document]
+await app.register(mapperService, { prefix: '/two', mappings: mixed, decorator: 'second', options: { openapi: { hideFromHost: true, operationIdPrefix: 'two_' } } })
+const handle: MapperHandle = app.mapper
+const viaHost: Envelope = await handle.map('title', { book: { title: 'x' } })
+console.log(viaHost.valid, app.mapper.has('title'), Object.keys(app.mapper.mappings))
 const standalone = await buildServer({ options: { map: { explicit: true } } })
 await standalone.close()
 
@@ -119,6 +125,8 @@ const mapper = new Mapper({}, {})
 await app.register(mapperService, { options: { map: { explicit: 'yes' } } }) // TS2769
 await app.register(mapperService, { options: { logging: { levle: 'warn' } } }) // TS2769
 await app.register(mapperService, { serverIds: true }) // TS2769
+await app.register(mapperService, { options: { openapi: { hideFromHots: true } } }) // TS2769
+await app.mapper.map(42, {}) // TS2345
 await mapper.map({ mapping: {} }, {}, { limits: { timeMs: 50 } }) // TS2322
 `
 
