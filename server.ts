@@ -25,6 +25,7 @@ import { REDACTED_PATHS } from './plugins/logging.js'
 import { Reloader, type MappingsSource } from './runtime/reloader.js'
 import { requestIdFor } from './plugins/request-id.js'
 import { loadOffThread } from './runtime/load.js'
+import { releaseMemoryWhenIdle } from './runtime/idle-memory.js'
 import type { Options } from './schemas/options.js'
 
 export const DEFAULT_PORT = 3333
@@ -247,9 +248,12 @@ export async function startFromEnvironment(env: NodeJS.ProcessEnv = process.env)
     await telemetry?.shutdown()
     throw error
   }
+  // This process is the service's own: what a burst leaves is given back once it is idle.
+  const idleRelease = releaseMemoryWhenIdle(app.server)
   // SIGHUP reloads (above); it does not stop the service.
   closeWithGrace({ delay: 10000, skip: ['SIGHUP'] }, async ({ signal, err }) => {
     stopReloading()
+    idleRelease.stop()
     if (err !== undefined) app.log.error({ err }, 'shutting down after an error')
     else app.log.info({ signal }, 'shutting down')
     await app.close()
