@@ -4,7 +4,9 @@
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto'
 import { availableParallelism } from 'node:os'
 import { getHeapStatistics } from 'node:v8'
-import { TypeCompiler } from '@sinclair/typebox/compiler'
+import type { TSchema } from '@sinclair/typebox'
+import { TypeCompiler, type ValueError } from '@sinclair/typebox/compiler'
+import { Value } from '@sinclair/typebox/value'
 import { isObject, resolveLimits, type Limits } from '../engine/index.js'
 import { didYouMean } from '../engine/suggest.js'
 import { OptionsSchema, type Claims, type Options } from '../schemas/options.js'
@@ -308,6 +310,20 @@ function unknownOption(schema: SchemaNode, value: unknown, path: string): Unknow
   return undefined
 }
 
+/**
+ * An object that fits none of a union's choices (`openapi: { operationIdPrefix: '1x' }`, `isolation:
+ * { threads: 0 }`), where TypeBox says only "Expected union value": the first error of the one
+ * object choice it was meant for, at its own path. Any other error as it is.
+ */
+function objectChoiceError(error: ValueError): Pick<ValueError, 'path' | 'message' | 'schema'> {
+  const choices = (error.schema as { anyOf?: TSchema[] }).anyOf
+  if (choices === undefined || !isObject(error.value)) return error
+  const objects = choices.filter((choice) => (choice as { type?: unknown }).type === 'object')
+  if (objects.length !== 1) return error
+  const inner = Value.Errors(objects[0]!, error.value).First()
+  return inner === undefined ? error : { path: `${error.path}${inner.path}`, message: inner.message, schema: inner.schema }
+}
+
 const HMAC = new Set(['HS256', 'HS384', 'HS512'])
 const ASYMMETRIC = new Set(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'])
 /** The shortest shared secret accepted: HS256 wants at least 256 bits of key. */
@@ -481,7 +497,7 @@ export function resolveConfig(raw: unknown = {}): ServiceConfig {
     if (unknown !== undefined) {
       throw new ConfigError(`${unknown.path}: not an option${didYouMean(unknown.key, unknown.known, (key) => `${unknown.parent}.${key}`)}`)
     }
-    const first = [...checkOptions.Errors(options)][0]!
+    const first = objectChoiceError([...checkOptions.Errors(options)][0]!)
     const where = first.path === '' ? 'options' : `options${first.path.replace(/\//g, '.')}`
     // A choice among fixed values says which values it accepts.
     const choices = (first.schema as { anyOf?: Array<{ const?: unknown }> }).anyOf

@@ -122,6 +122,7 @@ t.test('options.isolation: on for explicit work wherever the explicit form is, f
   t.equal(resolveConfig({ map: { explicit: true }, isolation: false }).isolation, false)
   t.match(resolveConfig({ isolation: { registered: true, threads: 3 } }).isolation, { explicit: false, registered: true, threads: 3 })
   t.throws(() => resolveConfig({ isolation: { threads: 0 } }), ConfigError)
+  t.throws(() => resolveConfig({ isolation: { threads: 0 } }), { message: 'options.isolation.threads: Expected integer to be greater or equal to 1' }, 'the member at fault, not the union')
   t.throws(() => resolveConfig({ isolation: { memoryMb: 32 } }), ConfigError, 'below what a worker needs to start')
   t.throws(() => resolveConfig({ isolation: true }), ConfigError)
 })

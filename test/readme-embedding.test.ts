@@ -27,11 +27,13 @@ t.test('the embedding example registers under /mapper and answers there, the hos
 
   const port = await freePort()
   const host = spawnEntryPoint(t, { PORT: String(port) }, 120000, entry)
+  // Until the service answers its health check: the example keeps load shedding on, and a start-up
+  // on a loaded machine may be answered 503 for a moment.
   await waitUntil(
-    'the host to listen',
+    'the host to listen and the service to answer',
     async () => {
       try {
-        return (await exchange(port, 'GET', '/')).status === 200
+        return (await exchange(port, 'GET', '/mapper/health')).status === 200
       } catch {
         return false
       }
