@@ -9,7 +9,7 @@ import { mappingEntries, type MappingEntry, type MappingsInput } from './config/
 import { ConfigError, resolveConfig, type IsolationConfig, type ServiceConfig } from './config/resolve.js'
 import type { Extensions } from './engine/index.js'
 import { noteArrival } from './engine/slices.js'
-import { stockExtensions, stockSettingsOf } from './extensions/stock.js'
+import { requestConfigsOf, stockExtensions, stockSettingsOf } from './extensions/stock.js'
 import { authPlugin } from './plugins/auth.js'
 import { bodyPlugin } from './plugins/body.js'
 import { corsPlugin } from './plugins/cors.js'
@@ -110,6 +110,9 @@ function isolatedExtensions(surface: Extensions, module: string | undefined, iso
   if (module !== undefined) return { module }
   const stock = stockSettingsOf(surface)
   if (stock !== undefined) return { stock }
+  // Request plugins made from plain data are made again in each worker.
+  const requests = requestConfigsOf(surface)
+  if (requests !== undefined) return { requests }
   if (!isolation.asked) return undefined
   if (!isolation.configured) {
     warn(INLINE_EXTENSIONS_WARNING)

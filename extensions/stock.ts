@@ -5,7 +5,7 @@
 // with EXTENSIONS.
 import { ConfigError } from '../config/errors.js'
 import type { Extensions } from '../engine/index.js'
-import { createRequest } from './request/index.js'
+import { createRequest, requestConfigOf, type RequestConfig } from './request/index.js'
 
 const ALLOW_HOSTS_VARIABLE = 'REQUEST_ALLOW_HOSTS'
 
@@ -41,4 +41,27 @@ export function stockExtensions(env: NodeJS.ProcessEnv = process.env): Extension
   const settings: StockSettings = { [ALLOW_HOSTS_VARIABLE]: env[ALLOW_HOSTS_VARIABLE] }
   Object.defineProperty(surface, STOCK_SETTINGS, { value: settings })
   return surface
+}
+
+/**
+ * A surface of `request` plugins only (no initializers, no transformers), each made by
+ * `createRequest` from plain data: their configurations by name, from which a worker thread makes
+ * the same surface (`requestSurface`). Undefined for any other surface.
+ */
+export function requestConfigsOf(extensions: Extensions): Record<string, RequestConfig> | undefined {
+  const { initializers = {}, transformers = {}, plugins = {} } = extensions as Partial<Extensions>
+  if (Object.keys(initializers).length > 0 || Object.keys(transformers).length > 0) return undefined
+  const configs: Record<string, RequestConfig> = {}
+  for (const [name, plugin] of Object.entries(plugins)) {
+    const config = requestConfigOf(plugin)
+    if (config === undefined) return undefined
+    configs[name] = config
+  }
+  return configs
+}
+
+/** The surface `requestConfigsOf` described, made again (in a worker thread). */
+export function requestSurface(configs: Readonly<Record<string, RequestConfig>>): Extensions {
+  const plugins = Object.fromEntries(Object.entries(configs).map(([name, config]) => [name, createRequest(config)]))
+  return { initializers: {}, transformers: {}, plugins }
 }

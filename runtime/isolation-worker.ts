@@ -6,7 +6,7 @@ import { subscribe } from 'node:diagnostics_channel'
 import { Piscina } from 'piscina'
 import { loadExtensions } from '../config/extensions.js'
 import { BudgetExceeded, type Extensions, type Plugin } from '../engine/index.js'
-import { stockExtensions } from '../extensions/stock.js'
+import { requestSurface, stockExtensions } from '../extensions/stock.js'
 import { UPSTREAM_CHANNEL, type UpstreamCall } from '../extensions/request/index.js'
 import { EngineService } from './engine.js'
 import { shapeError } from '../errors.js'
@@ -54,7 +54,8 @@ subscribe(UPSTREAM_CHANNEL, (message) => {
 let engine: Promise<EngineService> | undefined
 
 async function buildEngine(): Promise<EngineService> {
-  const surface = 'module' in data.extensions ? await loadExtensions(data.extensions.module) : stockExtensions(data.extensions.stock)
+  const spec = data.extensions
+  const surface = 'module' in spec ? await loadExtensions(spec.module) : 'stock' in spec ? stockExtensions(spec.stock) : requestSurface(spec.requests)
   // The main thread validated the set and ran its examples before it served it.
   return new EngineService(data.entries, counted(surface), () => {}, data.settings)
 }

@@ -8,10 +8,11 @@ import type { MappingEntry } from '../config/mappings.js'
 import type { IsolationConfig } from '../config/resolve.js'
 import { Unavailable } from '../errors.js'
 import type { StockSettings } from '../extensions/stock.js'
+import type { RequestConfig } from '../extensions/request/index.js'
 import type { EngineSettings, MapOutcome, MapRequest, Report } from './evaluation.js'
 
 /** How a worker builds its extension surface: the stock one (from the environment it read), or a module's default export. */
-export type ExtensionsSpec = { readonly module: string } | { readonly stock: StockSettings }
+export type ExtensionsSpec = { readonly module: string } | { readonly stock: StockSettings } | { readonly requests: Readonly<Record<string, RequestConfig>> }
 
 /** Everything a worker needs to build its engine: plain data (it crosses into the thread). */
 export interface IsolationWorkerData {

@@ -38,6 +38,18 @@ export { checkCallOptions } from './call-options.js'
  * body parsed in a thread comes back already narrowed to the pointer's path: the same read).
  * `validateOptions` on the plugin is the options check validation runs (REQ-1 … REQ-10).
  */
+/**
+ * Plugins made by `createRequest` from plain data (no `checkUrl`, no `dispatcher`), with a copy of
+ * that data: a worker thread makes the same plugin from it, so a host's surface of such plugins
+ * can run isolated (runtime/isolation.ts) although functions cannot cross into a thread.
+ */
+const recreatable = new WeakMap<Plugin, RequestConfig>()
+
+/** The plain configuration `plugin` was made from by `createRequest`; undefined for any other plugin, or one given functions. */
+export function requestConfigOf(plugin: unknown): RequestConfig | undefined {
+  return typeof plugin === 'function' ? recreatable.get(plugin as Plugin) : undefined
+}
+
 export function createRequest(config: RequestConfig = {}): Plugin {
   const policy = resolvePolicy(config)
   const dispatcher = policy.dispatcher ?? sharedAgent(policy.denyPrivateNetworks, policy.allowHosts)
@@ -100,5 +112,13 @@ export function createRequest(config: RequestConfig = {}): Plugin {
     }
   }
   // The engine's validation asks the plugin about the options a document writes for it (REQ-…).
-  return markRequestPlugin(Object.assign(request, { validateOptions: checkCallOptions }))
+  const plugin = markRequestPlugin(Object.assign(request, { validateOptions: checkCallOptions }))
+  if (policy.checkUrl === undefined && policy.dispatcher === undefined) {
+    try {
+      recreatable.set(plugin, structuredClone(config))
+    } catch {
+      // Something in it that does not clone: the plugin stays on the thread that made it.
+    }
+  }
+  return plugin
 }
