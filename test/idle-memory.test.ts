@@ -9,7 +9,19 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { releaseMemoryWhenIdle } from '../runtime/idle-memory.js'
 
 const CHECK_MS = 20
-const GROWTH = 32 * 1024 * 1024
+const GROWTH = 16 * 1024 * 1024
+/** What a test holds to grow memory: well past the bound. */
+const HELD = GROWTH * 4
+/**
+ * Every buffer a test allocated, kept until the file ends: garbage of one test, freed by V8 while
+ * the next runs, would shrink that test's growth and hide it.
+ */
+const kept: Buffer[] = []
+const grow = (): Buffer => {
+  const buffer = Buffer.alloc(HELD, 1)
+  kept.push(buffer)
+  return buffer
+}
 
 async function listening(t: Test, handler: Parameters<typeof createServer>[1]): Promise<{ server: Server; port: number }> {
   const server = createServer(handler)
@@ -27,11 +39,10 @@ t.test('an idle server with grown memory is collected once; without growth, not 
   t.teardown(() => release.stop())
   await sleep(CHECK_MS * 5)
   t.equal(release.collections, 0, 'no growth: no collection')
-  let held: Buffer | undefined = Buffer.alloc(GROWTH * 2, 1)
+  const held = grow()
   for (let i = 0; i < 100 && release.collections === 0; i++) await sleep(CHECK_MS)
   t.equal(release.collections, 1, 'grown and idle: one full collection')
-  t.equal(held.length, GROWTH * 2, 'what is still referenced stays')
-  held = undefined
+  t.equal(held.length, HELD, 'what is still referenced stays')
   await sleep(CHECK_MS * 5)
   t.equal(release.collections, 1, 'no new growth since: no second collection')
 })
@@ -57,7 +68,7 @@ t.test('no collection while a request is in flight; one once it has ended', asyn
     sent.end()
   })
   await arrived
-  const held = Buffer.alloc(GROWTH * 2, 1)
+  const held = grow()
   await sleep(CHECK_MS * 8)
   t.equal(release.collections, 0, 'a request in flight: no collection, however much memory grew')
   reply()
@@ -71,7 +82,7 @@ t.test('stop() ends the checks', async (t) => {
   const { server } = await listening(t, (_request, response) => response.end('ok'))
   const release = releaseMemoryWhenIdle(server, CHECK_MS, GROWTH)
   release.stop()
-  const held = Buffer.alloc(GROWTH * 2, 1)
+  const held = grow()
   await sleep(CHECK_MS * 5)
   t.equal(release.collections, 0, 'no check after stop')
   t.equal(server.listenerCount('request'), 1, 'its request listener is gone (the server keeps its own)')
