@@ -67,7 +67,7 @@ t.test('MAPPINGS module: one document, { mappings } forms, and what is refused',
   t.strictSame(ids(await loadMappings(tree.path('single.js'))), ['solo'], 'a single document registers itself')
   t.strictSame(ids(await loadMappings(tree.path('wrapped.mjs'))), ['wa', 'wb'], '{ mappings: { … } }')
   t.strictSame(ids(await loadMappings(tree.path('list.js'))), ['la'], '{ mappings: [ … ] }')
-  await t.rejects(loadMappings(tree.path('number.js')), { name: 'SourceError', message: `${tree.path('number.js')} must hold mapping documents: an array, an object keyed by $id, { mappings } or one document` })
+  await t.rejects(loadMappings(tree.path('number.js')), { name: 'SourceError', message: `${tree.path('number.js')} must hold mapping documents or loadMappings() entries: an array, an object keyed by $id, { mappings } or one document` })
   await t.rejects(loadMappings(tree.path('anonymous.js')), { message: `mapping without $id in ${tree.path('anonymous.js')}` })
   await t.rejects(loadMappings(tree.path('twice.js')), { message: /^duplicate mapping \$id "d"/ })
   await t.rejects(loadMappings(tree.path('nodefault.js')), { message: `${tree.path('nodefault.js')} has no default export` })
