@@ -9,7 +9,7 @@ import t from 'tap'
 import { transform } from 'esbuild'
 import { packageLayout } from './package-support.js'
 import { fencedBlocks, readmeSection } from './readme-support.js'
-import { exchange, freePort, ROOT, spawnEntryPoint, tempTree, waitUntil } from './startup-support.js'
+import { exchange, freePort, ROOT, spawnEntryPoint, tempTree, waitForHealth } from './startup-support.js'
 
 t.setTimeout(180000)
 
@@ -29,18 +29,7 @@ t.test('the embedding example registers under /mapper and answers there, the hos
   const host = spawnEntryPoint(t, { PORT: String(port) }, 120000, entry)
   // Until the service answers its health check: the example keeps load shedding on, and a start-up
   // on a loaded machine may be answered 503 for a moment.
-  await waitUntil(
-    'the host to listen and the service to answer',
-    async () => {
-      try {
-        return (await exchange(port, 'GET', '/mapper/health')).status === 200
-      } catch {
-        return false
-      }
-    },
-    60000,
-    () => (host.child.exitCode !== null ? `the host exited: ${host.stderr()}${host.stdout()}` : undefined)
-  )
+  await waitForHealth(host, port, '/mapper/health')
 
   const root = await exchange(port, 'GET', '/')
   t.same(JSON.parse(root.body), { hello: 'host' }, "the host's own route")

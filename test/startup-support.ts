@@ -168,13 +168,13 @@ export async function waitUntil(what: string, probe: () => Promise<boolean> | bo
   }
 }
 
-/** Wait until the entry point answers GET /health with 200 (fails early if it exits). */
-export async function waitForHealth(service: EntryPoint, port: number): Promise<void> {
+/** Wait until the entry point answers GET `path` (its /health; a host's prefixed one) with 200 (fails early if it exits). */
+export async function waitForHealth(service: EntryPoint, port: number, path = '/health'): Promise<void> {
   await waitUntil(
-    'GET /health',
+    `GET ${path}`,
     async () => {
       try {
-        return (await exchange(port, 'GET', '/health')).status === 200
+        return (await exchange(port, 'GET', path)).status === 200
       } catch {
         return false
       }
