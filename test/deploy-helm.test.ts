@@ -10,34 +10,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { parse } from 'yaml'
-import { ConfigMap } from 'kubernetes-models/v1/ConfigMap'
-import { Secret } from 'kubernetes-models/v1/Secret'
-import { Service } from 'kubernetes-models/v1/Service'
-import { Deployment } from 'kubernetes-models/apps/v1/Deployment'
-import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler'
-import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget'
 import { loadMappings } from '../config/mappings.js'
 import { packageInfo } from '../config/package.js'
 import { resolveConfig } from '../config/resolve.js'
 import { buildServer } from '../server.js'
-import { CHART, Helm, MAIN_THREAD_MIB, byKind, kustomize, mebibytes, one, threadsFor, toolsFor, type K8sObject, type Values } from './helm-support.js'
+import { CHART, Helm, MAIN_THREAD_MIB, byKind, validateObjects, kustomize, mebibytes, one, threadsFor, toolsFor, type K8sObject, type Values } from './helm-support.js'
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget'
 import type { DeployTools } from './deploy-tools.js'
 import { untracked } from './startup-support.js'
-
-const VALIDATORS: Record<string, (object: never) => { validate(): void }> = {
-  ConfigMap: (object) => new ConfigMap(object),
-  Secret: (object) => new Secret(object),
-  Service: (object) => new Service(object),
-  Deployment: (object) => new Deployment(object),
-  HorizontalPodAutoscaler: (object) => new HorizontalPodAutoscaler(object),
-  PodDisruptionBudget: (object) => new PodDisruptionBudget(object),
-}
-
-function validate(t: Test, objects: readonly K8sObject[]): void {
-  for (const object of objects.filter((o) => o.kind !== 'ServiceMonitor')) {
-    t.doesNotThrow(() => VALIDATORS[object.kind]!(object as never).validate(), `${object.kind} ${object.metadata.name} is valid`)
-  }
-}
 
 /** Runs `body` with helm, or skips `t` with the reason helm cannot be had. */
 function withHelm(body: (t: Test, helm: Helm, tools: DeployTools) => Promise<void>): (t: Test) => Promise<void> {
@@ -133,7 +113,7 @@ t.test('helm lint --strict: the chart with its defaults and with every value set
 t.test('default values: the kustomize objects, valid against the API schemas, served by the app', withHelm(async (t, helm, tools) => {
   const objects = await helm.template('mapper')
   t.strictSame(objects.map((object) => object.kind).sort(), ['ConfigMap', 'ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'Service'])
-  validate(t, objects)
+  validateObjects(t, objects)
 
   const chart = parse(readFileSync(join(CHART, 'Chart.yaml'), 'utf8')) as { appVersion: string; name: string }
   t.equal(chart.appVersion, packageInfo().version, 'appVersion is the package version')
@@ -220,7 +200,7 @@ t.test('standard labels, name overrides and the 63-character limit', withHelm(as
   for (const object of truncated.filter((o) => ['Deployment', 'Service', 'HorizontalPodAutoscaler', 'PodDisruptionBudget'].includes(o.kind))) {
     t.equal(object.metadata.name, `${long}-mapper-se`, `${object.kind}: cut to 63 characters`)
   }
-  validate(t, truncated)
+  validateObjects(t, truncated)
   const dashed = await helm.template('prod', { fullnameOverride: `${'a'.repeat(62)}-b` })
   t.equal(one(dashed, 'Deployment').metadata.name, 'a'.repeat(62), 'a name cut before a dash loses the dash')
 }))
@@ -233,7 +213,7 @@ t.test('extraEnv: OTEL_* and REQUEST_ALLOW_HOSTS reach the container; the chart\
     { name: 'OTEL_EXPORTER_OTLP_HEADERS', valueFrom: { secretKeyRef: { name: 'otel', key: 'headers' } } },
   ]
   const objects = await helm.template('mapper', { extraEnv })
-  validate(t, objects)
+  validateObjects(t, objects)
   const env = containerOf(objects).env as K8sObject[]
   t.strictSame(env.map((entry) => entry.name), ['PORT', 'MAPPINGS', 'OPTIONS_FILE', ...extraEnv.map((entry) => entry.name)], "after the chart's own, in the order given")
   t.strictSame(env.slice(3), extraEnv, 'as given, valueFrom included')
@@ -247,7 +227,7 @@ t.test('credentials: in a Secret, never in a ConfigMap, joined into the options 
   const secret = 'a-shared-secret-of-at-least-32-characters'
   const objects = await helm.template('prod', { redis: { url }, auth: { secret }, options: { auth: { issuer: 'https://issuer.example' }, rateLimit: { max: 600, timeWindow: 1000 } } })
   t.strictSame(objects.map((object) => object.kind).sort(), ['ConfigMap', 'ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'Secret', 'Service'])
-  validate(t, objects)
+  validateObjects(t, objects)
   const rendered = one(objects, 'Secret')
   t.equal(rendered.type, 'Opaque')
   t.strictSame(Object.keys(rendered.data).sort(), ['auth-secret', 'redis-url'])
@@ -291,7 +271,7 @@ t.test('credentials: in a Secret, never in a ConfigMap, joined into the options 
 
 t.test('existingSecret: the user\'s Secret is used and none is rendered', withHelm(async (t, helm) => {
   const objects = await helm.template('prod', { existingSecret: 'mapper-credentials', options: { rateLimit: { max: 50 } } })
-  validate(t, objects)
+  validateObjects(t, objects)
   t.equal(byKind(objects, 'Secret').length, 0, 'no Secret of the chart')
   const pod = podOf(objects)
   t.equal(pod.volumes.find((volume: K8sObject) => volume.name === 'credentials').secret.secretName, 'mapper-credentials')
@@ -362,7 +342,7 @@ t.test('values: autoscaler off, replicas, image, pull secrets, placement, option
     serviceMonitor: { enabled: true, interval: '15s', labels: { release: 'kube-prometheus' } },
   })
   t.strictSame(objects.map((object) => object.kind).sort(), ['ConfigMap', 'ConfigMap', 'Deployment', 'PodDisruptionBudget', 'Service', 'ServiceMonitor'], 'no autoscaler')
-  validate(t, objects)
+  validateObjects(t, objects)
   const deployment = one(objects, 'Deployment')
   t.equal(deployment.spec.replicas, 3, 'replicaCount applies without the autoscaler')
   t.equal(containerOf(objects).image, 'registry.example/mapper-service:9.9.9')
@@ -454,7 +434,7 @@ t.test("the README's Helm values, verbatim, lint and render", withHelm(async (t,
   const lint = await helm.lint(values)
   t.equal(lint.code, 0, `lint --strict passes with it: ${lint.stdout}${lint.stderr}`)
   const objects = await helm.template('mapper', values)
-  validate(t, objects)
+  validateObjects(t, objects)
   t.ok(byKind(objects, 'Secret').length + (podOf(objects).volumes.some((volume: K8sObject) => volume.secret !== undefined) ? 1 : 0) > 0, 'its credentials go through a Secret')
   const directory = tempDirectory(t)
   const mappings = configMapsOf(objects)[podOf(objects).volumes.find((volume: K8sObject) => volume.name === 'mappings').configMap.name]!

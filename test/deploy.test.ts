@@ -9,17 +9,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import { parse, parseAllDocuments } from 'yaml'
-import { ConfigMap } from 'kubernetes-models/v1/ConfigMap'
-import { Service } from 'kubernetes-models/v1/Service'
-import { Deployment } from 'kubernetes-models/apps/v1/Deployment'
-import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler'
-import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget'
 import { Mapper } from '../engine/index.js'
 import { loadMappings } from '../config/mappings.js'
 import { resolveConfig } from '../config/resolve.js'
 import { buildServer, DEFAULT_PORT } from '../server.js'
 import { packageInfo } from '../config/package.js'
-import { MAIN_THREAD_MIB, byKind, kustomize, mebibytes, one, threadsFor, toolsFor, type K8sObject } from './helm-support.js'
+import { MAIN_THREAD_MIB, byKind, validateObjects, kustomize, mebibytes, one, threadsFor, toolsFor, type K8sObject } from './helm-support.js'
 import { untracked } from './startup-support.js'
 
 const root = packageInfo().root
@@ -45,10 +40,7 @@ t.test('Kubernetes manifests validate against the API schemas and match the app'
   const service = manifest('service.yaml')
   const hpa = manifest('hpa.yaml')
   const pdb = manifest('pdb.yaml')
-  t.doesNotThrow(() => new Deployment(deployment as never).validate(), 'Deployment')
-  t.doesNotThrow(() => new Service(service as never).validate(), 'Service')
-  t.doesNotThrow(() => new HorizontalPodAutoscaler(hpa as never).validate(), 'HorizontalPodAutoscaler')
-  t.doesNotThrow(() => new PodDisruptionBudget(pdb as never).validate(), 'PodDisruptionBudget')
+  validateObjects(t, [deployment, service, hpa, pdb])
 
   const pod = deployment.spec.template.spec
   const [container] = pod.containers
@@ -90,14 +82,7 @@ t.test('kubectl kustomize deploy/: no replicas beside the autoscaler, ConfigMaps
   if (tools === undefined) return
   const objects = await kustomize(tools)
   t.strictSame(objects.map((object) => object.kind).sort(), ['ConfigMap', 'ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'Service'])
-  const validators: Record<string, (object: never) => { validate(): void }> = {
-    ConfigMap: (object) => new ConfigMap(object),
-    Service: (object) => new Service(object),
-    Deployment: (object) => new Deployment(object),
-    HorizontalPodAutoscaler: (object) => new HorizontalPodAutoscaler(object),
-    PodDisruptionBudget: (object) => new PodDisruptionBudget(object),
-  }
-  for (const object of objects) t.doesNotThrow(() => validators[object.kind]!(object as never).validate(), `${object.kind} ${object.metadata.name} is valid`)
+  validateObjects(t, objects)
 
   const deployment = one(objects, 'Deployment')
   t.equal(deployment.spec.replicas, undefined, 'no replicas: the autoscaler owns the count, an apply does not set it back')

@@ -7,7 +7,14 @@ import { execFile } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { Test } from 'tap'
 import { parse, stringify } from 'yaml'
+import { ConfigMap } from 'kubernetes-models/v1/ConfigMap'
+import { Secret } from 'kubernetes-models/v1/Secret'
+import { Service } from 'kubernetes-models/v1/Service'
+import { Deployment } from 'kubernetes-models/apps/v1/Deployment'
+import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler'
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget'
 import { cacheDirectory, deployTools, type DeployTools } from './deploy-tools.js'
 import { ROOT } from './startup-support.js'
 
@@ -152,3 +159,20 @@ export function threadsFor(resources: { limits?: Record<string, string | number>
 }
 
 export const MAIN_THREAD_MIB = 128
+
+/** The Kubernetes schemas (kubernetes-models) of the kinds the chart and the kustomization render. */
+const VALIDATORS: Record<string, (object: never) => { validate(): void }> = {
+  ConfigMap: (object) => new ConfigMap(object),
+  Secret: (object) => new Secret(object),
+  Service: (object) => new Service(object),
+  Deployment: (object) => new Deployment(object),
+  HorizontalPodAutoscaler: (object) => new HorizontalPodAutoscaler(object),
+  PodDisruptionBudget: (object) => new PodDisruptionBudget(object),
+}
+
+/** Every rendered object valid against its kind's schema (a ServiceMonitor is a CRD: not checked). */
+export function validateObjects(t: Test, objects: readonly K8sObject[]): void {
+  for (const object of objects.filter((o) => o.kind !== 'ServiceMonitor')) {
+    t.doesNotThrow(() => VALIDATORS[object.kind]!(object as never).validate(), `${object.kind} ${object.metadata.name} is valid`)
+  }
+}
