@@ -27,11 +27,14 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY *.ts ./
 COPY engine ./engine
-COPY plugins ./plugins
-COPY routes ./routes
-COPY schemas ./schemas
-COPY config ./config
+COPY support ./support
 COPY extensions ./extensions
+COPY sources ./sources
+COPY config ./config
+COPY service ./service
+COPY workers ./workers
+COPY observability ./observability
+COPY http ./http
 COPY bin ./bin
 RUN npm run build
 

@@ -8,25 +8,25 @@ import closeWithGrace from 'close-with-grace'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import pino, { type Logger } from 'pino'
 import { servicePlugin, type ServerPluginOptions } from './app.js'
-import { loadExtensions } from './config/extensions.js'
-import { MODULE_EXTENSIONS, SourceError, extensionOf } from './config/files.js'
-import { bundledMappingsPath, loadMappings, type MappingsInput } from './config/mappings.js'
+import { loadExtensions } from './sources/extensions.js'
+import { MODULE_EXTENSIONS, SourceError, extensionOf } from './sources/files.js'
+import { bundledMappingsPath, loadMappings, type MappingsInput } from './sources/mappings.js'
 import { readOptions } from './config/read-options.js'
 import { ConfigError, resolveConfig, type ServerConfig, type ServiceConfig } from './config/resolve.js'
-import { loadPinoPretty } from './config/optional.js'
-import { startTelemetry } from './config/telemetry.js'
-import { watchMappings } from './config/watch.js'
+import { loadPinoPretty } from './support/optional.js'
+import { startTelemetry } from './observability/telemetry.js'
+import { watchMappings } from './sources/watch.js'
 import type { Extensions } from './engine/index.js'
 import { stockExtensions } from './extensions/stock.js'
-import { clientErrorHandler } from './plugins/client-errors.js'
-import { RegistrationError } from './runtime/engine.js'
-import { frameworkErrorHandler } from './plugins/errors.js'
-import { REDACTED_PATHS } from './plugins/logging.js'
-import { Reloader, type MappingsSource } from './runtime/reloader.js'
-import { requestIdFor } from './plugins/request-id.js'
-import { loadOffThread } from './runtime/load.js'
-import { releaseMemoryWhenIdle } from './runtime/idle-memory.js'
-import type { Options } from './schemas/options.js'
+import { clientErrorHandler } from './http/client-errors.js'
+import { RegistrationError } from './service/mapping-service.js'
+import { frameworkErrorHandler } from './http/plugins/errors.js'
+import { REDACTED_PATHS } from './http/plugins/logging.js'
+import { Reloader, type MappingsSource } from './service/reloader.js'
+import { requestIdFor } from './http/plugins/request-id.js'
+import { loadOffThread } from './workers/load.js'
+import { releaseMemoryWhenIdle } from './service/idle-memory.js'
+import type { Options } from './config/options-schema.js'
 
 export const DEFAULT_PORT = 3333
 
@@ -48,7 +48,7 @@ async function createLogger(config: ServiceConfig): Promise<Logger> {
     level: config.logging.level,
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
   }
-  // pino-pretty is an optional package (config/optional.ts), loaded only for this format.
+  // pino-pretty is an optional package (support/optional.ts), loaded only for this format.
   if (config.logging.format === 'pretty') return pino(options, (await loadPinoPretty()).default({ colorize: false, sync: true }))
   // Written asynchronously: a line joins a buffer on the event loop and the write happens on
   // libuv's thread pool, lines gathered while one is in flight going out in the next write. One
@@ -79,7 +79,7 @@ export async function buildServer(build: BuildConfig = {}): Promise<FastifyInsta
   const limits = config.server
   const app = Fastify({
     loggerInstance: logger,
-    // This service writes its own one line per request (plugins/logging.ts).
+    // This service writes its own one line per request (http/plugins/logging.ts).
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     bodyLimit: config.maxBodyBytes,
     genReqId: (raw) => requestIdFor(raw, ids),

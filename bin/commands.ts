@@ -7,10 +7,10 @@ import { open, readFile, stat } from 'node:fs/promises'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { relative, sep } from 'node:path'
 import picomatch from 'picomatch'
-import { loadExtensions } from '../config/extensions.js'
-import { DocumentSyntaxError, SourceError, extensionOf, parseDocumentText, readDocumentFile } from '../config/files.js'
-import { locator, type Position } from '../config/positions.js'
-import { bundledMappingsPath, documentFilesUnder, holdsMappings, loadMappings, notMappings, type MappingEntry } from '../config/mappings.js'
+import { loadExtensions } from '../sources/extensions.js'
+import { DocumentSyntaxError, SourceError, extensionOf, parseDocumentText, readDocumentFile } from '../sources/files.js'
+import { locator, type Position } from '../sources/positions.js'
+import { bundledMappingsPath, documentFilesUnder, holdsMappings, loadMappings, notMappings, type MappingEntry } from '../sources/mappings.js'
 import {
   countExamples,
   describeDifference,
@@ -28,8 +28,8 @@ import {
 } from '../engine/index.js'
 import { didYouMean } from '../engine/suggest.js'
 import { stockExtensions } from '../extensions/stock.js'
-import { shapeError } from '../errors.js'
-import { answerLines, errorLine, NdjsonReader, type Answering } from '../runtime/ndjson.js'
+import { shapeError } from '../service/errors.js'
+import { answerLines, errorLine, NdjsonReader, type Answering } from '../service/ndjson.js'
 
 interface Io {
   readonly out: (text: string) => void
@@ -581,7 +581,7 @@ async function ndjsonSource(path: string | undefined, io: Io): Promise<{ source:
 
 /**
  * `map --ndjson`: each line of the input evaluated by `plan` and answered by one line on standard
- * output, in input order, the same lines as POST /map/stream (runtime/ndjson.ts), written as fast
+ * output, in input order, the same lines as POST /map/stream (service/ndjson.ts), written as fast
  * as standard output takes them and read no faster; progress on standard error when it is a
  * terminal. Exit 0 when every line answered a valid envelope, 1 otherwise.
  */

@@ -1,8 +1,8 @@
 // The options object from the environment (http.md §8): `OPTIONS` (inline JSON) or `OPTIONS_FILE`
 // (.json, .yaml, .yml), never both.
 import { isObject } from '../engine/index.js'
-import { DOCUMENT_EXTENSIONS, SourceError, extensionOf, readDocumentFile } from './files.js'
-import { whereJsonFails } from './json-syntax.js'
+import { DOCUMENT_EXTENSIONS, SourceError, extensionOf, readDocumentFile } from '../sources/files.js'
+import { whereJsonFails } from '../sources/json-syntax.js'
 
 const describe = (value: unknown): string => (value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`)
 

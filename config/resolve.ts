@@ -9,8 +9,9 @@ import { TypeCompiler, type ValueError } from '@sinclair/typebox/compiler'
 import { Value } from '@sinclair/typebox/value'
 import { isObject, resolveLimits, type Limits } from '../engine/index.js'
 import { didYouMean } from '../engine/suggest.js'
-import { OptionsSchema, type Claims, type Options } from '../schemas/options.js'
-import { ConfigError } from './errors.js'
+import { OptionsSchema, type Claims, type Options } from './options-schema.js'
+import { ConfigError } from '../support/config-error.js'
+import { redactUrl } from '../support/redact.js'
 
 export interface AuthConfig {
   readonly strategy: 'secret' | 'publicKey' | 'jwksUri'
@@ -63,7 +64,7 @@ export interface ServiceConfig {
   readonly stream: StreamConfig
 }
 
-/** The limits of POST /map/stream (options.stream, routes/stream.ts), every one filled in. */
+/** The limits of POST /map/stream (options.stream, http/routes/stream.ts), every one filled in. */
 export interface StreamConfig {
   /** Milliseconds a stream may go without answering a line (blank lines answer nothing); then it is ended. */
   readonly idleTimeout: number
@@ -88,7 +89,7 @@ export interface OpenApiConfig {
   readonly operationIdPrefix: string
 }
 
-/** Worker threads for caller-authored work (options.isolation, runtime/isolation.ts). */
+/** Worker threads for caller-authored work (options.isolation, workers/isolation.ts). */
 export interface IsolationConfig {
   /** Explicit documents and explain traces go to the workers. */
   readonly explicit: boolean
@@ -215,22 +216,6 @@ function resolveRateLimit(options: Options['rateLimit']): false | RateLimitConfi
   const limit = options === true ? {} : options
   const resolved = { max: limit.max ?? 100, timeWindow: limit.timeWindow ?? 60000 }
   return limit.redis === undefined ? resolved : { ...resolved, redis: redisUrl(limit.redis) }
-}
-
-/**
- * A URL fit for a log line or an error: its user name and password replaced by `***`. Anything
- * that does not parse as a URL is not printed at all (it could be a password pasted in alone).
- */
-export function redactUrl(text: string): string {
-  let url: URL
-  try {
-    url = new URL(text)
-  } catch {
-    return '(not a URL)'
-  }
-  if (url.username !== '') url.username = '***'
-  if (url.password !== '') url.password = '***'
-  return url.href
 }
 
 /** options.rateLimit.redis, checked as ioredis will read it; errors name it only redacted. */

@@ -230,7 +230,7 @@ export function measure(value: object, valuesAllowed: number, bytesAllowed: numb
 }
 
 /**
- * Outputs estimated above this many bytes are printed a slice at a time (runtime/print.ts): one
+ * Outputs estimated above this many bytes are printed a slice at a time (service/print.ts): one
  * JSON.stringify of them would hold the thread for more than a few milliseconds.
  */
 export const LARGE_OUTPUT_BYTES = 256 * 1024

@@ -3,7 +3,7 @@
 // redirects and private destinations. The hosts named in REQUEST_ALLOW_HOSTS are the exceptions
 // to the last rule, for a deployment whose upstream is internal. A deployment replaces all of it
 // with EXTENSIONS.
-import { ConfigError } from '../config/errors.js'
+import { ConfigError } from '../support/config-error.js'
 import type { Extensions } from '../engine/index.js'
 import { createRequest, requestConfigOf, type RequestConfig } from './request/index.js'
 

@@ -3,8 +3,8 @@
 // claims, any-of values, array claims in the token, `scope`/`scp` as space-separated lists; 403 with
 // the exact messages; `context.identity` is the verified payload. Table-driven, as the spec is.
 import t from 'tap'
-import { claimsSatisfied } from '../plugins/auth.js'
-import type { Claims } from '../schemas/options.js'
+import { claimsSatisfied } from '../http/plugins/auth.js'
+import type { Claims } from '../config/options-schema.js'
 import { SECRET, call, nowSeconds, service, sharedServices, sign, type Tap } from './auth-support.js'
 
 type Identity = Record<string, unknown> | null

@@ -3,7 +3,7 @@
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import t from 'tap'
-import { packageInfo } from '../config/package.js'
+import { packageInfo } from '../support/package.js'
 import { untracked } from './startup-support.js'
 
 const run = promisify(execFile)

@@ -1,8 +1,8 @@
-// Where a diagnostic's pointer lands in a mapping file (config/positions.ts): YAML and JSON, a
+// Where a diagnostic's pointer lands in a mapping file (sources/positions.ts): YAML and JSON, a
 // compound file's member by its `$id`, an absent member placed on the object that lacks it, and
 // no place for a file too large to parse again on the event loop.
 import t from 'tap'
-import { locator, placeInFile } from '../config/positions.js'
+import { locator, placeInFile } from '../sources/positions.js'
 import { tempTree } from './startup-support.js'
 
 t.test('locator: a pointer\'s node, or the deepest one on its way', async (t) => {

@@ -5,7 +5,7 @@
 // OPTIONS_FILE through the real entry point.
 import t from 'tap'
 import { ConfigError, resolveConfig } from '../config/resolve.js'
-import type { Options } from '../schemas/options.js'
+import type { Options } from '../config/options-schema.js'
 import { buildServer } from '../server.js'
 
 /** The message resolveConfig refuses `options` with. */

@@ -5,7 +5,7 @@
 import t, { type Test } from 'tap'
 import { DocumentError, Mapper, NonLinearPattern, parsePointer } from '../engine/index.js'
 import { admitDocument } from '../engine/mapper.js'
-import { shapeError } from '../plugins/errors.js'
+import { shapeError } from '../service/errors.js'
 
 /** The error `run` throws or rejects with. */
 async function caught(run: () => unknown): Promise<unknown> {

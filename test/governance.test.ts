@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { Mapper } from '../engine/index.js'
 import { EXPLICIT_LIMITS, resolveConfig } from '../config/resolve.js'
-import { EngineService } from '../runtime/engine.js'
+import { EngineService } from '../service/mapping-service.js'
 import { originOf, serve } from './http-support.js'
 
 const EXPLICIT = { map: { explicit: true } }

@@ -6,7 +6,7 @@ import net from 'node:net'
 import t from 'tap'
 import Fastify from 'fastify'
 import mapperService from '../app.js'
-import { frameworkErrorHandler } from '../plugins/errors.js'
+import { frameworkErrorHandler } from '../http/plugins/errors.js'
 import { ECHO, GENERATED_ID, JSON_TYPE, SECRET, call, originOf, serve, shared } from './http-support.js'
 
 const mapEcho = (payload: string, headers: Record<string, string> = {}) => ({ method: 'POST' as const, url: '/map', payload, headers })

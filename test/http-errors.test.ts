@@ -6,7 +6,7 @@ import type { FastifyInstance, InjectOptions } from 'fastify'
 import type { BuildConfig } from '../server.js'
 import { createRequest } from '../extensions/request/index.js'
 import { stockExtensions } from '../extensions/stock.js'
-import { shapeError } from '../plugins/errors.js'
+import { shapeError } from '../service/errors.js'
 
 /** The stock surface with the upstreams of these tests (on 127.0.0.1) allowed. */
 const LOOPBACK_ALLOWED = stockExtensions({ REQUEST_ALLOW_HOSTS: '127.0.0.1' })

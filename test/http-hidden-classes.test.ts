@@ -11,7 +11,7 @@ import t from 'tap'
 const script = `
 import Fastify from 'fastify'
 import { buildServer } from './server.ts'
-import { callerOf } from './routes/caller.ts'
+import { callerOf } from './http/routes/caller.ts'
 const sameMap = new Function('a', 'b', 'return %HaveSameMap(a, b)')
 const fast = new Function('a', 'return %HasFastProperties(a)')
 const plain = (pair) => pair.length === 2 && fast(pair[0]) && fast(pair[1]) && sameMap(pair[0], pair[1])

@@ -2,7 +2,7 @@
 // GET /extensions (names only, in registration order; the stock surface by default).
 import t from 'tap'
 import { stockExtensions } from '../extensions/stock.js'
-import { bundledMappingsPath, loadMappings } from '../config/mappings.js'
+import { bundledMappingsPath, loadMappings } from '../sources/mappings.js'
 import { ECHO, GREETINGS, SECRET, bearer, call, serve, shared } from './http-support.js'
 
 /** The tests of the default options share one server (a build costs a few hundred milliseconds). */

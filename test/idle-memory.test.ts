@@ -1,4 +1,4 @@
-// Memory given back once the service is idle (runtime/idle-memory.ts): a full collection runs when
+// Memory given back once the service is idle (service/idle-memory.ts): a full collection runs when
 // a check finds no request in flight and memory grown past the bound since the last one; never
 // while a request is in flight, never without growth. Collections are counted, not timed, with a
 // real listening server and real requests (bench:hostile measures the resident memory).
@@ -6,7 +6,7 @@ import t, { type Test } from 'tap'
 import { createServer, request, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { releaseMemoryWhenIdle } from '../runtime/idle-memory.js'
+import { releaseMemoryWhenIdle } from '../service/idle-memory.js'
 
 const CHECK_MS = 20
 const GROWTH = 16 * 1024 * 1024

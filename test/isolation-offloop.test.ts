@@ -1,6 +1,6 @@
 // Work that grows with the caller's input runs off the event loop (issue 30): POST /validate of a
 // submitted document goes to the worker pool whatever map.explicit says (isolation.validate), and a
-// body with more values than the main thread should build (runtime/json-text.ts) keeps its objects
+// body with more values than the main thread should build (service/json-text.ts) keeps its objects
 // and arrays as text, parsed and evaluated in a worker, for registered mappings too. The extensions
 // come from a module written to a temp dir, as a deployment's EXTENSIONS would: `thread` tells where
 // a value was transformed, and the module announces each thread that loads it on a
@@ -14,9 +14,9 @@ import { join } from 'node:path'
 import { BroadcastChannel } from 'node:worker_threads'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
-import { loadExtensions } from '../config/extensions.js'
-import { jsonSyntaxProblem } from '../config/json-syntax.js'
-import { LARGE_BODY_CHARS, LARGE_BODY_VALUES } from '../runtime/json-text.js'
+import { loadExtensions } from '../sources/extensions.js'
+import { jsonSyntaxProblem } from '../sources/json-syntax.js'
+import { LARGE_BODY_CHARS, LARGE_BODY_VALUES } from '../service/json-text.js'
 import { buildServer } from '../server.js'
 
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0]

@@ -1,4 +1,4 @@
-// Isolation (options.isolation, runtime/isolation.ts): caller-authored work runs in worker threads
+// Isolation (options.isolation, workers/isolation.ts): caller-authored work runs in worker threads
 // under hard limits, through a real listening server. Extensions come from a module written to a
 // temp dir, as a deployment's EXTENSIONS would: `thread` tells where a value was transformed,
 // `spin` never returns, `hog` allocates without end, `count` is a plugin the metrics count.
@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import pino from 'pino'
 import t from 'tap'
-import { loadExtensions } from '../config/extensions.js'
+import { loadExtensions } from '../sources/extensions.js'
 import { ConfigError, resolveConfig } from '../config/resolve.js'
 import { buildServer } from '../server.js'
 

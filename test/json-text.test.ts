@@ -1,11 +1,11 @@
-// runtime/json-text.ts against JSON.parse and config/json-syntax.ts: for texts made by mutating a
+// service/json-text.ts against JSON.parse and sources/json-syntax.ts: for texts made by mutating a
 // JSON text (characters deleted, inserted, replaced; a seeded generator, so every run checks the
 // same texts), the strict scan accepts exactly what JSON.parse accepts, finds each top-level member
 // as JSON.parse reads it, refuses where jsonSyntaxProblem says the text stops being JSON, and
 // says the same whatever slices it is run in; the count of values is the same run whole or sliced.
 import t from 'tap'
-import { jsonSyntaxProblem } from '../config/json-syntax.js'
-import { JsonCount, JsonScan, JsonText, largeBody, parseJsonText, scanJson, whereJsonStops } from '../runtime/json-text.js'
+import { jsonSyntaxProblem } from '../sources/json-syntax.js'
+import { JsonCount, JsonScan, JsonText, largeBody, parseJsonText, scanJson, whereJsonStops } from '../service/json-text.js'
 
 /** A seeded generator of numbers in [0, 1) (mulberry32). */
 function seeded(seed: number): () => number {

@@ -1,12 +1,12 @@
 // Large outputs without a long turn (issue 30): a large upstream JSON body written whole is counted
 // by the output budgets from the size its assembly noted (pack.ts, engine noteSize), with no walk of
 // it on the main thread, and the budgets still trip on it; an envelope the engine counted as large
-// is printed a slice at a time (runtime/print.ts), the event loop turning between slices, and the
+// is printed a slice at a time (service/print.ts), the event loop turning between slices, and the
 // text answered is exactly what JSON.stringify prints. Small outputs print as before, synchronously.
 import t from 'tap'
 import { BudgetExceeded, Mapper, measure, type MappingDocument } from '../engine/index.js'
 import { closeParseThreads, createRequest } from '../extensions/request/index.js'
-import { runPlan } from '../runtime/evaluation.js'
+import { runPlan } from '../service/evaluation.js'
 import { buildServer } from '../server.js'
 import { listening } from './attack-support.js'
 import { upstream } from './request-support.js'

@@ -26,7 +26,7 @@ const restricted = async (code: string, file: string): Promise<string[]> => {
 }
 
 t.test('a spread argument in shipped code is an error that says why', async (t) => {
-  for (const file of ['engine/sample.ts', 'runtime/sample.ts', 'routes/sample.ts', 'bin/sample.ts', 'app.ts']) {
+  for (const file of ['engine/sample.ts', 'service/sample.ts', 'http/routes/sample.ts', 'bin/sample.ts', 'app.ts']) {
     const found = await restricted('export function f(out: number[], x: number[]): void {\n  out.push(...x)\n}\n', file)
     t.equal(found.length, 1, `${file}: push(...x)`)
     t.match(found[0], /overflows the stack/)
@@ -46,7 +46,7 @@ t.test('tests and benchmarks may spread', async (t) => {
 })
 
 t.test('shipped code has no spread argument today', async (t) => {
-  const results = await eslint.lintFiles(['engine', 'extensions', 'runtime', 'routes', 'plugins', 'config', 'bin', 'schemas', 'app.ts', 'server.ts', 'errors.ts', 'index.ts', 'playground'])
+  const results = await eslint.lintFiles(['engine', 'support', 'extensions', 'sources', 'config', 'service', 'workers', 'observability', 'http', 'bin', 'app.ts', 'server.ts', 'index.ts', 'playground'])
   const spreads = results.flatMap((result) => result.messages.filter((message) => message.ruleId === 'no-restricted-syntax').map((message) => `${result.filePath}:${message.line}`))
   t.same(spreads, [])
 })

@@ -10,8 +10,8 @@ import { createClient } from '@hey-api/openapi-ts'
 import openapiTS, { astToString } from 'openapi-typescript'
 import t from 'tap'
 import { buildServer } from '../server.js'
-import { bundledMappingsPath, loadMappings } from '../config/mappings.js'
-import { packageInfo } from '../config/package.js'
+import { bundledMappingsPath, loadMappings } from '../sources/mappings.js'
+import { packageInfo } from '../support/package.js'
 import { untracked } from './startup-support.js'
 
 const run = promisify(execFile)

@@ -6,10 +6,10 @@ import { createConfig, lintFromString } from '@redocly/openapi-core'
 import Fastify from 'fastify'
 import t from 'tap'
 import mapperService from '../app.js'
-import { bundledMappingsPath, loadMappings } from '../config/mappings.js'
-import { Reloader } from '../runtime/reloader.js'
+import { bundledMappingsPath, loadMappings } from '../sources/mappings.js'
+import { Reloader } from '../service/reloader.js'
 import { buildServer } from '../server.js'
-import type { Options } from '../schemas/options.js'
+import type { Options } from '../config/options-schema.js'
 import { bearer } from './http-support.js'
 
 interface Operation {

@@ -1,10 +1,10 @@
-// runtime/series.ts against prom-client itself: for any sequence of labelled observations, a fast
+// observability/series.ts against prom-client itself: for any sequence of labelled observations, a fast
 // counter or histogram prints exactly the exposition prom-client's own Counter and Histogram print,
 // and a registry reset zeroes both alike.
 import fc from 'fast-check'
 import { Counter, Histogram, Registry } from 'prom-client'
 import t from 'tap'
-import { FastCounter, FastHistogram } from '../runtime/series.js'
+import { FastCounter, FastHistogram } from '../observability/series.js'
 
 const BUCKETS = [0.001, 0.01, 0.1, 1, 10]
 // Label values a caller could choose (a mapping id): quotes, backslashes, newlines included.

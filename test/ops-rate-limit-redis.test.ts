@@ -9,7 +9,8 @@ import { once } from 'node:events'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import { resolveConfig } from '../config/resolve.js'
-import { REDIS_TIMEOUTS } from '../runtime/rate-limit-store.js'
+import { REDACTED } from '../support/redact.js'
+import { REDIS_TIMEOUTS } from '../http/plugins/rate-limit/store.js'
 import { buildServer } from '../server.js'
 import { capturedLog, type CapturedLog } from './log-support.js'
 import { ECHO, settlesWithin } from './http-support.js'
@@ -89,7 +90,7 @@ if (!installed && process.env.MAPPER_REQUIRE_SYSTEM_SERVICES === '1') {
     const logB = capturedLog()
     const a = await instance(t, redis.url, logA)
     const b = await instance(t, redis.url, logB)
-    const redacted = redis.url.replace(PASSWORD, '***')
+    const redacted = redis.url.replace(`:${PASSWORD}`, REDACTED)
     t.match(lines(logA, /^rate limits shared in Redis$/), [{ level: 30, store: redacted }], 'connected at start-up, the URL redacted')
     t.equal(await series(a, 'mapper_rate_limit_store_up'), 1, 'the store is up')
     t.equal(await series(a, 'mapper_rate_limit_store_errors_total'), 0, 'no request passed unlimited')
@@ -161,9 +162,9 @@ t.test('the option is validated, and its password never printed', async (t) => {
       t.notOk((error as Error).message.includes(PASSWORD), 'the message does not hold the password')
     }
   }
-  refused(`http://user:${PASSWORD}@cache:6379`, /^options\.rateLimit\.redis \(http:\/\/\*\*\*:\*\*\*@cache:6379\/?\) must be a redis:\/\/ or rediss:\/\/ URL$/)
+  refused(`http://user:${PASSWORD}@cache:6379`, /^options\.rateLimit\.redis \(http:\/\/REDACTED@cache:6379\/?\) must be a redis:\/\/ or rediss:\/\/ URL$/)
   refused(`${PASSWORD}`, /^options\.rateLimit\.redis must be a redis:\/\/ or rediss:\/\/ URL$/)
-  refused(`redis://:${PASSWORD}@cache:6379/zero`, /^options\.rateLimit\.redis \(redis:\/\/:\*\*\*@cache:6379\/zero\): the path is the database number/)
+  refused(`redis://:${PASSWORD}@cache:6379/zero`, /^options\.rateLimit\.redis \(redis:\/\/REDACTED@cache:6379\/zero\): the path is the database number/)
   t.throws(() => resolveConfig({ rateLimit: { redis: '' } }), { name: 'ConfigError', message: /^options\.rateLimit/ }, 'an empty URL')
   t.ok(resolveConfig({ rateLimit: { redis: 'rediss://cache.example:6380' } }).rateLimit, 'rediss:// (TLS), no database number')
 })

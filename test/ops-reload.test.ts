@@ -14,8 +14,8 @@ import { existsSync, mkdirSync, renameSync, rmSync, symlinkSync } from 'node:fs'
 import Fastify from 'fastify'
 import t from 'tap'
 import mapperService from '../app.js'
-import { loadMappings } from '../config/mappings.js'
-import { RELOAD_CHANNEL, Reloader, type ReloadOutcome } from '../runtime/reloader.js'
+import { loadMappings } from '../sources/mappings.js'
+import { RELOAD_CHANNEL, Reloader, type ReloadOutcome } from '../service/reloader.js'
 import { DELAYED_EXTENSIONS, exchange, freePort, spawnEntryPoint, tempTree, waitForHealth, waitUntil, type EntryPoint } from './startup-support.js'
 
 t.setTimeout(300000)

@@ -1,7 +1,7 @@
 // What an install brings: the shipped files (tsconfig.build.json's) import at run time only the
 // packages of `dependencies`; the optional packages (`peerDependencies` marked optional: the
 // OpenTelemetry SDK, @fastify/otel, tsx, pino-pretty, ioredis, cheerio) are loaded only by
-// config/optional.ts, on demand (import() or require() inside a function, never as the module
+// support/optional.ts, on demand (import() or require() inside a function, never as the module
 // loads), which turns their absence into one line naming the package; the engine imports nothing of
 // the service; no shipped files import each other in a circle. Then a real light install: the
 // shipped files, compiled as the build compiles them, beside a node_modules without the optional
@@ -11,11 +11,11 @@ import { builtinModules } from 'node:module'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import t, { type Test } from 'tap'
 import ts from 'typescript'
-import { mappingEntries } from '../config/mappings.js'
+import { mappingEntries } from '../sources/mappings.js'
 import type { MappingDocument } from '../engine/index.js'
 import { createRequest } from '../extensions/request/index.js'
 import { stockExtensions } from '../extensions/stock.js'
-import { requestPluginUsers } from '../runtime/cheerio-warning.js'
+import { requestPluginUsers } from '../service/cheerio-warning.js'
 import { buildServer } from '../server.js'
 import { capturedLog } from './log-support.js'
 import { upstream } from './request-support.js'
@@ -34,7 +34,7 @@ interface Manifest {
 const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Manifest
 const OPTIONAL = Object.keys(manifest.peerDependencies)
 /** The one module that may import an optional package, and must handle its absence. */
-const OPTIONAL_LOADER = 'config/optional.ts'
+const OPTIONAL_LOADER = 'support/optional.ts'
 
 /** The files `npm run build` compiles, as paths relative to the root. */
 function shippedFiles(): string[] {
@@ -109,7 +109,7 @@ t.test('the rule tells a load on demand from one as the module loads', async (t)
   )
 })
 
-t.test('the shipped files load only dependencies; optional packages only through config/optional.ts', async (t) => {
+t.test('the shipped files load only dependencies; optional packages only through support/optional.ts', async (t) => {
   const files = shippedFiles()
   t.ok(files.includes(OPTIONAL_LOADER) && files.includes('bin/mapper-service.ts') && files.includes('engine/index.ts'), `${files.length} shipped files`)
   const problems: string[] = []
@@ -118,7 +118,7 @@ t.test('the shipped files load only dependencies; optional packages only through
     for (const { text, onDemand } of runtimeSpecifiers(file)) {
       if (text === '(computed)') {
         // A computed one is a module path the deployment names (MAPPINGS, EXTENSIONS).
-        if (file !== 'config/files.ts') problems.push(`${file}: loads a computed specifier`)
+        if (file !== 'sources/files.ts') problems.push(`${file}: loads a computed specifier`)
         continue
       }
       if (text.startsWith('.')) {
@@ -138,7 +138,7 @@ t.test('the shipped files load only dependencies; optional packages only through
   }
   t.same(problems, [], 'no shipped file loads what an install may lack')
   t.same(Object.keys(manifest.dependencies).filter((name) => !used.has(name)), [], 'every dependency is loaded by a shipped file')
-  t.same(OPTIONAL.filter((name) => !used.has(name)), [], 'every optional package is loaded (by config/optional.ts)')
+  t.same(OPTIONAL.filter((name) => !used.has(name)), [], 'every optional package is loaded (by support/optional.ts)')
   for (const name of OPTIONAL) {
     t.equal(manifest.peerDependenciesMeta[name]?.optional, true, `${name} is an optional peer`)
     t.equal(manifest.devDependencies[name], manifest.peerDependencies[name], `${name} is a devDependency too, at the same range (the tests use it)`)

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import pino from 'pino'
 import t from 'tap'
 import { ConfigError, resolveConfig } from '../config/resolve.js'
-import { PLAYGROUND_CSP } from '../routes/playground.js'
+import { PLAYGROUND_CSP } from '../http/routes/playground.js'
 import { buildServer } from '../server.js'
 import { SECRET } from './auth-support.js'
 

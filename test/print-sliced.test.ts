@@ -1,4 +1,4 @@
-// Large outputs printed a slice at a time (runtime/print.ts, issue 30): the text is exactly what
+// Large outputs printed a slice at a time (service/print.ts, issue 30): the text is exactly what
 // JSON.stringify prints, for any JSON value (deep ones, unicode, lone surrogates, index-like and
 // `__proto__` keys, undefined members, non-finite numbers, -0, toJSON), whatever the slice length,
 // and a large value is printed over several turns of the event loop. Outputs the engine counted as
@@ -7,7 +7,7 @@
 import fc from 'fast-check'
 import t from 'tap'
 import { BudgetExceeded, largeOutputBytes, LARGE_OUTPUT_BYTES, Mapper, measure, noteSize } from '../engine/index.js'
-import { printSliced, RUN_WEIGHT } from '../runtime/print.js'
+import { printSliced, RUN_WEIGHT } from '../service/print.js'
 
 /** Weights of a run printed by one JSON.stringify: 0 walks every container here, member by member. */
 const runWeights = fc.constantFrom(0, 1, 12, 40, 200, RUN_WEIGHT)

@@ -15,9 +15,9 @@ import t from 'tap'
 import mapperService from '../app.js'
 import { Mapper, type MappingDocument, type Plugin } from '../engine/index.js'
 import { stockExtensions } from '../extensions/stock.js'
-import { errorsPlugin } from '../plugins/errors.js'
-import { hopPlugin, LOOP_REFUSED } from '../plugins/hop.js'
-import { requestIdPlugin } from '../plugins/request-id.js'
+import { errorsPlugin } from '../http/plugins/errors.js'
+import { hopPlugin, LOOP_REFUSED } from '../http/plugins/hop.js'
+import { requestIdPlugin } from '../http/plugins/request-id.js'
 import { createRequest, HOP_HEADER, MAX_RESPONSE_DEPTH, ResponseTooDeepError } from '../extensions/request/index.js'
 import { jsonNestsDeeper } from '../engine/index.js'
 import { xmlNestsDeeper } from '../extensions/request/depth.js'
@@ -148,7 +148,7 @@ async function hopApp(t: { teardown(fn: () => unknown): void }, handled: string[
   return app
 }
 
-t.test('plugins/hop.ts: a request carrying the hop header is 403 Forbidden before any handler runs', async (t) => {
+t.test('http/plugins/hop.ts: a request carrying the hop header is 403 Forbidden before any handler runs', async (t) => {
   const handled: string[] = []
   const app = await hopApp(t, handled)
   for (const value of ['1', '', 'anything']) {

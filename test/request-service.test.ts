@@ -13,7 +13,7 @@ import { capturedLog } from './log-support.js'
 import type { MappingDocument } from '../engine/index.js'
 import { stockExtensions } from '../extensions/stock.js'
 import { buildServer, configFromEnvironment } from '../server.js'
-import { loadExtensions } from '../config/extensions.js'
+import { loadExtensions } from '../sources/extensions.js'
 import { upstream } from './request-support.js'
 import { freePort, tempTree } from './startup-support.js'
 

@@ -7,9 +7,9 @@ import { createServer } from 'node:net'
 import fc from 'fast-check'
 import t from 'tap'
 import { buildServer, configFromEnvironment } from '../server.js'
-import { loadExtensions } from '../config/extensions.js'
-import { jsonSyntaxProblem } from '../config/json-syntax.js'
-import { loadMappings, mappingEntries, type MappingEntry } from '../config/mappings.js'
+import { loadExtensions } from '../sources/extensions.js'
+import { jsonSyntaxProblem } from '../sources/json-syntax.js'
+import { loadMappings, mappingEntries, type MappingEntry } from '../sources/mappings.js'
 import { tempTree } from './startup-support.js'
 
 const ids = (entries: readonly MappingEntry[]): string[] => entries.map((entry) => entry.id)

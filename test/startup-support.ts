@@ -9,7 +9,7 @@ import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import type { Options } from '../schemas/options.js'
+import type { Options } from '../config/options-schema.js'
 
 /**
  * An options object the types refuse, as a JavaScript caller might pass it: for the tests of the

@@ -1,11 +1,11 @@
-// runtime/ndjson.ts in this process: the bytes of a stream read exactly (a byte order mark dropped
+// service/ndjson.ts in this process: the bytes of a stream read exactly (a byte order mark dropped
 // at the stream's start only, whatever chunks carry it; the line limit on the content, without its
 // `\n` or `\r\n`, both ways and across chunk boundaries; a line that is not UTF-8 an error line,
 // never replacement characters), malformed lines refused cheaply (no stack trace, the column from
 // the parser or from a bounded scan), and answering in slices: however many lines one chunk
 // brings, the event loop gets turns between them (counted, never timed).
 import t from 'tap'
-import { answerLines, ClientGone, LineSplitter, NdjsonReader, parseLine, SCAN_CHARS, SLICE_LINES, type Answering, type Line } from '../runtime/ndjson.js'
+import { answerLines, ClientGone, LineSplitter, NdjsonReader, parseLine, SCAN_CHARS, SLICE_LINES, type Answering, type Line } from '../service/ndjson.js'
 
 const bytes = (...parts: Array<string | number[] | Buffer>): Buffer => Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part) : Buffer.from(part))))
 

@@ -4,7 +4,7 @@
 // a call meets options no validation refused. Unknown keys are refused, so a typo or an attempt to
 // set policy from a document (`timeoutMs`, `redirect` …) fails loudly instead of being ignored.
 import { isObject, parsePointer, validate } from '../../engine/index.js'
-import { MissingPackageError } from '../../config/optional.js'
+import { MissingPackageError } from '../../support/optional.js'
 import { readHeaders } from './headers.js'
 import { clip, InvalidRequestOptionsError, type OptionIssue, type ReportIssue } from './option-issues.js'
 import { compileScraper, type CompiledScraper } from './scraper.js'

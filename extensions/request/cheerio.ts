@@ -1,10 +1,10 @@
 // cheerio (with parse5 and htmlparser2, a third of the request plugin's start-up) loaded on first
 // use: a service, or a worker thread of one, that never parses HTML or XML never loads it. It is an
-// optional package (config/optional.ts): without it, JSON and text bodies are read as ever and an
+// optional package (support/optional.ts): without it, JSON and text bodies are read as ever and an
 // HTML or XML body, or a scraper, fails its call with MissingPackageError naming the package.
 import type * as Cheerio from 'cheerio'
 import type { Plugin } from '../../engine/index.js'
-import { loadCheerio } from '../../config/optional.js'
+import { loadCheerio } from '../../support/optional.js'
 
 let loaded: typeof Cheerio | undefined
 
@@ -15,7 +15,7 @@ export function cheerio(feature: string): typeof Cheerio {
 
 // The plugins createRequest built, under whatever name a surface registers them: the service looks
 // for them among its surface's plugins, to warn at start-up when cheerio is missing
-// (runtime/cheerio-warning.ts).
+// (service/cheerio-warning.ts).
 const requestPlugins = new WeakSet<Plugin>()
 
 export function markRequestPlugin(plugin: Plugin): Plugin {

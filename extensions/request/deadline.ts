@@ -1,7 +1,7 @@
 // One deadline per call (request-plugin.md §2 `timeoutMs`): a single timer and a single abort
 // signal over the policy hook, every hop and the body, so a slow chain of redirects cannot stretch
 // the budget hop by hop. The host's own signal (`context.signal`) aborts the same way.
-import { redactUrl } from '../../runtime/redact.js'
+import { redactUrl } from '../../support/redact.js'
 
 export class Deadline {
   private readonly controller = new AbortController()

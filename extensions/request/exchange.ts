@@ -4,7 +4,7 @@
 // connector of the plugin's Agent on every connection, hops included.
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Dispatcher } from 'undici'
-import { redactUrl } from '../../runtime/redact.js'
+import { redactUrl } from '../../support/redact.js'
 import { discardBody } from './body.js'
 import type { RequestPolicy } from './config.js'
 import type { Deadline } from './deadline.js'

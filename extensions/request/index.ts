@@ -5,7 +5,7 @@
 //   const mapper = new Mapper({ mappings }, { plugins: { request } })
 import type { EvaluationContext, Plugin } from '../../engine/index.js'
 import { admitStart } from '../../engine/slices.js'
-import { redactUrl } from '../../runtime/redact.js'
+import { redactUrl } from '../../support/redact.js'
 import { sharedAgent } from './agent.js'
 import { readBody, ResponseTooLargeError, type BodyBytes } from './body.js'
 import { checkCallOptions, readCallOptions } from './call-options.js'
@@ -41,7 +41,7 @@ export { checkCallOptions } from './call-options.js'
 /**
  * Plugins made by `createRequest` from plain data (no `checkUrl`, no `dispatcher`), with a copy of
  * that data: a worker thread makes the same plugin from it, so a host's surface of such plugins
- * can run isolated (runtime/isolation.ts) although functions cannot cross into a thread.
+ * can run isolated (workers/isolation.ts) although functions cannot cross into a thread.
  */
 const recreatable = new WeakMap<Plugin, RequestConfig>()
 

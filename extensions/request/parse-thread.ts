@@ -12,7 +12,7 @@
 import { availableParallelism } from 'node:os'
 import { isMainThread } from 'node:worker_threads'
 import type { Piscina } from 'piscina'
-import { MissingPackageError } from '../../config/optional.js'
+import { MissingPackageError } from '../../support/optional.js'
 import type { Deadline } from './deadline.js'
 import type { BodyBytes } from './body.js'
 import { ResponseTooDeepError } from './depth.js'

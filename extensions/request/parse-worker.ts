@@ -3,7 +3,7 @@
 // call's pointer and packed into transferred batches (pack.ts). Pattern inputs are recorded, not
 // judged: the evaluation's budget lives in the thread that asked.
 import { move, transferableSymbol, valueSymbol } from 'piscina'
-import { MissingPackageError } from '../../config/optional.js'
+import { MissingPackageError } from '../../support/optional.js'
 import { narrow, pack } from './pack.js'
 import type { ParseAnswer, ParseFailure, ParseTask } from './parse-thread.js'
 import { parseEnvelope } from './parse.js'

@@ -1,6 +1,6 @@
 // The redirect policy (request-plugin.md §3). undici is never asked to follow; the plugin sees
 // every 3xx and either refuses it (the default) or follows it within strict bounds.
-import { redactUrl } from '../../runtime/redact.js'
+import { redactUrl } from '../../support/redact.js'
 import type { RequestPolicy } from './config.js'
 
 export const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308])

@@ -5,7 +5,7 @@
 import { channel } from 'node:diagnostics_channel'
 import { context as activeContext, propagation, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api'
 import type { EvaluationContext } from '../../engine/index.js'
-import { redactUrl } from '../../runtime/redact.js'
+import { redactUrl } from '../../support/redact.js'
 import { RedirectRefusedError } from './redirect.js'
 
 /** The diagnostics channel an upstream call is published on once it is over. */

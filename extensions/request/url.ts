@@ -1,7 +1,7 @@
 // Where a call goes (request-plugin.md §1): `origin + pathname + ?search` built from the pipeline
 // value, or a `url` read through a pointer from one of the evaluation's scopes.
 import { readPointer, type EvaluationContext, isObject } from '../../engine/index.js'
-import { redactUrl } from '../../runtime/redact.js'
+import { redactUrl } from '../../support/redact.js'
 import { isMappingForm, type RequestOptions } from './call-options.js'
 import { clip, InvalidRequestOptionsError } from './option-issues.js'
 

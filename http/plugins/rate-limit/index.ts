@@ -1,0 +1,52 @@
+// Requests per caller and time window (options.rateLimit) with @fastify/rate-limit. The caller is
+// the verified token subject when auth is on — the limit runs after authentication, so a client
+// cannot pick its bucket with an unverified token — and the client IP otherwise (or for a token
+// without `sub`). Public routes (health, OpenAPI, OPTIONS) are never limited: probes must not be
+// turned away by a busy client. Over the limit: 429 with the error body and Retry-After.
+// The counters are in memory, per process, unless rateLimit.redis names a Redis that every replica
+// shares (http/plugins/rate-limit/store.ts; it fails open). Without it nothing here touches Redis.
+import rateLimit from '@fastify/rate-limit'
+import type { FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import type { RateLimitConfig } from '../../../config/resolve.js'
+import { TooManyRequests } from '../../../service/errors.js'
+import type { ServiceMetrics } from '../../../observability/metrics.js'
+import { SharedRateLimitStore } from './store.js'
+
+/** The bucket a request counts against. */
+export function callerKey(request: FastifyRequest): string {
+  const subject = request.identity?.sub
+  return typeof subject === 'string' && subject !== '' ? `sub:${subject}` : `ip:${request.ip}`
+}
+
+interface RateLimitPluginOptions {
+  readonly rateLimit: RateLimitConfig
+  /** Where the shared store reports its failures; undefined with metrics off. */
+  readonly metrics?: ServiceMetrics | undefined
+}
+
+export const rateLimitPlugin = fp<RateLimitPluginOptions>(
+  async (app, { rateLimit: { max, timeWindow, redis }, metrics }) => {
+    let shared: SharedRateLimitStore | undefined
+    if (redis !== undefined) {
+      shared = await SharedRateLimitStore.open(redis, app.log, metrics?.rateLimitStore())
+      app.addHook('onClose', (_app, done) => {
+        shared!.close()
+        done()
+      })
+    }
+    await app.register(rateLimit, {
+      // Redis failing: the request passes (fail open); the store has counted and logged it.
+      ...(shared === undefined ? {} : { store: shared.store, skipOnError: true }),
+      max,
+      timeWindow,
+      // After every onRequest hook (authentication sets request.identity there), before the body is read.
+      hook: 'preParsing',
+      keyGenerator: callerKey,
+      allowList: (request) => request.routeOptions.config.public === true,
+      // Thrown, so the error handler writes the error body; the plugin has set Retry-After already.
+      errorResponseBuilder: (_request, context) => new TooManyRequests(`Rate limit exceeded: at most ${context.max} requests per ${context.after}`),
+    })
+  },
+  { name: 'mapper-rate-limit', fastify: '5.x', dependencies: ['mapper-auth'] }
+)
