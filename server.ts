@@ -21,6 +21,7 @@ import { stockExtensions } from './extensions/stock.js'
 import { clientErrorHandler } from './http/client-errors.js'
 import { RegistrationError } from './service/mapping-service.js'
 import { frameworkErrorHandler } from './http/plugins/errors.js'
+import { cachedSerializerBuilder } from './http/serializers.js'
 import { REDACTED_PATHS } from './http/plugins/logging.js'
 import { Reloader, type MappingsSource } from './service/reloader.js'
 import { requestIdFor } from './http/plugins/request-id.js'
@@ -106,6 +107,8 @@ export async function buildServer(build: BuildConfig = {}): Promise<FastifyInsta
     },
     // 400, 408 and 431 from Node's parser: our error body, and never the raw request in the log.
     clientErrorHandler: clientErrorHandler({ log: logger, requestIdPrefix: config.requestIdPrefix, maxHeaderSize: limits.maxHeaderSize }),
+    // Each distinct response schema compiled once per process (http/serializers.ts).
+    schemaController: { compilersFactory: { buildSerializer: cachedSerializerBuilder } },
   })
   // Beyond the cap a connection is closed as it arrives: file descriptors stay for those served.
   app.server.maxConnections = limits.maxConnections

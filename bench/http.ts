@@ -12,7 +12,9 @@
 // unmeasured run of each scenario first, so JIT warm-up does not land in the figures), --rounds <n>
 // (default 1: the scenarios are measured round-robin n times and each figure is the median of its
 // rounds, so a slow moment of the machine does not land on one scenario alone), --json.
-// A quick smoke run: --duration 1 --connections 2 --warmup 0
+// --amount <n>: each scenario sends n requests and stops (instead of running --duration seconds),
+// requests/s being the total over the time taken: the smoke test's quick run,
+// --amount 200 --connections 2 --warmup 0.
 import { parseArgs } from 'node:util'
 import Fastify, { LogController } from 'fastify'
 import { pino, type Logger } from 'pino'
@@ -31,6 +33,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '2' },
     rounds: { type: 'string', default: '1' },
+    amount: { type: 'string' },
     json: { type: 'boolean', default: false },
   },
 })
@@ -38,12 +41,13 @@ const duration = Number(values.duration)
 const connections = Number(values.connections)
 const warmup = Number(values.warmup)
 const rounds = Number(values.rounds)
-if (!(duration > 0) || !(warmup >= 0) || !Number.isInteger(connections) || connections < 1 || !Number.isInteger(rounds) || rounds < 1) {
-  process.stderr.write('usage: bench/http.ts [--duration <seconds>] [--connections <n>] [--warmup <seconds>] [--rounds <n>] [--json]\n')
+const amount = values.amount === undefined ? undefined : Number(values.amount)
+if (!(duration > 0) || !(warmup >= 0) || !Number.isInteger(connections) || connections < 1 || !Number.isInteger(rounds) || rounds < 1 || (amount !== undefined && !(Number.isInteger(amount) && amount > 0))) {
+  process.stderr.write('usage: bench/http.ts [--duration <seconds> | --amount <requests>] [--connections <n>] [--warmup <seconds>] [--rounds <n>] [--json]\n')
   process.exit(2)
 }
 
-const load = (url: string, body: string, seconds = duration): Promise<Measured> => runLoad({ url, body, connections, duration: seconds })
+const load = (url: string, body: string, seconds = duration): Promise<Measured> => runLoad({ url, body, connections, duration: seconds, ...(amount === undefined ? {} : { amount }) })
 
 const citationDocument = parse(readFileSync(`${bundledMappingsPath()}/citation.yaml`, 'utf8')) as Record<string, unknown>
 const arrayDocument = DOCUMENTS.find((d) => d.$id === 'bench-array')!
@@ -135,7 +139,7 @@ const targets = {
 }
 
 if (values.json) {
-  process.stdout.write(`${JSON.stringify({ node: process.version, duration, connections, warmup, rounds, scenarios: results, ratios, targets })}\n`)
+  process.stdout.write(`${JSON.stringify({ node: process.version, duration, amount, connections, warmup, rounds, scenarios: results, ratios, targets })}\n`)
 } else {
   const rows = Object.entries(results).map(([name, r]) =>
     [name.padEnd(40), Math.round(r.requests).toLocaleString('en').padStart(10), `${r.latencyP50} ms`.padStart(9), `${r.latencyP99} ms`.padStart(9), String(r.errors + r.non2xx).padStart(7)].join('  ')
@@ -143,7 +147,7 @@ if (values.json) {
   const mark = (ok: boolean): string => (ok ? '✓ met' : '✗ NOT met')
   process.stdout.write(
     [
-      `mapper-service HTTP benchmark — node ${process.version}; autocannon from a separate process, ${connections} connections, ${duration} s per scenario after ${warmup} s of warm-up, ${rounds === 1 ? 'one round' : `median of ${rounds} rounds, round-robin`}, 127.0.0.1`,
+      `mapper-service HTTP benchmark — node ${process.version}; autocannon from a separate process, ${connections} connections, ${amount === undefined ? `${duration} s` : `${amount} requests`} per scenario after ${warmup} s of warm-up, ${rounds === 1 ? 'one round' : `median of ${rounds} rounds, round-robin`}, 127.0.0.1`,
       '',
       `${'scenario'.padEnd(40)}  ${'req/s'.padStart(10)}  ${'p50'.padStart(9)}  ${'p99'.padStart(9)}  ${'errors'.padStart(7)}`,
       ...rows,

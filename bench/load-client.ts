@@ -24,6 +24,11 @@ export interface Scenario {
   readonly connections: number
   readonly duration: number
   /**
+   * Stop after this many requests instead of after `duration` (the smoke test's mode: a quick,
+   * fixed amount of work); requests/s is then the total over the time it took.
+   */
+  readonly amount?: number
+  /**
    * The load generator's scheduling priority (a nice value; negative needs the right to raise it).
    * The soak gives its clients priority over the services: on one machine they stand for callers
    * on others, and a starved client would count its own lack of CPU as the service's.

@@ -16,11 +16,13 @@ const result = await autocannon({
   headers: { 'content-type': 'application/json' },
   body: scenario.body,
   connections: scenario.connections,
-  duration: scenario.duration,
+  ...(scenario.amount === undefined ? { duration: scenario.duration } : { amount: scenario.amount }),
 })
+// Per-second samples need whole seconds: a run of a fixed amount may end within the first.
+const perSecond = scenario.amount === undefined ? result.requests.average : result.requests.total / Math.max(result.duration, 0.001)
 process.stdout.write(
   `${JSON.stringify({
-    requests: result.requests.average,
+    requests: perSecond,
     latencyP50: result.latency.p50,
     latencyP99: result.latency.p99,
     errors: result.errors + result.timeouts,

@@ -9,17 +9,18 @@ import { untracked } from './startup-support.js'
 const run = promisify(execFile)
 
 t.test('bench:http runs one short round and reports every scenario', async (t) => {
-  // One second per scenario and round is already the least: autocannon stops at its first one-second
-  // sample after --duration. Most of the time is the twelve load-generator processes starting
-  // (bench/load-client.ts, a process per scenario and round).
+  // A fixed amount of requests per scenario and round (--amount), not a duration: autocannon would
+  // stop at its first one-second sample after --duration at the least. What time is left is the
+  // twelve load-generator processes starting (bench/load-client.ts, a process per scenario and round).
   // As `npm run bench:http` runs: without tap's process-info hooks (untracked), which the benchmark
   // and each load generator it starts would otherwise load too, about a second of start-up each.
-  const { stdout } = await run(...untracked(process.execPath, ['--import', './test/loader/register.mjs', 'bench/http.ts', '--json', '--duration', '1', '--connections', '2', '--warmup', '0', '--rounds', '2']), {
+  const { stdout } = await run(...untracked(process.execPath, ['--import', './test/loader/register.mjs', 'bench/http.ts', '--json', '--amount', '200', '--connections', '2', '--warmup', '0', '--rounds', '2']), {
     cwd: packageInfo().root,
     timeout: 90000,
   })
   const report = JSON.parse(stdout) as {
     node: string
+    amount: number
     rounds: number
     scenarios: Record<string, { requests: number; latencyP50: number; latencyP99: number; errors: number; non2xx: number; total: number }>
     ratios: Record<string, number>
@@ -27,11 +28,13 @@ t.test('bench:http runs one short round and reports every scenario', async (t) =
   }
   t.equal(report.node, process.version)
   t.equal(report.rounds, 2)
+  t.equal(report.amount, 200, 'a fixed amount of requests per scenario')
   const names = Object.keys(report.scenarios)
   t.equal(names.length, 6)
   t.match(names, ['bare echo', /^bare echo, the array body/, '/map registered citation', '/map explicit citation', /^\/map array/, '/map explicit citation, isolation off'])
   for (const [name, scenario] of Object.entries(report.scenarios)) {
-    t.ok(scenario.total > 0, `${name} answered`)
+    t.ok(scenario.total >= 200, `${name} answered every request`)
+    t.ok(Number.isFinite(scenario.requests) && scenario.requests > 0, `${name}: requests/s measured`)
     t.equal(scenario.errors, 0, `${name} had no errors`)
     t.equal(scenario.non2xx, 0, `${name} answered 2xx only`)
   }

@@ -8,7 +8,9 @@ import t from 'tap'
 import { Mapper } from '../engine/index.js'
 import { EXPLICIT_LIMITS, resolveConfig } from '../config/resolve.js'
 import { EngineService } from '../service/mapping-service.js'
-import { originOf, serve } from './http-support.js'
+import Fastify from 'fastify'
+import mapperService from '../app.js'
+import { ECHO, originOf, serve } from './http-support.js'
 
 const EXPLICIT = { map: { explicit: true } }
 
@@ -185,6 +187,37 @@ t.test('load shedding: past a threshold every request is 503 with the error body
   t.equal(explained.message, 'Service under pressure (heap in use); retry after 7 s', 'errorDetail: full says why')
   const relaxed = await serve(t, { options: { underPressure: false } })
   t.equal((await relaxed.inject({ method: 'GET', url: '/health' })).statusCode, 200, 'underPressure: false turns it off')
+})
+
+t.test('load shedding judges the event loop only after start-up: a start that blocked the loop sheds nothing, a later stall does', async (t) => {
+  const SAMPLE_MS = 50
+  const busy = (ms: number): void => {
+    for (const end = performance.now() + ms; performance.now() < end;);
+  }
+  // A host whose own start-up, after the service's, holds the loop for several sample intervals (a
+  // slow machine compiling routes): the loop records no delay while held, which
+  // @fastify/under-pressure reads as an infinite one.
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(mapperService, { mappings: [ECHO], options: { logging: { level: 'silent' }, underPressure: { maxEventLoopDelay: 100, sampleInterval: SAMPLE_MS } } })
+  app.addHook('onReady', async () => busy(6 * SAMPLE_MS))
+  await app.ready()
+  // Across the samples that cover the start-up: served all along.
+  const statuses: number[] = []
+  for (const deadline = performance.now() + 3 * SAMPLE_MS; performance.now() < deadline;) {
+    statuses.push((await app.inject({ method: 'GET', url: '/health' })).statusCode)
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+  t.ok(statuses.length > 0 && statuses.every((status) => status === 200), `every request after the start served (${statuses.length})`)
+  // Past the start-up: a stall of the loop sheds, as ever (polled until the sample that sees it; bounded).
+  let shed = 0
+  for (const deadline = Date.now() + 10_000; shed === 0 && Date.now() < deadline;) {
+    busy(8 * SAMPLE_MS)
+    // One turn of the timers, so the sample that saw the stall is taken before the request.
+    await new Promise((resolve) => setTimeout(resolve, 1))
+    if ((await app.inject({ method: 'GET', url: '/health' })).statusCode === 503) shed++
+  }
+  t.equal(shed, 1, 'a stall after the start is shed with 503')
 })
 
 t.test('the explicit-plan cache is bounded by the bytes of the documents it holds', async (t) => {
