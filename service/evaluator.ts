@@ -74,7 +74,7 @@ export class Evaluator {
     const registered = typeof request.mapping === 'string'
     const label = registered ? (request.mapping as string) : EXPLICIT
     // Only a served id becomes a label (metrics, span): any other is counted under one, and refused.
-    if (registered && !Object.hasOwn(engine.mapper.mappings, label)) {
+    if (registered && !engine.has(label)) {
       return this.observer.run<MapOutcome>(UNKNOWN, {}, () => {
         throw unknownMapping(label)
       })

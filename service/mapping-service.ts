@@ -170,9 +170,27 @@ export class EngineService {
     return this.mapper.examples(document, { extra, budget: new SharedBudget(this.settings.limits.explicit), run: { stdout } })
   }
 
-  /** The compiled plan of a registered id, or undefined (own ids only: never a prototype member). */
+  /** Whether `id` is registered in this set (own ids only: never a prototype member). The one test of it. */
+  has(id: string): boolean {
+    return Object.hasOwn(this.mapper.mappings, id)
+  }
+
+  /** The registered, flattened documents of this set, by `$id` (frozen). */
+  get mappings(): Readonly<Record<string, Readonly<MappingDocument>>> {
+    return this.mapper.mappings
+  }
+
+  /** The compiled plan of a registered id, or undefined. */
   registered(id: string): CompiledMapping | undefined {
-    return Object.hasOwn(this.mapper.mappings, id) ? this.mapper.compile(id) : undefined
+    return this.has(id) ? this.mapper.compile(id) : undefined
+  }
+
+  /**
+   * One of the service's own documents (the health canary) compiled against this set: never a
+   * caller's, which goes through `explicit` and its budgets.
+   */
+  compileOwn(document: object): CompiledMapping {
+    return this.mapper.compile(document)
   }
 
   /** The validation report of a registered id, with its static expansion bound. */
@@ -299,11 +317,11 @@ export class MapperHandle {
 
   /** Whether `id` is served now. */
   has(id: string): boolean {
-    return Object.hasOwn(this.#current.mapper.mappings, id)
+    return this.#current.has(id)
   }
 
   /** The registered, flattened documents served now, by `$id` (frozen; a reload replaces the whole record). */
   get mappings(): Readonly<Record<string, Readonly<MappingDocument>>> {
-    return this.#current.mapper.mappings
+    return this.#current.mappings
   }
 }

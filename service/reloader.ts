@@ -88,13 +88,13 @@ export class Reloader {
     try {
       const entries = mappingEntries(await source(), 'reloaded mappings')
       const engine = await registry.replace(entries)
-      const count = Object.keys(engine.mapper.mappings).length
+      const count = Object.keys(engine.mappings).length
       outcome = { ok: true, mappings: count }
       log.info({ mappings: count }, `mappings reloaded: ${count} mappings`)
     } catch (error) {
       const reason = (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ')
       outcome = { ok: false, error: reason }
-      const kept = Object.keys(registry.current.mapper.mappings).length
+      const kept = Object.keys(registry.current.mappings).length
       log.error({ mappings: kept }, `mappings reload failed, still serving the previous ${kept} mappings: ${reason}`)
     }
     observe(outcome)

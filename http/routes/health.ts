@@ -17,7 +17,7 @@ const CANARY_INPUT = { health: 'check' }
 export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = async (app, { mapping, timeout }) => {
   app.get('/health', { config: { public: true }, schema: { operationId: 'health', summary: 'Liveness: the process answers', tags: ['health'], response: { 200: HealthSchema } } }, async () => ({ status: 'ok' as const }))
 
-  const echo = app.engine.mapper.compile(ECHO_CANARY)
+  const echo = app.engine.compileOwn(ECHO_CANARY)
   app.get(
     '/health/mapping',
     {

@@ -10,7 +10,7 @@ import { ExtensionsSchema, MappingsSchema, OutputSchemaDocumentSchema } from '..
 import { SCHEMA_TYPE } from './schema.js'
 
 export const registryRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get('/mappings', { schema: { operationId: 'listMappings', summary: 'The registered mappings, by $id', tags: ['registry'], response: { 200: MappingsSchema, ...errorResponses(401, 500) } } }, async () => app.engine.mapper.mappings)
+  app.get('/mappings', { schema: { operationId: 'listMappings', summary: 'The registered mappings, by $id', tags: ['registry'], response: { 200: MappingsSchema, ...errorResponses(401, 500) } } }, async () => app.engine.mappings)
   app.get(
     '/mappings/:id/schema',
     {

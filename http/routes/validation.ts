@@ -50,7 +50,7 @@ export const validateRoutes: FastifyPluginAsyncTypebox<ValidateRoutesOptions> = 
       // One engine for the whole request, though a reload may swap it meanwhile.
       const engine = app.engine
       if (typeof mapping === 'string') {
-        if (!Object.hasOwn(engine.mapper.mappings, mapping)) throw unknownMapping(mapping)
+        if (!engine.has(mapping)) throw unknownMapping(mapping)
         // A registered mapping's examples passed when it was registered; its report is judged once per served set.
         let reports = registeredReports.get(engine)
         if (reports === undefined) registeredReports.set(engine, (reports = new Map()))
