@@ -21,7 +21,6 @@ import { metricsPlugin } from './http/plugins/metrics.js'
 import { openapiPlugin } from './http/plugins/openapi.js'
 import { openapiHostPlugin } from './http/plugins/openapi-host.js'
 import { pressurePlugin } from './http/plugins/pressure.js'
-import { rateLimitPlugin } from './http/plugins/rate-limit/index.js'
 import { requestIdPlugin } from './http/plugins/request-id.js'
 import { serviceTracer, tracingPlugin } from './http/plugins/tracing.js'
 import { healthRoutes } from './http/routes/health.js'
@@ -182,7 +181,11 @@ const servicePlugin: FastifyPluginAsync<ServerPluginOptions> = async (app, opts)
   await app.register(corsPlugin, { cors: config.cors })
   await app.register(authPlugin, { auth: config.auth })
   // Before the routes: it limits the routes registered after it.
-  if (config.rateLimit !== false) await app.register(rateLimitPlugin, { rateLimit: config.rateLimit, metrics })
+  // Loaded only when configured (it brings @fastify/rate-limit).
+  if (config.rateLimit !== false) {
+    const { rateLimitPlugin } = await import('./http/plugins/rate-limit/index.js')
+    await app.register(rateLimitPlugin, { rateLimit: config.rateLimit, metrics })
+  }
   await app.register(enginePlugin, { registry })
   // The error body every route's error responses refer to, by name.
   app.addSchema(ErrorBodySchema)
