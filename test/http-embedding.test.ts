@@ -10,12 +10,13 @@
 // - the `mapper` decorator: the served set, reached from the host's own routes, a reload included.
 import { createConfig, lintFromString } from '@redocly/openapi-core'
 import fastifySwagger from '@fastify/swagger'
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import t from 'tap'
 import mapperService, { INLINE_EXTENSIONS_WARNING, type MapperServiceOptions } from '../app.js'
 import { loadMappings, mappingEntries, type MappingEntry } from '../sources/mappings.js'
 import { Reloader } from '../service/reloader.js'
 import { buildServer } from '../server.js'
+import { cachedSerializerBuilder } from '../http/serializers.js'
 import { tempTree } from './startup-support.js'
 
 // Load shedding off: a loaded machine's event-loop delay must not answer 503 for what these tests are about.
@@ -24,10 +25,20 @@ const GREET = { $id: 'greet', mapping: { '/text': '/message' } }
 const SHOUT = { $id: 'shout', mapping: { '/loud': '/message' } }
 const ids = (app: FastifyInstance, url = '/mapper/mappings'): Promise<string[]> => app.inject({ method: 'GET', url }).then((response) => Object.keys(response.json()).sort())
 
+/**
+ * A host Fastify app. The first test's hosts are written as an embedder writes them (Fastify's own
+ * compilers); the others keep the response serializers they compile, as buildServer does
+ * (http/serializers.ts: the functions Fastify's default compiler makes, each compiled once per
+ * process): a host compiling the service's every response schema anew took most of this file's
+ * time (about 0.5 s a registration), and what these tests assert does not depend on it.
+ */
+const embedder = (options: FastifyServerOptions = {}): FastifyInstance =>
+  Fastify({ ...options, schemaController: { compilersFactory: { buildSerializer: cachedSerializerBuilder } } })
+
 type Line = { level: number; msg: string }
-/** A host whose log lines are kept. */
-function host(t: { teardown(fn: () => unknown): void }, lines: Line[] = []): FastifyInstance {
-  const app = Fastify({ logger: { level: 'info', stream: { write: (line: string) => lines.push(JSON.parse(line) as Line) } } })
+/** A host whose log lines are kept (Fastify's own compilers unless `create` says otherwise). */
+function host(t: { teardown(fn: () => unknown): void }, lines: Line[] = [], create: (options: FastifyServerOptions) => FastifyInstance = Fastify): FastifyInstance {
+  const app = create({ logger: { level: 'info', stream: { write: (line: string) => lines.push(JSON.parse(line) as Line) } } })
   t.teardown(() => app.close())
   return app
 }
@@ -73,7 +84,7 @@ t.test('mappings: documents and loadMappings() entries, mixed, in an array, an o
     ['a compound document (as before)', compound, ['a', 'b']],
   ]
   for (const [name, mappings, expected] of forms) {
-    const app = Fastify()
+    const app = embedder()
     t.teardown(() => app.close())
     await app.register(mapperService, { prefix: '/mapper', mappings, options: QUIET })
     t.same(await ids(app), expected, `the plugin: ${name}`)
@@ -85,7 +96,7 @@ t.test('mappings: documents and loadMappings() entries, mixed, in an array, an o
   t.throws(() => mappingEntries(42 as never), { name: 'SourceError', message: /loadMappings\(\) entries/ })
 
   // A Reloader's source takes the same forms.
-  const app = Fastify()
+  const app = embedder()
   t.teardown(() => app.close())
   let source: MapperServiceOptions['mappings'] = [GREET]
   const reloader = new Reloader(() => source!)
@@ -117,7 +128,7 @@ const SERVICE_OPERATIONS = ['health', 'healthMapping', 'listExtensions', 'listMa
 
 /** A host with @fastify/swagger, a route of its own named `map`, and the service under /mapper. */
 async function swaggerHost(t: { teardown(fn: () => unknown): void }, openapi: NonNullable<MapperServiceOptions['options']>['openapi'], version = '3.1.0'): Promise<{ app: FastifyInstance; document: Document }> {
-  const app = Fastify()
+  const app = embedder()
   t.teardown(() => app.close())
   await app.register(fastifySwagger, { openapi: { openapi: version, info: { title: 'host', version: '1.0.0', license: { name: 'MIT', url: 'https://opensource.org/licenses/MIT' } }, servers: [{ url: 'http://localhost' }], security: [] } })
   const answer = { 200: { description: 'The answer.', type: 'object', properties: { ok: { type: 'boolean' } } }, 400: { description: 'Refused.', type: 'object', properties: { ok: { type: 'boolean' } } } }
@@ -208,7 +219,7 @@ t.test('an OpenAPI 3.0 host document: the components carry no const (3.0 has non
 })
 
 t.test('app.mapper: the served set from the host\'s own routes, the new version after a reload', async (t) => {
-  const app = Fastify()
+  const app = embedder()
   t.teardown(() => app.close())
   let version = { $id: 'greet', mapping: { '/text': '/message' } } as Record<string, unknown>
   const reloader = new Reloader(() => [version])
@@ -232,19 +243,19 @@ t.test('app.mapper: the served set from the host\'s own routes, the new version 
 })
 
 t.test('the decorator option: another name, none, and a second service beside the first', async (t) => {
-  const named = Fastify()
+  const named = embedder()
   t.teardown(() => named.close())
   await named.register(mapperService, { prefix: '/m', mappings: [GREET], decorator: 'greetings', options: QUIET })
   t.same(await (named as unknown as { greetings: FastifyInstance['mapper'] }).greetings.map('greet', { message: 'x' }), { text: 'x', valid: true, errors: [] })
   t.notOk(named.hasDecorator('mapper'))
 
-  const none = Fastify()
+  const none = embedder()
   t.teardown(() => none.close())
   await none.register(mapperService, { prefix: '/m', mappings: [GREET], decorator: false, options: QUIET })
   t.notOk(none.hasDecorator('mapper'))
 
   const lines: Line[] = []
-  const two = host(t, lines)
+  const two = host(t, lines, embedder)
   await two.register(mapperService, { prefix: '/a', mappings: [GREET], options: QUIET })
   await two.register(mapperService, { prefix: '/b', mappings: [SHOUT], options: QUIET })
   await two.register(mapperService, { prefix: '/c', mappings: [SHOUT], decorator: 'shouting', options: QUIET })
@@ -253,7 +264,7 @@ t.test('the decorator option: another name, none, and a second service beside th
   t.match(lines.find((line) => line.level === 40)?.msg, /already has a decorator named "mapper".*decorator option/, 'the second is said to be unreachable through it')
   t.ok((two as unknown as { shouting: FastifyInstance['mapper'] }).shouting.has('shout'), 'a third under a name of its own')
 
-  const taken = Fastify()
+  const taken = embedder()
   t.teardown(() => taken.close())
   taken.decorate('mine', 1)
   await t.rejects(async () => {
