@@ -18,10 +18,15 @@ const map = (payload: unknown) => ({ method: 'POST' as const, url: '/map', paylo
 const ABSENT = { $id: 'absent', mapping: { '/c': { constant: 1 }, '/d': { source: '/x', default: 'z' }, '/e': { init: 'stamp' }, '/f': '/x' } }
 /** The registered form, explicit form off (the default). */
 const registered = shared(t, { mappings: [ECHO, GREETINGS, STRICT, ABSENT], extensions: { initializers: { stamp: () => 'stamped' } } })
-/** The explicit form on, its documents evaluated in worker threads (the default isolation). */
-const explicit = shared(t, { mappings: [ECHO], options: { map: { explicit: true } } })
-/** invalidStatus 422, explicit form on. */
-const promoting = shared(t, { mappings: [STRICT, { $id: 'needs', mapping: { '/a': { source: '/a', required: true } } }], options: { map: { invalidStatus: 422, explicit: true } } })
+/**
+ * The explicit form on, its documents evaluated in worker threads (the default isolation), with
+ * invalidStatus 422: one server and one worker pool (a second or more of CPU per thread) for the
+ * explicit tests and the invalidStatus ones. The explicit tests' documents are valid or refused at
+ * admission (InvalidMappingDocument), which invalidStatus leaves alone, and GET /mappings is
+ * compared before and after, whatever it lists.
+ */
+const explicit = shared(t, { mappings: [ECHO, STRICT, { $id: 'needs', mapping: { '/a': { source: '/a', required: true } } }], options: { map: { invalidStatus: 422, explicit: true } } })
+const promoting = explicit
 
 /** Yields, so that concurrent evaluations interleave. */
 const pause = async (_options: unknown, value: unknown): Promise<unknown> => {
@@ -149,7 +154,9 @@ t.test('explicit form enabled: a compound document, a single descriptor, a bare 
 })
 
 t.test('explicit form enabled with claims: only callers holding them', async (t) => {
-  const app = await serve(t, { options: { auth: { secret: SECRET }, map: { explicit: { claims: { scope: 'explicit' } } } } })
+  // The gate is the subject: the allowed document runs inline (isolation: false), sparing a worker
+  // pool of its own; the explicit tests above and below run theirs in worker threads.
+  const app = await serve(t, { options: { auth: { secret: SECRET }, map: { explicit: { claims: { scope: 'explicit' } } }, isolation: false } })
   const denied = await call(app, { ...map({ mapping: GREETINGS, input: { message: 'x' } }), headers: bearer({ scope: 'read' }) })
   t.equal(denied.statusCode, 403)
   const allowed = await call(app, { ...map({ mapping: GREETINGS, input: { message: 'x' } }), headers: bearer({ scope: 'read explicit' }) })
