@@ -5,9 +5,12 @@
 //
 // A worker thread takes seconds to start on a loaded machine, so tests that need the same options
 // share one server (and its warm pool) and run in order: `limited` (a 200 ms timeMs, one thread,
-// no queue) for the hard time limit and the full queue, `shared` (one thread of 128 MiB, a fanOut
-// of 5, a 10 s timeMs, stdout allowed, a debug log) for the rest. Load shedding is off everywhere: a loaded machine's event-loop delay
-// must not answer 503 for what these tests are about.
+// no queue, registered mappings isolated too) for the hard time limit, the full queue and
+// isolation.registered, `shared` (one thread of 128 MiB, a fanOut of 5, a 10 s timeMs, stdout
+// allowed, a debug log) for the rest. A worker stopped by a test is replaced at the next task, a
+// second or two of CPU: one spinning task shows both the hard time limit and the full queue. Load
+// shedding is off everywhere: a loaded machine's event-loop delay must not answer 503 for what
+// these tests are about.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -78,9 +81,10 @@ async function metric(service: Served, series: string): Promise<number> {
 
 /**
  * The hard time limit's server: explicit documents get 200 ms, then 300 ms of grace, on one thread,
- * and no task may wait for it (isolation.queue 0).
+ * and no task may wait for it (isolation.queue 0). Registered mappings run in its worker too
+ * (isolation.registered), which no other test of it sends.
  */
-const limited = await served(t, { map: { explicit: true }, limits: { explicit: { timeMs: 200 } }, isolation: { graceMs: 300, threads: 1, queue: 0 } })
+const limited = await served(t, { map: { explicit: true }, limits: { explicit: { timeMs: 200 } }, isolation: { graceMs: 300, threads: 1, queue: 0, registered: true } })
 /** What `shared` logged (the tests that read it empty it first). */
 const sharedLog: Array<Record<string, unknown>> = []
 /**
@@ -156,23 +160,32 @@ t.test('what runs where: explicit documents and explain traces in a worker, regi
   t.match(refused.data.report.errors[0], { rule: 'KW-pipeline-1', pointer: '/mapping/~1y/as' })
   t.equal((await service.post({ mapping: 'nowhere', input: {}, explain: true })).status, 404)
 
-  const everywhere = await served(t, { map: { explicit: true }, isolation: { registered: true } })
-  t.same((await everywhere.post({ mapping: 'where', input: { x: 1 } })).data, { where: 'worker', valid: true, errors: [] }, 'isolation.registered')
+  // isolation.registered (on `limited`): a registered mapping runs in the worker too.
+  t.same((await limited.post({ mapping: 'where', input: { x: 1 } })).data, { where: 'worker', valid: true, errors: [] }, 'isolation.registered')
 })
 
-t.test('a document that never returns: its worker is terminated, 422 timeMs, the main thread answers throughout', async (t) => {
+const began = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+t.test('a document that never returns: its worker is terminated, 422 timeMs, the main thread answers throughout; a task that finds the queue full meanwhile is 503 at once', async (t) => {
   const service = limited
   const spinning = service.post({ mapping: { mapping: { '/x': { source: '/a', transform: 'spin' } } }, input: { a: 1 } })
+  // queue 0: the spinning task holds the one slot until its hard limit (200 + 300 ms after it began).
+  const refusing = began(150).then(() => service.post({ mapping: where, input: { x: 1 } }))
   const { result, worstMs, answered } = await healthDuring(service, spinning)
+  const refused = await refusing
+  t.equal(refused.status, 503, 'no room to wait: refused while the one worker spins')
+  t.match(refused.data, { code: 'Unavailable' })
+  t.match(result.data, { code: 'BudgetExceeded', budget: 'timeMs' }, 'the spinning task still meets its hard limit')
   t.equal(result.status, 422)
   t.match(result.data, { code: 'BudgetExceeded', budget: 'timeMs', limit: 200, pointer: '' })
   t.match(result.data.message, /the worker running it was stopped/)
   t.ok(answered >= 1, `/health answered ${answered} times while the worker spun`)
   t.ok(worstMs < 5000, `the slowest /health took ${Math.round(worstMs)} ms`)
   t.same((await service.post({ mapping: where, input: { x: 1 } })).data, { where: 'worker', valid: true, errors: [] }, 'a new worker took its place')
+  t.same((await service.post({ mapping: where, input: { x: 1 } })).data, { where: 'worker', valid: true, errors: [] }, 'its slot is free again')
 })
 
-t.test('isolation.queue and isolation.queueMs: a task that finds the queue full, or waits too long, is 503 at once; the pool serves on', async (t) => {
+t.test('isolation.queueMs: a task that waits too long is 503; the pool serves on', async (t) => {
   const spin = { mapping: { mapping: { '/x': { source: '/a', transform: 'spin' } } }, input: { a: 1 } }
   /**
    * Until a worker has started (a start may outlast a short queueMs, many times over on a loaded
@@ -182,18 +195,6 @@ t.test('isolation.queue and isolation.queueMs: a task that finds the queue full,
     for (const deadline = Date.now() + 60_000; Date.now() < deadline;) if ((await service.post({ mapping: where, input: { x: 1 } })).status === 200) return
     t.fail('the worker never started')
   }
-  const began = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
-
-  // queue 0: the spinning task holds the one slot until its hard limit (200 + 300 ms after it began).
-  const full = limited
-  await warm(full)
-  const spinning = full.post(spin)
-  await began(150)
-  const refused = await full.post({ mapping: where, input: { x: 1 } })
-  t.equal(refused.status, 503, 'no room to wait: refused while the one worker spins')
-  t.match(refused.data, { code: 'Unavailable' })
-  t.match((await spinning).data, { code: 'BudgetExceeded', budget: 'timeMs' }, 'the spinning task still meets its hard limit')
-  t.same((await full.post({ mapping: where, input: { x: 1 } })).data, { where: 'worker', valid: true, errors: [] }, 'its slot is free again')
 
   const slow = await served(t, { map: { explicit: true }, limits: { explicit: { timeMs: 1500 } }, isolation: { threads: 1, queueMs: 300, graceMs: 0 } })
   await warm(slow)
