@@ -97,7 +97,9 @@ t.test('a malformed request is 400', async (t) => {
 })
 
 t.test('gated only by validate.claims: not by map.claims nor map.explicit', async (t) => {
-  const app = await serve(t, { options: { auth: { secret: SECRET }, map: { claims: { role: 'admin' } }, validate: { claims: { role: ['admin', 'validator'] } } } })
+  // The gates are the subject: the admitted document is validated inline (isolation: false), sparing
+  // a worker pool of its own; the shared server's tests validate in worker threads.
+  const app = await serve(t, { options: { auth: { secret: SECRET }, map: { claims: { role: 'admin' } }, validate: { claims: { role: ['admin', 'validator'] } }, isolation: false } })
   const validator = bearer({ role: 'validator' })
   t.equal((await call(app, { ...validate({ mapping: GREETINGS }), headers: validator })).statusCode, 200)
   t.equal((await call(app, { method: 'POST', url: '/map', payload: { mapping: GREETINGS }, headers: validator })).statusCode, 403)
