@@ -6,8 +6,8 @@
 // a value was transformed, and the module announces each thread that loads it on a
 // BroadcastChannel, so the test sees a worker start (the pool starts lazily, at its first task).
 // A worker thread takes seconds to start on a loaded machine: the tests share one server per set
-// of options (the default posture, isolation off, the explicit form without isolation.explicit),
-// and so its warm pool.
+// of options (the default posture on one thread, isolation off, the explicit form without
+// isolation.explicit), and so its warm pool.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -59,8 +59,11 @@ async function serve(t: Pick<Tap, 'teardown'>, options: Record<string, unknown> 
   return app
 }
 
-/** The default posture: no explicit form, /validate (and large bodies) in worker threads. */
-const defaults = await serve(t)
+/**
+ * The default posture: no explicit form, /validate (and large bodies) in worker threads; one of
+ * them, so that tasks sent at once queue behind it (and one thread starts, not one per core).
+ */
+const defaults = await serve(t, { isolation: { threads: 1 } })
 /** isolation false: everything inline. */
 const inlineOnly = await serve(t, { isolation: false })
 /** The explicit form on, isolation.explicit off. */
@@ -136,7 +139,7 @@ t.test('a body with more values than the main thread builds: a registered mappin
 })
 
 t.test('four large bodies at once: all answered, queued behind the threads', async (t) => {
-  const app = await serve(t, { isolation: { threads: 1 } })
+  const app = defaults
   const body = JSON.stringify({ mapping: 'echo', input: Array.from({ length: 40_000 }, () => ({})) })
   const answers = await Promise.all([0, 1, 2, 3].map(() => post(app, '/map', body)))
   for (const answer of answers) {
