@@ -5,9 +5,9 @@
 // the label sets bounded however many documents and paths callers send.
 //
 // A build costs a few hundred milliseconds and a worker pool (explicit documents) a second more, so
-// the tests of registered mappings share one server, and those of explicit documents another, each
-// in a group that closes it; a test on a shared server measures what its own requests moved (the
-// series after them less the series before). Load shedding is off: a loaded machine's event-loop
+// the tests of registered mappings share one server, and those of explicit documents (the budget
+// trip among them) another, each in a group that closes it; a test on a shared server measures
+// what its own requests moved (the series after them less the series before). Load shedding is off: a loaded machine's event-loop
 // delay must not answer 503 for what these tests are about.
 import { channel, hasSubscribers } from 'node:diagnostics_channel'
 import type { FastifyInstance } from 'fastify'
@@ -158,7 +158,8 @@ t.test('with map.invalidStatus, valid: false is still an invalid evaluation (ans
 })
 
 t.test('explicit documents, on one server (and its worker pool)', async (t) => {
-  const explicit = await listening(t, { options: EXPLICIT })
+  // With a fanOut budget for the budget trip: one worker pool for every explicit test.
+  const explicit = await listening(t, { options: { ...EXPLICIT, limits: { explicit: { fanOut: 10 } } } })
 
   t.test('an invalid explicit document: its validation errors by rule id, and no evaluation', async (t) => {
     const server = explicit
@@ -225,18 +226,20 @@ t.test('explicit documents, on one server (and its worker pool)', async (t) => {
     t.same([...routes].sort(), ['(unmatched)', '/map', '/metrics'].sort(), 'route patterns only, never a raw URL')
     t.equal(await moved('http_requests_total', { method: 'GET', route: '(unmatched)', status: '404' }), 25)
   })
-})
 
-t.test('a budget trip: a failed evaluation, its code and its budget', async (t) => {
-  const server = await listening(t, { options: { map: { explicit: true }, limits: { explicit: { fanOut: 10 } } } })
-  // Its static bound (one `each`) is within the budget; its input is not.
-  const fanning = { mapping: { '/all': { input: '/list', each: { '/v': '/' } } } }
-  const answer = await server.post({ mapping: fanning, input: { list: Array.from({ length: 50 }, (_, i) => i) } })
-  t.equal(answer.status, 422)
-  t.equal(JSON.parse(answer.text).code, 'BudgetExceeded')
-  t.equal(await server.value('mapper_budget_exceeded_total', { mapping: '(explicit)', budget: 'fanOut' }), 1)
-  t.equal(await server.value('mapper_evaluation_failures_total', { mapping: '(explicit)', code: 'BudgetExceeded' }), 1)
-  t.equal(await server.value('mapper_evaluations_total', { mapping: '(explicit)', result: 'failed' }), 1)
+  t.test('a budget trip: a failed evaluation, its code and its budget', async (t) => {
+    // The group's server has limits.explicit.fanOut 10; none of its other tests fans out.
+    const server = explicit
+    const moved = await server.since()
+    // Its static bound (one `each`) is within the budget; its input is not.
+    const fanning = { mapping: { '/all': { input: '/list', each: { '/v': '/' } } } }
+    const answer = await server.post({ mapping: fanning, input: { list: Array.from({ length: 50 }, (_, i) => i) } })
+    t.equal(answer.status, 422)
+    t.equal(JSON.parse(answer.text).code, 'BudgetExceeded')
+    t.equal(await moved('mapper_budget_exceeded_total', { mapping: '(explicit)', budget: 'fanOut' }), 1)
+    t.equal(await moved('mapper_evaluation_failures_total', { mapping: '(explicit)', code: 'BudgetExceeded' }), 1)
+    t.equal(await moved('mapper_evaluations_total', { mapping: '(explicit)', result: 'failed' }), 1)
+  })
 })
 
 t.test('request-plugin calls per mapping, with the status each upstream answered', async (t) => {
