@@ -7,8 +7,8 @@
 // A build costs a few hundred milliseconds and a worker pool (explicit documents) a second more, so
 // the tests of registered mappings share one server, and those of explicit documents (the budget
 // trip among them) another, each in a group that closes it; a test on a shared server measures
-// what its own requests moved (the series after them less the series before). Load shedding is off: a loaded machine's event-loop
-// delay must not answer 503 for what these tests are about.
+// what its own requests moved (the series after them less the series before). Load shedding is
+// off: a loaded machine's event-loop delay must not answer 503 for what these tests are about.
 import { channel, hasSubscribers } from 'node:diagnostics_channel'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
