@@ -128,7 +128,9 @@ t.test('through the plugin: large JSON bodies, declared or chunked, read by any 
         t.equal(envelope.valid, true, `${i} ${mode} ${pointer}`)
         const whole = { status: 200, 'content-type': mode === 'chunked' ? 'application/json' : 'application/vnd.api+json', json: body }
         const expected = pointer === '' ? whole : readPointer(whole, pointer)
-        t.same(envelope.got, expected, `${i} ${mode} ${pointer || '(no pointer)'}`)
+        // Compared as JSON text: as strict as t.same for JSON values and stricter on member order,
+        // and a fraction of its cost on bodies of thousands of records (t.same formats as it walks).
+        t.equal(JSON.stringify(envelope.got), JSON.stringify(expected), `${i} ${mode} ${pointer || '(no pointer)'}`)
       }
     }
   }
