@@ -26,9 +26,11 @@ const plain = await listening(t)
 const EACH = { $id: 'each', mapping: { '/out': { source: '/items', each: { '/v': '/v' } } } }
 /**
  * Worker threads for registered mappings (with a fanOut budget of 10) and for explicit documents:
- * the tests of either share it, and its worker pool (seconds to start on a loaded machine).
+ * the tests of either share it, and its worker pool (seconds to start on a loaded machine). One
+ * thread: a stream's concurrent lines wait for it in turn, and each thread started costs a second
+ * or more of CPU.
  */
-const isolated = await listening(t, { mappings: [ECHO, EACH], options: { limits: { fanOut: 10 }, isolation: { registered: true }, map: { explicit: true } } })
+const isolated = await listening(t, { mappings: [ECHO, EACH], options: { limits: { fanOut: 10 }, isolation: { registered: true, threads: 1 }, map: { explicit: true } } })
 
 /** Calls `onLine` with each line of a response as it arrives (nothing is kept). */
 function eachLine(response: IncomingMessage, onLine: (line: string) => void): Promise<void> {
@@ -299,7 +301,9 @@ t.test('the explicit form: a first line with the document, gated by map.explicit
   t.equal(invalid.status, 422)
   t.match(invalid.lines[0], { code: 'InvalidMappingDocument', report: { valid: false } })
 
-  const gated = await listening(t, { options: { auth: { secret: SECRET }, map: { explicit: { claims: { role: 'author' } } } } })
+  // The gate is the subject: the admitted document runs inline (isolation: false), sparing a worker
+  // pool of its own; the one above ran in worker threads.
+  const gated = await listening(t, { options: { auth: { secret: SECRET }, map: { explicit: { claims: { role: 'author' } } }, isolation: false } })
   const caller = bearer({ sub: 'a', role: 'reader' })
   t.equal((await send(gated.origin, '/map/stream?mapping=echo', '{}\n', caller)).status, 200, 'registered: no explicit claims needed')
   const lacking = await send(gated.origin, '/map/stream', `${document}\n{"x":1}\n`, caller)
