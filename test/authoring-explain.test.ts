@@ -10,7 +10,7 @@ import { MAX_ELEMENTS, Mapper, type Explanation, type PairingTrace } from '../en
 import { EnvelopeSchema } from '../http/schemas/map.js'
 import { caseFiles, loadFile, SUITE_DIR } from './conformance/suite.js'
 import { fixtureExtensions } from './conformance/fixtures.js'
-import { ECHO, SECRET, STRICT, bearer, call, serve, sharedByOptions } from './http-support.js'
+import { ECHO, SECRET, STRICT, bearer, call, serve, shared, sharedByOptions } from './http-support.js'
 import { runCli } from './startup-support.js'
 import { untyped } from './startup-support.js'
 
@@ -256,12 +256,15 @@ const map = (payload: unknown, headers: Record<string, string> = {}) => ({ metho
 /**
  * The HTTP tests share one server per option set (a build costs a few hundred milliseconds, the
  * worker pool of explicit documents and traces a second more); a request leaves nothing behind.
+ * `explicitForm` is the one with the explicit form on (its traces in a worker): invalidStatus and
+ * the STRICT mapping are there for the first test, and change nothing for a valid `echo`.
  */
 const server = sharedByOptions(t)
+const explicitForm = shared(t, { mappings: [ECHO, STRICT], options: { map: { explicit: true, invalidStatus: 422 } } })
 const checkEnvelope = TypeCompiler.Compile(EnvelopeSchema)
 
 t.test('POST /map: explain beside valid and errors when asked, absent otherwise; the answer matches its schema', async (t) => {
-  const app = await serve(t, { mappings: [ECHO, STRICT], options: { map: { explicit: true, invalidStatus: 422 } } })
+  const app = await explicitForm()
   const document = { mapping: { '/n': { source: '/n', type: 'number' } } }
   const plain = await call(app, map({ mapping: document, input: { n: 1 } }))
   t.equal(plain.body, '{"n":1,"valid":true,"errors":[]}')
@@ -311,7 +314,7 @@ t.test('POST /map: who may ask for a trace', async (t) => {
   t.equal(off.data.code, 'Forbidden')
   t.equal(off.data.message, "Explain traces are not enabled on this deployment: the option map.explain turns this on (in OPTIONS, OPTIONS_FILE or the plugin's options)")
   t.equal((await forbidden({}, { mapping: 'echo' })).statusCode, 200, 'without explain nothing changes')
-  t.equal((await forbidden({ map: { explicit: true } }, { mapping: 'echo', explain: true })).statusCode, 200, 'default: wherever the explicit form is on')
+  t.equal((await call(await explicitForm(), map({ mapping: 'echo', explain: true }))).statusCode, 200, 'default: wherever the explicit form is on')
   t.equal((await forbidden({ map: { explain: true } }, { mapping: 'echo', explain: true })).statusCode, 200, 'true: registered ids too, explicit form off')
   t.equal((await forbidden({ map: { explicit: true, explain: false } }, { mapping: 'echo', explain: true })).statusCode, 403, 'false: never')
 
