@@ -232,6 +232,9 @@ type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 const nestedJson = (depth: number): string => '['.repeat(depth) + ']'.repeat(depth)
 const nestedXml = (depth: number): string => '<a>'.repeat(depth) + '</a>'.repeat(depth)
 
+/** A JSON body nested a million levels deep (2 MB), built once for the two tests that send it. */
+const MILLION_DEEP_JSON = nestedJson(1_000_000)
+
 async function serving(t: { teardown(fn: () => unknown): void }, type: string, body: string): Promise<Upstream> {
   return upstream(t, (_req, res) => {
     res.setHeader('content-type', type)
@@ -258,7 +261,7 @@ async function refusedQuickly(t: Tap, url: string, format: string): Promise<void
 }
 
 t.test('a JSON body nested a million levels deep is refused before parsing', async (t) => {
-  const up = await serving(t, 'application/json', nestedJson(1_000_000))
+  const up = await serving(t, 'application/json', MILLION_DEEP_JSON)
   await refusedQuickly(t, `${up.origin}/deep`, 'JSON')
 })
 
@@ -308,34 +311,66 @@ t.test('brackets and tags that are not structure do not count', async (t) => {
   t.equal((envelope.json as { r: { b: string[] } }).r.b.length, MAX_RESPONSE_DEPTH * 2)
 })
 
+// The attacks through a real listening server: the status, /health answering throughout (the
+// server is in this process, so a blocked event loop shows as a late health answer), and the
+// process still serving afterwards.
+
+const DEEP_HTML: Array<[name: string, body: string]> = [
+  ['<div> x32,000, closed (352 KB; used to take 7.4 s)', '<div>'.repeat(32_000) + '</div>'.repeat(32_000)],
+  ['<div> x200,000, closed (2.2 MB; used to take minutes)', '<div>'.repeat(200_000) + '</div>'.repeat(200_000)],
+  ['unclosed <b x=…> x100,000', '<b x=1>'.repeat(100_000)],
+  ['<table><tr><td> x50,000', '<table><tr><td>'.repeat(50_000)],
+]
+
+/** A page whose heading is 2,000 characters of text, for the scraper's patterns. */
+const LONG_PAGE = `<html><body><h1>${'word '.repeat(400)}</h1><p class="n">12345</p></body></html>`
+
+interface StockService {
+  readonly app: FastifyInstance
+  readonly origin: string
+  /** The upstream of the deep JSON body (mapping `deep`). */
+  readonly deep: Upstream
+  /** The upstream of each DEEP_HTML page (mapping `page-<i>`); LONG_PAGE's is mapping `scrape`'s. */
+  readonly pages: readonly Upstream[]
+}
+
+let stockServing: Promise<StockService> | undefined
+
+/**
+ * The service with the stock surface allowed to reach 127.0.0.1 (errorDetail full, patternInput
+ * 1000 for the scraper's patterns), listening, with one registered mapping per upstream body its
+ * tests send it: built on first use and closed when the file ends. Each mapping reads its own
+ * upstream and the evaluations keep nothing, so the tests share it (a build each, before).
+ */
+function stockService(): Promise<StockService> {
+  stockServing ??= (async () => {
+    const deep = await serving(t, 'application/json', MILLION_DEEP_JSON)
+    const pages: Upstream[] = []
+    for (const [, html] of DEEP_HTML) pages.push(await serving(t, 'text/html', html))
+    const long = await serving(t, 'text/html', LONG_PAGE)
+    const mappings = [
+      { $id: 'deep', mapping: { '/r': { request: { origin: deep.origin, pointer: '/json' } } } },
+      ...pages.map((up, i) => ({ $id: `page-${i}`, mapping: { '/r': { request: { origin: up.origin, pathname: '/page', pointer: '/meta' } } } })),
+      { $id: 'scrape', mapping: { '/t': { request: { origin: long.origin, scraper: { t: { selector: 'h1', match: 'w\\w+' } } }, pointer: '/data/t' } } },
+    ] as MappingDocument[]
+    const app = await buildServer({
+      mappings,
+      extensions: stockExtensions({ REQUEST_ALLOW_HOSTS: '127.0.0.1' }),
+      options: { logging: { level: 'silent' }, errorDetail: 'full', limits: { patternInput: 1000 } },
+    })
+    return { app, origin: await listening(t, app), deep, pages }
+  })()
+  return stockServing
+}
+
 t.test('the service answers a deep upstream body with a well-formed error body', async (t) => {
-  const up = await serving(t, 'application/json', nestedJson(1_000_000))
-  const app = await buildServer({
-    mappings: [{ $id: 'deep', mapping: { '/r': { request: { origin: up.origin, pointer: '/json' } } } } as MappingDocument],
-    extensions: stockExtensions({ REQUEST_ALLOW_HOSTS: '127.0.0.1' }),
-    options: { logging: { level: 'silent' }, errorDetail: 'full' },
-  })
-  t.teardown(() => app.close())
+  const { app, deep: up } = await stockService()
   const response = await app.inject({ method: 'POST', url: '/map', payload: { mapping: 'deep', input: {} } })
   t.ok(response.statusCode >= 400)
   const body = response.json() as unknown
   t.type(body, 'object', 'one JSON object, not an encoded string')
   t.match(body, { message: `JSON in the response from ${up.origin}/ nests deeper than ${MAX_RESPONSE_DEPTH} levels` })
 })
-
-// The attacks through a real listening server: the status, /health answering throughout (the
-// server is in this process, so a blocked event loop shows as a late health answer), and the
-// process still serving afterwards.
-
-/** The service with the stock surface allowed to reach 127.0.0.1, listening; its origin. */
-async function stockService(t: Tap, mappings: MappingDocument[], limits?: Record<string, unknown>): Promise<string> {
-  const app = await buildServer({
-    mappings,
-    extensions: stockExtensions({ REQUEST_ALLOW_HOSTS: '127.0.0.1' }),
-    options: { logging: { level: 'silent' }, errorDetail: 'full', ...(limits === undefined ? {} : { limits }) },
-  })
-  return listening(t, app)
-}
 
 async function postMap(origin: string, body: unknown): Promise<{ status: number; body: any }> {
   const response = await fetch(`${origin}/map`, {
@@ -347,18 +382,11 @@ async function postMap(origin: string, body: unknown): Promise<{ status: number;
   return { status: response.status, body: await response.json() }
 }
 
-const DEEP_HTML: Array<[name: string, body: string]> = [
-  ['<div> x32,000, closed (352 KB; used to take 7.4 s)', '<div>'.repeat(32_000) + '</div>'.repeat(32_000)],
-  ['<div> x200,000, closed (2.2 MB; used to take minutes)', '<div>'.repeat(200_000) + '</div>'.repeat(200_000)],
-  ['unclosed <b x=…> x100,000', '<b x=1>'.repeat(100_000)],
-  ['<table><tr><td> x50,000', '<table><tr><td>'.repeat(50_000)],
-]
-
-for (const [name, html] of DEEP_HTML) {
+for (const [i, [name]] of DEEP_HTML.entries()) {
   t.test(`attack: upstream HTML ${name} is refused while /health keeps answering`, async (t) => {
-    const up = await serving(t, 'text/html', html)
-    const origin = await stockService(t, [{ $id: 'page', mapping: { '/r': { request: { origin: up.origin, pathname: '/page', pointer: '/meta' } } } } as MappingDocument])
-    const watched = await watchingHealth(origin, () => postMap(origin, { mapping: 'page', input: {} }))
+    const { origin, pages } = await stockService()
+    const up = pages[i]!
+    const watched = await watchingHealth(origin, () => postMap(origin, { mapping: `page-${i}`, input: {} }))
     // The status JSON and XML bodies nested too deep get: an upstream failure, the message in the log
     // (here, with errorDetail full, in the body too).
     t.equal(watched.result.status, 500)
@@ -368,33 +396,6 @@ for (const [name, html] of DEEP_HTML) {
     t.ok(watched.worstMs < 5000, `the slowest /health took ${Math.round(watched.worstMs)} ms (bound 5 s)`)
     const alive = await fetch(`${origin}/health`, { signal: AbortSignal.timeout(10_000) })
     t.equal(alive.status, 200, 'the process lives and answers')
-  })
-}
-
-// Bodies whose parse is slow without being deep: parse5 checks each attribute against every earlier
-// one, and foster-parents by searching its parent's children. On the event loop they took 68 s and
-// about 30 s; off it, the call's deadline stops them.
-const WIDE_BODIES: Array<[name: string, type: string, body: string]> = [
-  ['HTML, one element with 200,000 attributes (2.3 MB)', 'text/html', `<div ${Array.from({ length: 200_000 }, (_, i) => `a${i}="v"`).join(' ')}></div>`],
-  ['HTML, <table><b> x256,000 (2.5 MB)', 'text/html', '<table><b>'.repeat(256_000)],
-  ['XML, 1,400,000 elements (20 MB)', 'application/xml', `<r>${'<a x="1">t</a>'.repeat(1_400_000)}</r>`],
-]
-
-for (const [name, type, body] of WIDE_BODIES) {
-  t.test(`attack: upstream ${name} is parsed off the event loop and stopped at the call's deadline`, async (t) => {
-    const up = await serving(t, type, body)
-    const request = createRequest({ timeoutMs: 1500, maxResponseBytes: 32 * 1024 * 1024 })
-    const app = await buildServer({
-      mappings: [{ $id: 'page', mapping: { '/r': { request: { origin: up.origin, pathname: '/page' } } } } as MappingDocument],
-      extensions: { plugins: { request } },
-      options: { logging: { level: 'silent' }, errorDetail: 'full' },
-    })
-    const origin = await listening(t, app)
-    const watched = await watchingHealth(origin, () => postMap(origin, { mapping: 'page', input: {} }))
-    t.equal(watched.result.status, 500)
-    t.match(watched.result.body, { code: 'InternalError', message: `Request timed out after 1500 ms: ${up.origin}/page` })
-    t.ok(watched.health.length > 0 && watched.health.every((status) => status === 200), `/health answered 200 throughout (${watched.health.length} times)`)
-    t.ok(watched.worstMs < 1000, `the slowest /health took ${Math.round(watched.worstMs)} ms (bound 1 s; the parse alone takes 30 s or more)`)
   })
 }
 
@@ -419,9 +420,8 @@ t.test('a body parsed off the event loop gives the envelope it gives inline, scr
   await t.rejects(fetchWith(createRequest(), `${deep.origin}/`), ResponseTooDeepError, 'the depth refusal keeps its class across the thread')
 })
 
-// The scraper's patterns run on page text: under patternInput like the pattern keyword's input.
-
-const LONG_PAGE = `<html><body><h1>${'word '.repeat(400)}</h1><p class="n">12345</p></body></html>`
+// The scraper's patterns run on page text: under patternInput like the pattern keyword's input
+// (LONG_PAGE, above).
 
 t.test('scraper match and replace: text longer than patternInput trips the budget, shorter text matches', async (t) => {
   const up = await serving(t, 'text/html', LONG_PAGE)
@@ -443,8 +443,7 @@ t.test('scraper match and replace: text longer than patternInput trips the budge
 })
 
 t.test('scraper patterns through the service: 422 BudgetExceeded (patternInput), the process answering', async (t) => {
-  const up = await serving(t, 'text/html', LONG_PAGE)
-  const origin = await stockService(t, [{ $id: 'scrape', mapping: { '/t': { request: { origin: up.origin, scraper: { t: { selector: 'h1', match: 'w\\w+' } } }, pointer: '/data/t' } } } as MappingDocument], { patternInput: 1000 })
+  const { origin } = await stockService()
   const watched = await watchingHealth(origin, () => postMap(origin, { mapping: 'scrape', input: {} }))
   t.equal(watched.result.status, 422)
   t.match(watched.result.body, { code: 'BudgetExceeded', budget: 'patternInput', limit: 1000, used: 2000, pointer: '/mapping/~1t', mapping: 'scrape' })
@@ -507,11 +506,11 @@ t.test('property: on well-formed XML the scan finds exactly the parser\'s depth'
 
 const HTML_PIECES = ['<div>', '</div>', '<p>', '</p>', '<b>', '</b>', '<i>', '</i>', '<a href=x>', '</a>', '<li>', '<ul>', '</ul>', '<table>', '<tr>', '<td>', '</table>', '<template>', '</template>', '<svg>', '<g>', '</svg>', '<select>', '<option>', '<br>', '<textarea>', '</textarea>', '<script>', '</script>', '<!--', '-->', 'text', ' ', '<']
 
-/** The element depth of the tree cheerio builds. */
-function htmlDomDepth(html: string): number {
+/** The element depth of the tree cheerio built (`load(html)`). */
+function htmlDomDepth(dom: ReturnType<typeof load>): number {
   const depth = (node: AnyNode): number =>
     'children' in node ? (node.type === 'tag' || node.type === 'script' || node.type === 'style' ? 1 : 0) + Math.max(0, ...node.children.map(depth)) : 0
-  return depth(load(html).root()[0]!)
+  return depth(dom.root()[0]!)
 }
 
 t.test('property: the bounded HTML parse builds cheerio\'s tree, or refuses exactly when it is too deep', async (t) => {
@@ -519,10 +518,12 @@ t.test('property: the bounded HTML parse builds cheerio\'s tree, or refuses exac
   fc.assert(
     fc.property(fc.array(fc.constantFrom(...HTML_PIECES), { maxLength: 40 }), (pieces) => {
       const html = pieces.join('')
-      const deep = htmlDomDepth(html) > limit
+      // One parse by cheerio, read twice (its depth, its printed tree): reading changes nothing.
+      const dom = load(html)
+      const deep = htmlDomDepth(dom) > limit
       try {
         const bounded = loadHtml(html, 'http://upstream.test/', limit)
-        return !deep && bounded.html() === load(html).html()
+        return !deep && bounded.html() === dom.html()
       } catch (error) {
         return deep && error instanceof ResponseTooDeepError && error.format === 'HTML'
       }
@@ -531,3 +532,47 @@ t.test('property: the bounded HTML parse builds cheerio\'s tree, or refuses exac
   )
   t.pass('2000 documents')
 })
+
+// Bodies whose parse is slow without being deep: parse5 checks each attribute against every earlier
+// one, and foster-parents by searching its parent's children. On the event loop they took 68 s and
+// about 30 s; off it, the call's deadline stops them. Last in the file: each attack ends with the
+// parse thread its body was in terminated, and a test after them would start one again.
+const WIDE_BODIES: Array<[name: string, type: string, body: string]> = [
+  ['HTML, one element with 200,000 attributes (2.3 MB)', 'text/html', `<div ${Array.from({ length: 200_000 }, (_, i) => `a${i}="v"`).join(' ')}></div>`],
+  ['HTML, <table><b> x256,000 (2.5 MB)', 'text/html', '<table><b>'.repeat(256_000)],
+  ['XML, 1,400,000 elements (20 MB)', 'application/xml', `<r>${'<a x="1">t</a>'.repeat(1_400_000)}</r>`],
+]
+
+let wideServing: Promise<{ origin: string; upstreams: readonly Upstream[] }> | undefined
+
+/**
+ * The service with a request plugin whose calls have a 1.5 s deadline and room for the 20 MB body,
+ * one registered mapping per wide body (`page-<i>`, each with its own upstream), listening: built on
+ * first use and closed when the file ends (a build per attack, before).
+ */
+function wideService(): Promise<{ origin: string; upstreams: readonly Upstream[] }> {
+  wideServing ??= (async () => {
+    const upstreams: Upstream[] = []
+    for (const [, type, body] of WIDE_BODIES) upstreams.push(await serving(t, type, body))
+    const request = createRequest({ timeoutMs: 1500, maxResponseBytes: 32 * 1024 * 1024 })
+    const app = await buildServer({
+      mappings: upstreams.map((up, i) => ({ $id: `page-${i}`, mapping: { '/r': { request: { origin: up.origin, pathname: '/page' } } } })) as MappingDocument[],
+      extensions: { plugins: { request } },
+      options: { logging: { level: 'silent' }, errorDetail: 'full' },
+    })
+    return { origin: await listening(t, app), upstreams }
+  })()
+  return wideServing
+}
+
+for (const [i, [name]] of WIDE_BODIES.entries()) {
+  t.test(`attack: upstream ${name} is parsed off the event loop and stopped at the call's deadline`, async (t) => {
+    const { origin, upstreams } = await wideService()
+    const up = upstreams[i]!
+    const watched = await watchingHealth(origin, () => postMap(origin, { mapping: `page-${i}`, input: {} }))
+    t.equal(watched.result.status, 500)
+    t.match(watched.result.body, { code: 'InternalError', message: `Request timed out after 1500 ms: ${up.origin}/page` })
+    t.ok(watched.health.length > 0 && watched.health.every((status) => status === 200), `/health answered 200 throughout (${watched.health.length} times)`)
+    t.ok(watched.worstMs < 1000, `the slowest /health took ${Math.round(watched.worstMs)} ms (bound 1 s; the parse alone takes 30 s or more)`)
+  })
+}
