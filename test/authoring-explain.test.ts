@@ -325,8 +325,9 @@ t.test('POST /map: who may ask for a trace', async (t) => {
   const holding = await forbidden({ auth, map: { explain: { claims: { role: 'debugger' } } } }, { mapping: 'echo', explain: true }, bearer({ role: 'debugger' }))
   t.equal(holding.statusCode, 200)
   t.ok(Array.isArray(holding.data.explain.pairings))
-  // The default follows the explicit form's claims.
-  const explicitClaims = { auth, map: { explicit: { claims: { scope: 'map:explicit' } } } }
+  // The default follows the explicit form's claims. The gate is the subject: the admitted trace is
+  // made inline (isolation false), sparing a worker pool; traces in a worker are `explicitForm`'s.
+  const explicitClaims = { auth, map: { explicit: { claims: { scope: 'map:explicit' } } }, isolation: false as const }
   t.equal((await forbidden(explicitClaims, { mapping: 'echo', explain: true }, bearer({ scope: 'read' }))).statusCode, 403)
   t.equal((await forbidden(explicitClaims, { mapping: 'echo', explain: true }, bearer({ scope: 'map:explicit' }))).statusCode, 200)
 })
