@@ -37,7 +37,7 @@ const embedder = (options: FastifyServerOptions = {}): FastifyInstance =>
 
 type Line = { level: number; msg: string }
 /** A host whose log lines are kept (Fastify's own compilers unless `create` says otherwise). */
-function host(t: { teardown(fn: () => unknown): void }, lines: Line[] = [], create: (options: FastifyServerOptions) => FastifyInstance = Fastify): FastifyInstance {
+function host(t: { teardown(fn: () => unknown): void }, lines: Line[] = [], create: (options: FastifyServerOptions) => FastifyInstance = (options) => Fastify(options)): FastifyInstance {
   const app = create({ logger: { level: 'info', stream: { write: (line: string) => lines.push(JSON.parse(line) as Line) } } })
   t.teardown(() => app.close())
   return app
