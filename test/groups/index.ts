@@ -1,0 +1,72 @@
+// The suite's processes: tap runs each test/groups/<name>.test.ts in a process of its own (.taprc),
+// and each of them runs the test files of its group here, one after another, in one process. A
+// process costs seconds before its first assertion (tap, the TypeScript loader, importing and
+// warming up the service), which most files took longer to pay than to run their tests: the same
+// fifteen files took a quarter of the CPU run together that they took one process each.
+//
+// A file meets the process as it would alone: it is imported only when every test of the files
+// before it has ended. What it cannot meet alone is what an earlier file keeps until the process
+// ends (a server shared through the file, closed by a teardown of the root test): files that need
+// the process to themselves (thread priorities, counted garbage collections, process-wide
+// settings, a root `beforeEach`, a check that nothing in the process still listens on a channel)
+// are first in their group or in a group of their own. Every test file is in exactly one group (test/suite.test.ts holds it);
+// `npx tap test/<file>.test.ts` still runs one file alone.
+import t from 'tap'
+
+export const GROUPS: Readonly<Record<string, readonly string[]>> = {
+  engine: [
+    'engine-budgets', 'engine-shapes', 'engine-api', 'engine-codegen', 'engine-concurrency', 'engine-content-cache', 'engine-document-errors',
+    'engine-extensions', 'engine-fanout', 'engine-json-member', 'engine-pointer', 'engine-properties', 'engine-records', 'engine-safety',
+    'conformance', 'suggest', 'json-text', 'output-schema', 'print-sliced', 'config-positions', 'config-suggest', 'authoring-schema', 'layers', 'lint-spread', 'suite',
+  ],
+  validation: ['validation-linear', 'validation-properties', 'validation-report-bounds', 'validation-rules'],
+  http: [
+    'auth-claims', 'auth-config', 'auth-duplicate-header', 'auth-jwks', 'auth-tokens', 'transport-client-errors', 'transport-options', 'transport-timeouts',
+    'http-cors', 'http-common', 'http-errors', 'http-feature-off', 'http-health', 'http-logging', 'http-registry', 'http-serializers', 'http-hidden-classes',
+    'openapi-auth', 'openapi-lint', 'playground',
+  ],
+  service: ['ops-metrics', 'governance', 'http-map', 'http-validate', 'http-plugin', 'http-embedding', 'ops-metrics-series', 'ops-rate-limit', 'ops-tracing', 'readme-embedding'],
+  stream: ['http-stream', 'cli-ndjson', 'stream-bytes', 'stream-gone', 'stream-limits', 'cli'],
+  request: [
+    'request-body', 'request-config', 'request-destinations', 'request-headers', 'request-limits', 'request-options-validation', 'request-parse',
+    'request-redirects', 'request-scraper', 'request-secrets', 'request-service', 'request-url', 'hostile-fanout',
+  ],
+  workers: ['isolation-offloop', 'isolation-request-surface', 'request-json-thread', 'authoring-examples', 'authoring-explain'],
+  package: ['package-deps', 'package-exports', 'package-pack', 'deploy', 'deploy-helm', 'openapi-client', 'linear-regexp', 'bench-smoke'],
+  startup: ['startup-failures', 'startup-hangs', 'startup-npm', 'startup-serve', 'startup-sources'],
+  // Alone: the largest, or what needs the process to itself.
+  isolation: ['isolation'],
+  types: ['package-types'],
+  slices: ['slices'],
+  'idle-memory': ['idle-memory'],
+  'request-hardening': ['request-hardening'],
+  'rate-limit-redis': ['ops-rate-limit-redis'],
+  'hostile-budgets': ['hostile-budgets'],
+  'hostile-inputs': ['hostile-inputs'],
+  'large-output': ['large-output'],
+  'bench-http': ['bench-http-smoke'],
+  reload: ['ops-reload'],
+}
+
+/** Per file: what tap gives a file alone (.taprc `timeout`) and more, as a file may ask for itself. */
+const FILE_TIMEOUT_MS = 300_000
+
+/** Run the files of group `name` in this process, each after the last test of the one before has ended. */
+export async function runGroup(name: string): Promise<void> {
+  const files = GROUPS[name]
+  if (files === undefined) throw new Error(`no test group named "${name}" (test/groups/index.ts)`)
+  for (const file of files) {
+    t.setTimeout(FILE_TIMEOUT_MS)
+    // Loaded inside a test of the root: a root that once took a teardown ends itself as soon as it
+    // is idle (tap's autoend), and loading a file takes longer than that. The file's own tests,
+    // created while this one runs, are queued after it.
+    await t.test(`test/${file}.test.ts`, async (t) => {
+      await import(new URL(`../${file}.test.ts`, import.meta.url).href)
+      t.pass('loaded')
+    })
+    // Queued after the file's own tests, so it ends when they have.
+    await t.test(`test/${file}.test.ts: every test ran`, async (t) => {
+      t.pass('its tests ended before the next file was loaded')
+    })
+  }
+}
