@@ -170,6 +170,8 @@ t.test('watch off: a change waits for SIGHUP', async (t) => {
   t.strictSame(reloadLines(service), [], 'no reload attempted')
   service.child.kill('SIGHUP')
   await waitUntil('b to be served', async () => (await servedIds(port)).includes('b'))
+  // The line reaches this process through the child's stdout, which may lag the answer that shows b.
+  await waitUntil('the reload line', () => reloadLines(service).length === 1)
   t.pass('SIGHUP still reloads')
 })
 
@@ -198,6 +200,7 @@ t.test('SIGHUP reloads the directory; a bad file keeps the old set and is named 
   hup.write('m/c.json', mapping('c', '/c'))
   service.child.kill('SIGHUP')
   await waitUntil('c to be served', async () => (await servedIds(port)).includes('c'))
+  await waitUntil('the reload line', () => reloadLines(service).length === 4)
   t.strictSame(reloadLines(service).slice(3), ['mappings reloaded: 3 mappings'])
   t.equal(service.child.exitCode, null, 'SIGHUP never stopped the service')
 })
