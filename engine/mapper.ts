@@ -8,6 +8,7 @@ import { ExplainRegistry } from './explain/instrument.js'
 import { traceRun, type Explanation, type Tracer } from './explain/trace.js'
 import { isKeyword, standingAlone } from './keywords/index.js'
 import { Context, firstCheckpoint, Run, type Maybe, type Pairings, type Plan, type RegistryView, type ResolvedExtensions, type Slot } from './context.js'
+import { mappingEntries, type MappingsInput } from './mappings-input.js'
 import { mapPlan } from './procedures.js'
 import { flattenBatch, LayeredRegistry, MappingRegistry, type RegisteredMapping } from './registry.js'
 import type { EngineOptions, Envelope, ErrorObject, Extensions, MappingDocument } from './types.js'
@@ -350,8 +351,12 @@ class LocalMember implements RegisteredMapping {
 }
 
 export interface MapperDocuments {
-  /** Mapping documents to register, keyed by anything (only `$id` counts). */
-  mappings?: Record<string, unknown> | readonly unknown[]
+  /**
+   * The mappings to register, in any of the service's forms (MappingsInput): documents and
+   * `loadMappings()` entries, mixed, in an array or an object keyed by anything (only `$id`
+   * counts), wrapped as `{ mappings }`, or one alone.
+   */
+  mappings?: MappingsInput | Readonly<Record<string, unknown>> | readonly unknown[]
 }
 
 export class Mapper {
@@ -372,11 +377,8 @@ export class Mapper {
     this.stdout = options.stdout ?? defaultStdout
     this.compiler = new Compiler(this.extensions, { unknownNames: options.unknownNames ?? 'skip', stdout: this.stdout, codegen: options.codegen })
     this.registry = new MappingRegistry(this.compiler)
-    const initial = documents.mappings
-    if (initial !== undefined) {
-      const members = Array.isArray(initial) ? initial : Object.values(initial)
-      this.registry.register(members.map((member) => this.admitMember(admitDocument(member))))
-    }
+    const entries = mappingEntries(documents.mappings)
+    if (entries.length > 0) this.registry.register(entries.map((entry) => admitDocument(entry.document)))
   }
 
   /** The registered, flattened documents by `$id` (read-only). */

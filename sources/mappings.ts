@@ -3,87 +3,30 @@
 // registers by its `$id`; the same `$id` from two files fails, naming both.
 import { readdir, realpath, stat } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
-import type { MappingDocument } from '../engine/index.js'
 import { isObject } from '../engine/index.js'
+import { distinctEntries, documentEntries, mappingEntries as engineEntries, type MappingEntry, type MappingsInput } from '../engine/mappings-input.js'
 import { packageInfo } from '../support/package.js'
 import { DOCUMENT_EXTENSIONS, MODULE_EXTENSIONS, SourceError, extensionOf, importDefault, readDocumentFile, specialKind, unreadable, type FileType } from './files.js'
 
-/** A mapping ready to register, with where it came from (for messages). */
-export interface MappingEntry {
-  readonly id: string
-  readonly document: MappingDocument
-  readonly source: string
-}
+// The shapes are the engine's (engine/mappings-input.ts), so `new Mapper({ mappings })` takes what
+// the service takes; the service names its refusals SourceError, as every mapping source's.
+export type { MappingEntry, MappingsInput, MappingsMember } from '../engine/mappings-input.js'
 
-/**
- * One member of `mappings`: a mapping document (single or compound, as a document file holds it),
- * or an entry from `loadMappings`.
- */
-export type MappingsMember = MappingDocument | MappingEntry
-
-/**
- * What `buildServer`, the plugin and a Reloader's source accept as `mappings`: members (documents
- * and `loadMappings` entries, mixed) in an array or an object keyed by anything, the same wrapped
- * as `{ mappings }` (the engine's `new Mapper({ mappings })` form), or one member alone.
- */
-export type MappingsInput =
-  | readonly MappingsMember[]
-  | Readonly<Record<string, MappingsMember>>
-  | { readonly mappings: Readonly<Record<string, MappingsMember>> | readonly MappingsMember[] }
-  | MappingsMember
+const sourceError = (message: string): SourceError => new SourceError(message)
 
 /** The mappings one document carries: the members of a compound document, or the document itself. */
-function mappingsOf(document: unknown, source: string): MappingEntry[] {
-  if (!isObject(document)) throw new SourceError(`not a mapping document: ${source}`)
-  const members = isObject(document.mappings) ? Object.values(document.mappings) : [document]
-  return members.map((member) => {
-    if (!isObject(member) || typeof member.$id !== 'string' || member.$id === '') {
-      throw new SourceError(`mapping without $id in ${source}`)
-    }
-    return { id: member.$id, document: member as MappingDocument, source }
-  })
-}
+const mappingsOf = (document: unknown, source: string): MappingEntry[] => documentEntries(document, source, sourceError)
 
 /** Join entries, refusing a `$id` that two sources both define. */
-function collect(entries: readonly MappingEntry[]): MappingEntry[] {
-  const seen = new Map<string, string>()
-  for (const entry of entries) {
-    const first = seen.get(entry.id)
-    if (first !== undefined) {
-      throw new SourceError(`duplicate mapping $id "${entry.id}" in ${entry.source} (already registered from ${first})`)
-    }
-    seen.set(entry.id, entry.source)
-  }
-  return [...entries]
-}
-
-const isEntry = (item: unknown): item is MappingEntry =>
-  isObject(item) && typeof item.id === 'string' && isObject(item.document) && typeof item.source === 'string'
-
-/** The entries one member stands for: an entry as it is, a document's mappings (compound or single). */
-const entriesOf = (member: unknown, source: string): MappingEntry[] => (isEntry(member) ? [member] : mappingsOf(member, source))
+const collect = (entries: readonly MappingEntry[]): MappingEntry[] => distinctEntries(entries, sourceError)
 
 /**
  * Normalize the programmatic forms of `mappings` into entries (MappingsInput): members, documents
  * and `loadMappings` entries alike, in an array, in an object keyed by anything (only `$id`
- * counts), wrapped as `{ mappings }`, or one alone. A compound document whose `mappings` are
- * members rather than an array registers each of them, as a document file does.
+ * counts), wrapped as `{ mappings }`, or one alone; refused as a SourceError.
  */
 export function mappingEntries(input: MappingsInput | undefined, source = 'options.mappings'): MappingEntry[] {
-  if (input === undefined) return []
-  if (Array.isArray(input)) return collect(input.flatMap((item: unknown) => entriesOf(item, source)))
-  const record: unknown = input
-  if (!isObject(record)) {
-    throw new SourceError(`${source} must hold mapping documents or loadMappings() entries: an array, an object keyed by $id, { mappings } or one document`)
-  }
-  if (isEntry(record)) return [record]
-  const members = record.mappings
-  if (Array.isArray(members)) return collect(members.flatMap((value: unknown) => entriesOf(value, source)))
-  // `{ mappings: { … } }` holding entries is the engine's form; documents there are a compound document's members.
-  if (isObject(members) && Object.values(members).some(isEntry)) return collect(Object.values(members).flatMap((value) => entriesOf(value, source)))
-  // One document, single or compound, registers what it carries (as a document file does).
-  if (isObject(members) || typeof record.$id === 'string') return collect(mappingsOf(record, source))
-  return collect(Object.values(record).flatMap((value) => entriesOf(value, source)))
+  return engineEntries(input, source, sourceError)
 }
 
 /**

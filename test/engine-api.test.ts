@@ -1,7 +1,10 @@
 // The engine's public API (docs/spec/language.md Part 2 "API"): registration, compound documents evaluated
-// without registering, the read-only registry view, compiled plans, array input, the envelope.
+// without registering, the read-only registry view, compiled plans, array input, the envelope, and
+// `new Mapper({ mappings })` taking every shape the service's `mappings` takes, loadMappings() entries included.
 import t from 'tap'
-import { Mapper, evaluate, evaluateMapping, extend } from '../engine/index.js'
+import { DocumentError, Mapper, evaluate, evaluateMapping, extend, type MappingEntry, type MappingsInput } from '../engine/index.js'
+import { loadMappings, mappingEntries } from '../sources/mappings.js'
+import { tempTree } from './startup-support.js'
 
 const parent = { $id: 'mapping:Parent', description: 'parent', mapping: { '/a': '/a' } }
 const child = { $id: 'mapping:Child', $extend: 'mapping:Parent', mapping: { '/b': '/b' } }
@@ -97,4 +100,68 @@ t.test('template placeholders: a name of one or more non-} characters, as the re
   t.equal(await render('{{a}b}}'), '{{a}b}}', 'a name cannot hold }')
   t.equal(await render('{{a}}}'), 'A}', 'a third } is literal text')
   t.equal(await render('{{{a}}'), '', 'the first {{ opens: the name is {a, which has no value')
+})
+
+t.test('new Mapper({ mappings }) takes what the service takes: loadMappings() entries, documents, mixed, in any form', async (t) => {
+  // A real directory as MAPPINGS names one: files in nested folders, YAML and JSON, a compound
+  // document, a `$extend` across files (one batch), and a file that is not a mapping (skipped).
+  const tree = tempTree(t, {
+    'mappings/greet.json': JSON.stringify({ $id: 'greet', mapping: { '/text': '/message' } }),
+    'mappings/nested/loud.yaml': '$id: loud\n$extend: greet\nmapping:\n  /volume: { constant: 11 }\n',
+    'mappings/pair.json': JSON.stringify({ mappings: { left: { $id: 'left', mapping: { '/l': '/message' } }, right: { $id: 'right', mapping: { '/r': { $ref: 'left' } } } } }),
+    'mappings/input.json': JSON.stringify({ message: 'not a mapping' }),
+  })
+  const warnings: string[] = []
+  const loaded: MappingEntry[] = await loadMappings(tree.path('mappings'), { warn: (line) => warnings.push(line) })
+  t.same(loaded.map((entry) => entry.id).sort(), ['greet', 'left', 'loud', 'right'], 'loadMappings read every mapping file')
+  t.equal(warnings.length, 1, 'and skipped the input file, saying so')
+
+  const fromFiles = new Mapper({ mappings: loaded })
+  t.same(Object.keys(fromFiles.mappings).sort(), ['greet', 'left', 'loud', 'right'])
+  const input = { message: 'hi' }
+  t.same(await fromFiles.map('greet', input), { text: 'hi', valid: true, errors: [] }, 'greet.json')
+  t.same(await fromFiles.map('loud', input), { text: 'hi', volume: 11, valid: true, errors: [] }, 'loud.yaml, extending greet.json')
+  t.same(await fromFiles.map('left', input), { l: 'hi', valid: true, errors: [] }, "pair.json's first member")
+  t.same(await fromFiles.map('right', input), { r: { l: 'hi' }, valid: true, errors: [] }, "pair.json's second member, naming the first")
+
+  const shout = { $id: 'shout', $extend: 'greet', mapping: { '/shouted': { constant: true } } }
+  const compound = { mappings: { a: { $id: 'a', mapping: { '/a': '/message' } }, b: { $id: 'b', $extend: 'loud', mapping: {} } } }
+  const forms: Array<[string, MappingsInput, string[]]> = [
+    ['entries and documents in one array', [...loaded, shout], ['greet', 'left', 'loud', 'right', 'shout']],
+    ['entries, a document and a compound document in one array', [...loaded, shout, compound], ['a', 'b', 'greet', 'left', 'loud', 'right', 'shout']],
+    ['an object keyed by anything, mixed', { first: loaded[0]!, second: shout }, ['greet', 'shout']],
+    ['{ mappings: [...] }, mixed', { mappings: [...loaded, shout] }, ['greet', 'left', 'loud', 'right', 'shout']],
+    ['{ mappings: { … } }, mixed', { mappings: { g: loaded[0]!, s: shout } }, ['greet', 'shout']],
+    ['one entry alone', loaded[0]!, ['greet']],
+    ['one document alone', { $id: 'solo', mapping: { '/s': '/message' } }, ['solo']],
+    ['a compound document alone', { mappings: { a: compound.mappings.a } }, ['a']],
+    ['a document keyed "mappings" among others', { mappings: { $id: 'keyed', mapping: { '/k': '/message' } }, g: loaded[0]! }, ['greet', 'keyed']],
+  ]
+  for (const [name, mappings, expected] of forms) {
+    const mapper = new Mapper({ mappings })
+    t.same(Object.keys(mapper.mappings).sort(), expected, `the engine: ${name}`)
+    t.same(mappingEntries(mappings).map((entry) => entry.id).sort(), expected, `the service reads it alike: ${name}`)
+  }
+  const mixed = new Mapper({ mappings: [...loaded, shout, compound] })
+  t.same(await mixed.map('shout', input), { text: 'hi', shouted: true, valid: true, errors: [] }, 'a document extending an entry')
+  t.same(await mixed.map('b', input), { text: 'hi', volume: 11, valid: true, errors: [] }, 'a compound member extending an entry')
+  t.same(await mixed.map('right', input), { r: { l: 'hi' }, valid: true, errors: [] })
+  t.same(await new Mapper({ mappings: { first: loaded[0]!, second: shout } }).map('shout', input), { text: 'hi', shouted: true, valid: true, errors: [] }, 'keyed')
+})
+
+t.test("new Mapper({ mappings }) refuses a bad shape with the service's message, as a DocumentError", async (t) => {
+  const tree = tempTree(t, { 'greet.json': JSON.stringify({ $id: 'greet', mapping: { '/text': '/message' } }) })
+  const loaded = await loadMappings(tree.path('greet.json'))
+  const bad: Array<[string, unknown, string]> = [
+    ['not an object', 42, 'options.mappings must hold mapping documents or loadMappings() entries: an array, an object keyed by $id, { mappings } or one document'],
+    ['a member that is not an object', [5], 'not a mapping document: options.mappings'],
+    ['a document without $id', [{ mapping: { '/a': '/a' } }], 'mapping without $id in options.mappings'],
+    ['a compound member without $id', { mappings: { a: { mapping: {} } } }, 'mapping without $id in options.mappings'],
+    ['a $id from a file and a document', [...loaded, { $id: 'greet', mapping: {} }], `duplicate mapping $id "greet" in options.mappings (already registered from ${tree.path('greet.json')})`],
+  ]
+  for (const [name, mappings, message] of bad) {
+    const thrown = t.throws(() => new Mapper({ mappings: mappings as MappingsInput }), { message }, `the engine: ${name}`)
+    t.ok(thrown instanceof DocumentError, `${name}: a DocumentError`)
+    t.throws(() => mappingEntries(mappings as MappingsInput), { name: 'SourceError', message }, `the service: ${name}, the same message`)
+  }
 })
