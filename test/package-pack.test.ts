@@ -1,12 +1,17 @@
 // The package as `npm pack` makes it, read from the tarball: its package.json carries no script npm
 // runs when a consumer installs it (npm warns about those, and a registry install has no compiler
-// for a build), the build happens at pack time instead (prepack), `engines` admits the Node lines the
-// project supports (20.19+, 22.12+, 24 and later: those whose require() loads ES modules without a
-// flag) and refuses the others, and the CHANGELOG it ships has a section for its version. Packed with
-// --ignore-scripts: the build is not this test's subject, and it would rewrite this checkout's dist/.
+// for a build), though the repository's has `prepare`, which builds a clone at `npm ci`: prepack
+// builds and strips the install scripts (scripts/pack-manifest.mjs), postpack puts package.json back
+// byte for byte, and a pack that fails in between (npm then runs no postpack) is mended by the next.
+// `engines` admits the Node lines the project supports (20.19+, 22.12+, 24 and later: those whose
+// require() loads ES modules without a flag) and refuses the others, and the CHANGELOG it ships has
+// a section for its version. The packs run npm's lifecycle for real, in a copy of this project's
+// package.json, pack script and CHANGELOG whose `tsc -p tsconfig.build.json` compiles one file: the
+// build of dist/ is not this test's subject (test/proc-compiled.ts compiles what ships), it takes
+// half a minute, and in this checkout it would rewrite dist/ and package.json under other runs.
 import { execFile } from 'node:child_process'
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
 import { ROOT, tempTree, untracked } from './startup-support.js'
@@ -70,26 +75,113 @@ interface Manifest {
   engines: { node: string }
 }
 
-const packed = (async () => {
-  const tree = tempTree(t)
-  const [command, args] = untracked('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', tree.root])
-  // No update check (it would go to the registry) and no spending of time on anything but the pack.
-  const { stdout } = await run(command, args, { cwd: ROOT, env: { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false' } })
+/**
+ * No update check (it would go to the registry) and no spending of time on anything but the pack;
+ * scripts on even under an `npm test --ignore-scripts`, whose setting npm passes down: they are the subject.
+ */
+const NPM_ENV = { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false', npm_config_ignore_scripts: 'false' }
+
+/** The files of this project a pack reads, copied byte for byte. */
+const COPIED = ['package.json', 'CHANGELOG.md', 'scripts/pack-manifest.mjs']
+
+/**
+ * A project to pack: COPIED, a one-file tsconfig.build.json for `npm run build` (skipLibCheck:
+ * checking tsc's own lib files would be most of its cost) and the real tsc, linked where npm links it.
+ */
+function packable(t: Parameters<typeof tempTree>[0]): ReturnType<typeof tempTree> {
+  const tree = tempTree(t, {
+    'index.ts': 'export const built = true\n',
+    'tsconfig.build.json': JSON.stringify({ compilerOptions: { outDir: 'dist', module: 'NodeNext', target: 'ES2022', lib: ['ES2022'], types: [], skipLibCheck: true }, files: ['index.ts'] }),
+  })
+  for (const file of COPIED) {
+    mkdirSync(dirname(tree.path(file)), { recursive: true })
+    copyFileSync(join(ROOT, file), tree.path(file))
+  }
+  mkdirSync(tree.path('node_modules/.bin'), { recursive: true })
+  symlinkSync(realpathSync(join(ROOT, 'node_modules/.bin/tsc')), tree.path('node_modules/.bin/tsc'))
+  return tree
+}
+
+/** `npm pack` of `project` into `destination`, scripts and all; resolves with the tarball's path. */
+async function pack(project: string, destination: string): Promise<string> {
+  const [command, args] = untracked('npm', ['pack', '--json', '--pack-destination', destination])
+  const { stdout } = await run(command, args, { cwd: project, env: NPM_ENV })
   const [{ filename }] = JSON.parse(stdout) as [{ filename: string }]
-  await run('tar', ['-xzf', join(tree.root, filename), '-C', tree.root, 'package/package.json', 'package/CHANGELOG.md'])
+  return join(destination, filename)
+}
+
+/** The install scripts `scripts` has. */
+const installScripts = (scripts: Record<string, string> = {}): string[] => INSTALL_SCRIPTS.filter((name) => name in scripts)
+
+const packed = (async () => {
+  const project = packable(t)
+  const before = readFileSync(project.path('package.json'))
+  mkdirSync(project.path('out'))
+  const tarball = await pack(project.root, project.path('out'))
+  const { stdout: listing } = await run('tar', ['-tzf', tarball])
+  await run('tar', ['-xzf', tarball, '-C', project.path('out'), 'package/package.json', 'package/CHANGELOG.md'])
   return {
-    manifest: JSON.parse(readFileSync(tree.path('package/package.json'), 'utf8')) as Manifest,
-    changelog: readFileSync(tree.path('package/CHANGELOG.md'), 'utf8'),
+    before,
+    after: readFileSync(project.path('package.json')),
+    copyLeft: existsSync(project.path('package.json.prepack')),
+    files: listing.split('\n').filter((line) => line !== ''),
+    manifest: JSON.parse(readFileSync(project.path('out/package/package.json'), 'utf8')) as Manifest,
+    changelog: readFileSync(project.path('out/package/CHANGELOG.md'), 'utf8'),
   }
 })()
 // Awaited by each test, where a failure is reported; this only keeps it from being unhandled before then.
 packed.catch(() => undefined)
 
 t.test('the packed package.json has no install script; the build runs at pack time', async (t) => {
-  const { manifest } = await packed
+  const { manifest, files } = await packed
   for (const name of INSTALL_SCRIPTS) t.notOk(name in manifest.scripts, `no ${name} script`)
   t.match(manifest.scripts.prepack, /\bnpm run build\b/, 'prepack builds dist/')
   t.match(manifest.scripts.build, /^tsc -p tsconfig\.build\.json\b/, 'the build is tsc')
+  const own = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Manifest
+  for (const name of installScripts(own.scripts)) delete own.scripts[name]
+  t.same(manifest, own, 'otherwise the packed package.json is this one')
+  t.same(files.filter((file) => !file.startsWith('package/dist/')).sort(), ['package/CHANGELOG.md', 'package/package.json'], 'the copy of package.json is not packed')
+})
+
+t.test("the repository's package.json builds a clone at npm ci, and a pack leaves it byte for byte", async (t) => {
+  const { before, after, copyLeft } = await packed
+  const { scripts } = JSON.parse(before.toString('utf8')) as Manifest
+  t.match(scripts.prepare, /^npm run build && tap build$/, 'prepare builds dist/ and tap\'s plugins')
+  t.ok(before.equals(readFileSync(join(ROOT, 'package.json'))), 'the packed project had this package.json')
+  t.ok(after.equals(before), 'package.json after the pack is the same bytes')
+  t.notOk(copyLeft, 'no package.json.prepack is left')
+})
+
+t.test('a pack that fails after prepack is mended by the next; an edit made since stops it', async (t) => {
+  const project = packable(t)
+  const before = readFileSync(project.path('package.json'))
+  const script = untracked(process.execPath, [project.path('scripts/pack-manifest.mjs')])
+  // The tarball cannot be written: npm fails after prepack and runs no postpack.
+  await t.rejects(pack(project.root, project.path('missing')), /ENOENT/, 'the pack fails')
+  const stripped = JSON.parse(readFileSync(project.path('package.json'), 'utf8')) as Manifest
+  t.same(installScripts(stripped.scripts), [], 'package.json is left stripped')
+  t.ok(readFileSync(project.path('package.json.prepack')).equals(before), 'with its copy beside it')
+
+  // prepack's strip moves the copy back before stripping again; postpack restores as ever.
+  mkdirSync(project.path('out'))
+  const tarball = await pack(project.root, project.path('out'))
+  const { stdout: text } = await run('tar', ['-xzOf', tarball, 'package/package.json'])
+  t.same(installScripts((JSON.parse(text) as Manifest).scripts), [], 'the next pack packs no install script')
+  t.ok(readFileSync(project.path('package.json')).equals(before), 'and leaves package.json as it was')
+  t.notOk(existsSync(project.path('package.json.prepack')), 'and no copy')
+
+  // A stripped package.json edited since is neither overwritten nor packed.
+  await run(script[0], [...script[1], 'strip'], { cwd: project.root })
+  const edited = readFileSync(project.path('package.json'), 'utf8').replace(/"version": "[^"]+"/, '"version": "9.9.9"')
+  project.write('package.json', edited)
+  const refused = await run(script[0], [...script[1], 'strip'], { cwd: project.root }).then(() => undefined, (error: { code: number; stderr: string }) => error)
+  t.equal(refused?.code, 1, 'strip fails')
+  t.equal(refused?.stderr, 'pack-manifest: package.json.prepack is left from a pack that did not finish (npm ran no postpack), and package.json has changed since. ' +
+    'Compare the two, keep the one you want as package.json, delete package.json.prepack, then pack again.\n', 'saying why and what to do, in one line')
+  t.equal(readFileSync(project.path('package.json'), 'utf8'), edited, 'the edit is kept')
+  t.ok(readFileSync(project.path('package.json.prepack')).equals(before), 'and so is the copy')
+  await run(script[0], [...script[1], 'restore'], { cwd: project.root })
+  t.ok(readFileSync(project.path('package.json')).equals(before), 'restore (npm run postpack) puts the copy back')
 })
 
 t.test('engines admits Node 20.19+, 22.12+ and 24 and later, and nothing older', async (t) => {
