@@ -122,3 +122,12 @@ t.test('off by default; true takes the defaults; the option is validated', async
   t.throws(() => resolveConfig({ rateLimit: { max: 0 } }), { name: 'ConfigError', message: /^options\.rateLimit/ })
   t.throws(() => resolveConfig({ rateLimit: { per: 'ip' } }), { name: 'ConfigError', message: /^options\.rateLimit/ })
 })
+
+t.test('the 429 message names the configured window, as people say it', async (t) => {
+  const { describeWindow } = await import('../http/plugins/rate-limit/index.js')
+  t.equal(describeWindow(60000), '1 minute')
+  t.equal(describeWindow(90000), '90 seconds')
+  t.equal(describeWindow(7_200_000), '2 hours')
+  t.equal(describeWindow(86_400_000), '1 day')
+  t.equal(describeWindow(1500), '1500 milliseconds')
+})

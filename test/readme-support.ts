@@ -63,3 +63,28 @@ export function fencedBlocks(text: string, lang?: string): FencedBlock[] {
   }
   return blocks
 }
+
+/** A fenced block of the README with the heading it stands under. */
+export interface PlacedBlock extends FencedBlock {
+  /** The text of the nearest heading above the block ('' before the first). */
+  readonly section: string
+  /** The block's first line, trimmed (what tells two blocks of one section apart). */
+  readonly first: string
+}
+
+/** Every fenced block of `text` (the README by default), each with the heading it stands under. */
+export function placedBlocks(text = readme()): PlacedBlock[] {
+  const headings: Array<{ line: number; title: string }> = []
+  const lines = text.split('\n')
+  let fenced = false
+  for (let i = 0; i < lines.length; i++) {
+    if (/^\s*(```|~~~)/.test(lines[i]!)) fenced = !fenced
+    const heading = fenced ? null : /^(#{1,6})\s+(.*?)\s*#*\s*$/.exec(lines[i]!)
+    if (heading !== null) headings.push({ line: i + 1, title: heading[2]! })
+  }
+  return fencedBlocks(text).map((block) => ({
+    ...block,
+    section: headings.filter((heading) => heading.line < block.line).at(-1)?.title ?? '',
+    first: block.code.split('\n')[0]!.trim(),
+  }))
+}

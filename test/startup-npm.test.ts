@@ -8,6 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { spawn } from 'node:child_process'
 import t, { type Test } from 'tap'
 import { packageLayout } from './package-support.js'
+import { placedBlocks } from './readme-support.js'
 import { exchange, freePort, tempTree, untracked, waitUntil } from './startup-support.js'
 
 t.setTimeout(120000)
@@ -137,14 +138,25 @@ async function stopsOnSigterm(t: Test, started: Script): Promise<void> {
   t.same(await started.exited, { code: 0, signal: null }, 'npm exits 0')
 }
 
+/** The script a Quick start line of the README runs (`npm start`, `npm run dev`), read from README.md now. */
+function quickStart(command: string): string {
+  const line = placedBlocks()
+    .filter((block) => block.section === 'Quick start')
+    .flatMap((block) => block.code.split('\n'))
+    .map((text) => text.replace(/#.*$/, '').trim())
+    .find((text) => text === command)
+  if (line === undefined) throw new Error(`README "Quick start" has no line "${command}"`)
+  return line.replace(/^npm (run )?/, '')
+}
+
 t.test('npm start: SIGTERM to npm stops the whole tree', async (t) => {
-  const started = await npmRun(t, 'start', { OPTIONS: '{"host":"127.0.0.1","logging":{"level":"warn"}}' })
+  const started = await npmRun(t, quickStart('npm start'), { OPTIONS: '{"host":"127.0.0.1","logging":{"level":"warn"}}' })
   t.match(started.output(), /> exec node /, 'npm runs the script as written')
   await stopsOnSigterm(t, started)
 })
 
 t.test('npm run dev: loopback only, explicit documents, explain traces and the playground', async (t) => {
-  const started = await npmRun(t, 'dev')
+  const started = await npmRun(t, quickStart('npm run dev'))
   t.same(listeningAddresses(started.port), ['127.0.0.1'], 'listens on 127.0.0.1 only')
 
   const document = { mapping: { '/greeting': { source: '/name' } } }

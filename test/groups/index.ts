@@ -32,7 +32,7 @@ export const GROUPS: Readonly<Record<string, readonly string[]>> = {
     'request-redirects', 'request-scraper', 'request-secrets', 'request-service', 'request-url', 'hostile-fanout',
   ],
   workers: ['isolation-offloop', 'isolation-request-surface', 'request-json-thread', 'authoring-examples', 'authoring-explain'],
-  package: ['package-deps', 'package-exports', 'package-pack', 'deploy', 'deploy-helm', 'openapi-client', 'linear-regexp', 'bench-smoke'],
+  package: ['package-deps', 'package-exports', 'package-pack', 'deploy', 'deploy-helm', 'openapi-client', 'linear-regexp', 'bench-smoke', 'readme-snippets'],
   startup: ['startup-failures', 'startup-hangs', 'startup-npm', 'startup-serve', 'startup-sources'],
   // Alone: the largest, or what needs the process to itself.
   isolation: ['isolation'],

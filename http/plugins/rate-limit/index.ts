@@ -19,6 +19,15 @@ export function callerKey(request: FastifyRequest): string {
   return typeof subject === 'string' && subject !== '' ? `sub:${subject}` : `ip:${request.ip}`
 }
 
+const UNITS: ReadonlyArray<readonly [string, number]> = [['day', 86_400_000], ['hour', 3_600_000], ['minute', 60_000], ['second', 1000]]
+
+/** A window in milliseconds as people say it: "1 minute", "90 seconds", "250 milliseconds". */
+export function describeWindow(ms: number): string {
+  const [unit, size] = UNITS.find(([, size]) => ms % size === 0) ?? ['millisecond', 1]
+  const count = ms / size
+  return `${count} ${unit}${count === 1 ? '' : 's'}`
+}
+
 interface RateLimitPluginOptions {
   readonly rateLimit: RateLimitConfig
   /** Where the shared store reports its failures; undefined with metrics off. */
@@ -27,6 +36,7 @@ interface RateLimitPluginOptions {
 
 export const rateLimitPlugin = fp<RateLimitPluginOptions>(
   async (app, { rateLimit: { max, timeWindow, redis }, metrics }) => {
+    const window = describeWindow(timeWindow)
     let shared: SharedRateLimitStore | undefined
     if (redis !== undefined) {
       shared = await SharedRateLimitStore.open(redis, app.log, metrics?.rateLimitStore())
@@ -45,7 +55,8 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
       keyGenerator: callerKey,
       allowList: (request) => request.routeOptions.config.public === true,
       // Thrown, so the error handler writes the error body; the plugin has set Retry-After already.
-      errorResponseBuilder: (_request, context) => new TooManyRequests(`Rate limit exceeded: at most ${context.max} requests per ${context.after}`),
+      // The configured window, not the plugin's `after` (the time left in it: "59 seconds" a second in).
+      errorResponseBuilder: (_request, context) => new TooManyRequests(`Rate limit exceeded: at most ${context.max} requests per ${window}`),
     })
   },
   { name: 'mapper-rate-limit', fastify: '5.x', dependencies: ['mapper-auth'] }
