@@ -26,7 +26,7 @@ export const GROUPS: Readonly<Record<string, readonly string[]>> = {
     'openapi-auth', 'openapi-lint', 'playground',
   ],
   service: ['ops-metrics', 'governance', 'http-map', 'http-validate', 'http-plugin', 'http-embedding', 'ops-metrics-series', 'ops-rate-limit', 'ops-tracing', 'readme-embedding'],
-  stream: ['http-stream', 'cli-ndjson', 'stream-bytes', 'stream-gone', 'stream-limits', 'cli'],
+  stream: ['http-stream', 'cli-ndjson', 'stream-bytes', 'stream-gone', 'stream-limits', 'cli', 'readme-cli'],
   request: [
     'request-body', 'request-config', 'request-destinations', 'request-headers', 'request-limits', 'request-options-validation', 'request-parse',
     'request-redirects', 'request-scraper', 'request-secrets', 'request-service', 'request-url', 'hostile-fanout',
