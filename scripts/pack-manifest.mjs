@@ -13,6 +13,9 @@
 // The next `strip` (the next pack) moves the copy back first when package.json is still exactly
 // what strip wrote, and stops with an explanation when it was edited since; `npm run postpack`
 // moves it back by hand.
+//   node scripts/pack-manifest.mjs publish   (prepublishOnly) refuses `npm publish` of this
+//       directory: npm reads package.json again after postpack and sends the registry that one as
+//       the version's document, `prepare` included. `npm publish <tarball>` sends the tarball's.
 import { copyFileSync, existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 
@@ -71,10 +74,18 @@ function restore() {
   if (existsSync(copyPath)) renameSync(copyPath, manifestPath)
 }
 
-const commands = { strip, restore }
+function publish() {
+  const { name, version } = JSON.parse(readFileSync(manifestPath, 'utf8'))
+  throw new PackManifestError(
+    'publish the packed tarball, not this directory: npm pack, then npm publish ./' +
+      `${name.replace(/^@/, '').replace('/', '-')}-${version}.tgz (npm publish of a directory sends the registry package.json as it is after the pack, prepare included)`
+  )
+}
+
+const commands = { strip, restore, publish }
 const command = process.argv[2]
 try {
-  if (!Object.hasOwn(commands, command)) throw new PackManifestError(`usage: node scripts/pack-manifest.mjs strip|restore (got ${command === undefined ? 'nothing' : JSON.stringify(command)})`)
+  if (!Object.hasOwn(commands, command)) throw new PackManifestError(`usage: node scripts/pack-manifest.mjs strip|restore|publish (got ${command === undefined ? 'nothing' : JSON.stringify(command)})`)
   commands[command]()
 } catch (error) {
   // One line for the person packing: a bug here still names itself, without a stack trace.

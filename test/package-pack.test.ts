@@ -2,7 +2,8 @@
 // runs when a consumer installs it (npm warns about those, and a registry install has no compiler
 // for a build), though the repository's has `prepare`, which builds a clone at `npm ci`: prepack
 // builds and strips the install scripts (scripts/pack-manifest.mjs), postpack puts package.json back
-// byte for byte, and a pack that fails in between (npm then runs no postpack) is mended by the next.
+// byte for byte, and a pack that fails in between (npm then runs no postpack) is mended by the next;
+// `npm publish` of the directory is refused (the registry would get the restored package.json).
 // `engines` admits the Node lines the project supports (20.19+, 22.12+, 24 and later: those whose
 // require() loads ES modules without a flag) and refuses the others, and the CHANGELOG it ships has
 // a section for its version. The packs run npm's lifecycle for real, in a copy of this project's
@@ -182,6 +183,17 @@ t.test('a pack that fails after prepack is mended by the next; an edit made sinc
   t.ok(readFileSync(project.path('package.json.prepack')).equals(before), 'and so is the copy')
   await run(script[0], [...script[1], 'restore'], { cwd: project.root })
   t.ok(readFileSync(project.path('package.json')).equals(before), 'restore (npm run postpack) puts the copy back')
+})
+
+t.test('npm publish of the directory is refused, naming the tarball to publish', async (t) => {
+  // npm reads package.json again after postpack and would send the registry that one, prepare included.
+  const project = packable(t)
+  const { name, version } = JSON.parse(readFileSync(project.path('package.json'), 'utf8')) as Manifest & { name: string }
+  const [command, args] = untracked('npm', ['publish', '--dry-run'])
+  const refused = await run(command, args, { cwd: project.root, env: NPM_ENV }).then(() => undefined, (error: { stderr: string }) => error)
+  t.ok(refused, 'the publish fails')
+  t.match(refused?.stderr, `pack-manifest: publish the packed tarball, not this directory: npm pack, then npm publish ./${name}-${version}.tgz (`, 'saying what to run')
+  t.ok(readFileSync(project.path('package.json')).equals(readFileSync(join(ROOT, 'package.json'))), 'package.json is untouched')
 })
 
 t.test('engines admits Node 20.19+, 22.12+ and 24 and later, and nothing older', async (t) => {
