@@ -101,6 +101,10 @@ await app.register(mapperService, { prefix: '/mapper', ...service })
 // Documents and loadMappings() entries in one array; the host's document options; the decorator.
 const mixed = [...(await loadMappings('./mappings')), document]
 await app.register(mapperService, { prefix: '/two', mappings: mixed, decorator: 'second', options: { openapi: { hideFromHost: true, operationIdPrefix: 'two_' } } })
+// The engine takes the same mappings (issue 32): the mixed array, one loadMappings() entry alone.
+const engineToo = new Mapper({ mappings: mixed })
+const oneEntry = new Mapper({ mappings: (await loadMappings('./mappings'))[0]! })
+console.log(Object.keys(engineToo.mappings), Object.keys(oneEntry.mappings))
 const handle: MapperHandle = app.mapper
 const viaHost: Envelope = await handle.map('title', { book: { title: 'x' } })
 console.log(viaHost.valid, app.mapper.has('title'), Object.keys(app.mapper.mappings))
