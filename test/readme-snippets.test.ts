@@ -197,8 +197,10 @@ t.test('Installing as a package: every optional package named is an optional pee
   }
 })
 
-t.test('A first session, and the other sessions against a listening service', async (t) => {
-  if (!(await have('curl'))) return t.skip('curl is not installed (Debian: apt-get install curl)')
+/** The shell tests' one tool beyond bash: where it is missing they are skipped, saying so. */
+const curl = { skip: (await have('curl')) ? false : 'curl is not installed (Debian: apt-get install curl)' }
+
+t.test('A first session, and the other sessions against a listening service', curl, async (t) => {
   const { port } = await listening(t)
   const work = tempTree(t)
 
@@ -358,8 +360,7 @@ async function healthy(started: { output: () => string; exited: () => boolean },
   await waitUntil(`GET /health on ${port}`, async () => (await exchange(port, 'GET', '/health').catch(() => undefined))?.status === 200, 60000, () => (started.exited() ? `it exited: ${started.output()}` : undefined))
 }
 
-t.test('Metrics and Tracing: `npx mapper-service` in a project that installed it', async (t) => {
-  if (!(await have('curl'))) return t.skip('curl is not installed (Debian: apt-get install curl)')
+t.test('Metrics and Tracing: `npx mapper-service` in a project that installed it', curl, async (t) => {
   const project = await consumerProject(t)
 
   await t.test('Metrics: the path moved, then the grep', async (t) => {
