@@ -5,7 +5,6 @@
 // streams, so it gets standard input and output as streams (and whether stderr is a terminal).
 import { once } from 'node:events'
 import { enableLinearRegExp } from '../engine/index.js'
-import { startFromEnvironment, startupFailureLine } from '../server.js'
 import { runCommand } from './commands.js'
 
 // This process is the service's own: patterns run on V8's linear-time engine (engine/linear-regexp.ts).
@@ -32,6 +31,9 @@ const code = await runCommand(process.argv.slice(2), {
 if (code !== undefined) {
   process.exitCode = code
 } else {
+  // The server is loaded only to serve: the commands need none of it (Fastify and every HTTP
+  // module: half a command's start-up).
+  const { startFromEnvironment, startupFailureLine } = await import('../server.js')
   try {
     await startFromEnvironment(process.env)
   } catch (error) {
