@@ -29,9 +29,11 @@ export function isMissingPackage(error: unknown, name: string): boolean {
 }
 
 /** Settle with `load()`, or throw MissingPackageError when `name` is not installed. */
-async function loadOptional<T>(name: string, feature: string, load: () => Promise<T>): Promise<T> {
+// Each import() below is typed unknown, then the module's interface above: the packages' own types
+// are large (the OpenTelemetry SDK alone was a tenth of the type check), and their use is tested at run time.
+async function loadOptional<T>(name: string, feature: string, load: () => Promise<unknown>): Promise<T> {
   try {
-    return await load()
+    return (await load()) as T
   } catch (error) {
     if (isMissingPackage(error, name)) throw new MissingPackageError(name, feature)
     throw error
@@ -107,20 +109,20 @@ export interface TsxModule {
 
 /** The OpenTelemetry Node SDK, for tracing configured by the OTEL_* environment. */
 export const loadNodeSdk = (): Promise<NodeSdkModule> =>
-  loadOptional('@opentelemetry/sdk-node', 'Tracing (configured by the OTEL_* environment)', () => import('@opentelemetry/sdk-node'))
+  loadOptional('@opentelemetry/sdk-node', 'Tracing (configured by the OTEL_* environment)', () => import('@opentelemetry/sdk-node') as Promise<unknown>)
 
 /** @fastify/otel's instrumentation, for request spans once a tracer provider is registered. */
 export const loadFastifyOtel = (): Promise<FastifyOtelModule> =>
-  loadOptional('@fastify/otel', 'Tracing (an OpenTelemetry tracer provider is registered)', () => import('@fastify/otel'))
+  loadOptional('@fastify/otel', 'Tracing (an OpenTelemetry tracer provider is registered)', () => import('@fastify/otel') as Promise<unknown>)
 
 /** tsx's ESM loader, for TypeScript modules named by MAPPINGS or EXTENSIONS. */
-export const loadTsx = (feature: string): Promise<TsxModule> => loadOptional('tsx', feature, () => import('tsx/esm/api'))
+export const loadTsx = (feature: string): Promise<TsxModule> => loadOptional('tsx', feature, () => import('tsx/esm/api') as Promise<unknown>)
 
 /** pino-pretty, for `logging.format: pretty`. */
-export const loadPinoPretty = (): Promise<PinoPrettyModule> => loadOptional('pino-pretty', 'options.logging.format "pretty"', () => import('pino-pretty'))
+export const loadPinoPretty = (): Promise<PinoPrettyModule> => loadOptional('pino-pretty', 'options.logging.format "pretty"', () => import('pino-pretty') as Promise<unknown>)
 
 /** ioredis, for `rateLimit.redis`. */
-export const loadIoredis = (): Promise<IoredisModule> => loadOptional('ioredis', 'options.rateLimit.redis', () => import('ioredis'))
+export const loadIoredis = (): Promise<IoredisModule> => loadOptional('ioredis', 'options.rateLimit.redis', () => import('ioredis') as Promise<unknown>)
 
 /** cheerio, for the request plugin's HTML and XML bodies and its scraper; `feature` says which asked. */
 export const loadCheerio = (feature: string): unknown => requireOptional('cheerio', feature, () => require('cheerio'))
