@@ -1,8 +1,8 @@
 // This package laid out as an install holds it (package.json beside dist/), for the tests that use
 // the package the way a consumer or an operator does: importing it by name through its `exports`,
 // or running its npm scripts. dist/ is the compiled tree of test/proc-compiled.ts (the shipped
-// files as they are now), not this checkout's dist/: a fresh clone's `npm ci && npm test` has no
-// build, and `npm run build` is only run by `npm pack` (prepack) and by hand.
+// files as they are now), not this checkout's dist/, which is as old as the last `npm ci` (prepare),
+// `npm pack` (prepack) or `npm run build`.
 import { copyFileSync, mkdirSync, symlinkSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { compiledEntry } from './proc-compiled.js'
