@@ -5,6 +5,7 @@
 // `npm pack` (prepack) or `npm run build`.
 import { copyFileSync, mkdirSync, symlinkSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import { transform } from 'esbuild'
 import { compiledEntry } from './proc-compiled.js'
 import { ROOT } from './startup-support.js'
 
@@ -20,4 +21,18 @@ export async function packageLayout(directory: string): Promise<string> {
   symlinkSync(compiledRoot, join(directory, 'dist'), 'dir')
   for (const folder of ['mappings', 'playground']) symlinkSync(join(ROOT, folder), join(directory, folder), 'dir')
   return directory
+}
+
+/**
+ * A host application's project in `project` (a tempTree): this package installed (packageLayout),
+ * fastify beside it as npm would install the host's own dependency (the same copy), and `host.mjs`
+ * holding `source`, TypeScript compiled as a consumer's build would (esbuild, types stripped).
+ * Resolves with the path of host.mjs, for spawnEntryPoint.
+ */
+export async function hostProject(project: { path(relative: string): string; write(relative: string, text: string): string }, source: string): Promise<string> {
+  const { code } = await transform(source, { loader: 'ts', format: 'esm', target: 'es2022' })
+  await packageLayout(project.path('node_modules/mapper-service'))
+  symlinkSync(join(ROOT, 'node_modules', 'fastify'), project.path('node_modules/fastify'), 'dir')
+  project.write('package.json', JSON.stringify({ name: 'host-app', type: 'module', private: true }))
+  return project.write('host.mjs', code)
 }

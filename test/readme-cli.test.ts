@@ -8,14 +8,13 @@
 // loader's), so a line meets the command a user meets. The one change to a line: `localhost:3333`
 // becomes the test's own port, since test files run in parallel.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { accessSync, chmodSync, constants, cpSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { accessSync, chmodSync, constants, cpSync, readFileSync, writeFileSync } from 'node:fs'
 import { delimiter, join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 // The named export: under NodeNext the default one is the CommonJS module object.
 import { Ajv2020 } from 'ajv/dist/2020.js'
-import { transform } from 'esbuild'
 import t, { type Test } from 'tap'
-import { packageLayout } from './package-support.js'
+import { hostProject } from './package-support.js'
 import { compiledEntry } from './proc-compiled.js'
 import { fencedBlocks, readmeSection, type FencedBlock } from './readme-support.js'
 import { exchange, freePort, ROOT, spawnEntryPoint, tempTree, untracked, waitForHealth, waitUntil, type EntryPoint, type Exit } from './startup-support.js'
@@ -315,13 +314,7 @@ t.test('Hot reload: the embedded Reloader, in a host app, reloads on SIGUSR2', a
   t.ok(printedAs, 'the snippet says what SIGUSR2 prints')
   // The host around it: `app` before, a listening server after (the port the test's).
   const host = `import Fastify from 'fastify'\nconst app = Fastify({ logger: true })\n${snippet}await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' })\n`
-  const { code } = await transform(host, { loader: 'ts', format: 'esm', target: 'es2022' })
-
-  const project = tempTree(t)
-  await packageLayout(project.path('node_modules/mapper-service'))
-  symlinkSync(join(ROOT, 'node_modules', 'fastify'), project.path('node_modules/fastify'), 'dir')
-  project.write('package.json', JSON.stringify({ name: 'host-app', type: 'module', private: true }))
-  const entry = project.write('host.mjs', code)
+  const entry = await hostProject(tempTree(t), host)
 
   const port = await freePort()
   // Run from this tree's root, whose ./mappings (the bundled ones) is what the snippet reads.

@@ -3,27 +3,17 @@
 // (esbuild, types stripped), and run by node as a host app in a project whose node_modules holds
 // this package (test/package-support.ts: the shipped files compiled as they are now) and fastify,
 // importing them by name. It must register under its prefix and answer there, beside the host's own routes.
-import { symlinkSync } from 'node:fs'
-import { join } from 'node:path'
 import t from 'tap'
-import { transform } from 'esbuild'
-import { packageLayout } from './package-support.js'
+import { hostProject } from './package-support.js'
 import { fencedBlocks, readmeSection } from './readme-support.js'
-import { exchange, freePort, ROOT, spawnEntryPoint, tempTree, waitForHealth } from './startup-support.js'
+import { exchange, freePort, spawnEntryPoint, tempTree, waitForHealth } from './startup-support.js'
 
 t.setTimeout(180000)
 
 t.test('the embedding example registers under /mapper and answers there, the host beside it', async (t) => {
   const blocks = fencedBlocks(readmeSection('Embedding as a Fastify plugin'), 'ts')
   t.equal(blocks.length, 1, 'the section holds one TypeScript example')
-  const { code } = await transform(blocks[0]!.code, { loader: 'ts', format: 'esm', target: 'es2022' })
-
-  const project = tempTree(t)
-  await packageLayout(project.path('node_modules/mapper-service'))
-  // The host's own dependency, as npm would install it beside the package (the same copy).
-  symlinkSync(join(ROOT, 'node_modules', 'fastify'), project.path('node_modules/fastify'), 'dir')
-  project.write('package.json', JSON.stringify({ name: 'host-app', type: 'module', private: true }))
-  const entry = project.write('host.mjs', code)
+  const entry = await hostProject(tempTree(t), blocks[0]!.code)
 
   const port = await freePort()
   const host = spawnEntryPoint(t, { PORT: String(port) }, 120000, entry)
