@@ -10,7 +10,7 @@ import { ConfigError, resolveConfig, type IsolationConfig, type ServiceConfig } 
 import type { Extensions } from './engine/index.js'
 import { noteArrival } from './engine/slices.js'
 import { requestConfigsOf, stockExtensions, stockSettingsOf } from './extensions/stock.js'
-import { authPlugin } from './http/plugins/auth.js'
+import { authPlugin } from './http/plugins/auth/index.js'
 import { bodyPlugin } from './http/plugins/body.js'
 import { corsPlugin } from './http/plugins/cors.js'
 import { enginePlugin } from './http/plugins/engine.js'

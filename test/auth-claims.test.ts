@@ -3,7 +3,7 @@
 // claims, any-of values, array claims in the token, `scope`/`scp` as space-separated lists; 403 with
 // the exact messages; `context.identity` is the verified payload. Table-driven, as the spec is.
 import t from 'tap'
-import { claimsSatisfied } from '../http/plugins/auth.js'
+import { claimsSatisfied } from '../http/plugins/auth/index.js'
 import type { Claims } from '../config/options-schema.js'
 import { SECRET, call, nowSeconds, service, sharedServices, sign, type Tap } from './auth-support.js'
 

@@ -10,7 +10,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ServiceConfig } from '../../config/resolve.js'
 import { unknownMapping } from '../../service/errors.js'
-import { claimsSatisfied } from '../plugins/auth.js'
+import { claimsSatisfied } from '../plugins/auth/index.js'
 import { requireBody } from '../plugins/body.js'
 import { jsonMemberText, type Report } from '../../service/evaluation.js'
 import type { Evaluator } from '../../service/evaluator.js'

@@ -10,11 +10,11 @@ import type fastifyJwt from '@fastify/jwt'
 import type { TokenOrHeader } from '@fastify/jwt'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { algorithmsForKey, type AuthConfig } from '../../config/resolve.js'
-import { isObject } from '../../engine/index.js'
-import { BadRequest, MESSAGES, Unauthorized, lacksClaims } from '../../service/errors.js'
-import { redactUrl } from '../../support/redact.js'
-import type { Claims } from '../../config/options-schema.js'
+import { algorithmsForKey, type AuthConfig } from '../../../config/resolve.js'
+import { isObject } from '../../../engine/index.js'
+import { BadRequest, MESSAGES, Unauthorized, lacksClaims } from '../../../service/errors.js'
+import { redactUrl } from '../../../support/redact.js'
+import type { Claims } from '../../../config/options-schema.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
