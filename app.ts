@@ -179,6 +179,8 @@ const servicePlugin: FastifyPluginAsync<ServerPluginOptions> = async (app, opts)
   if (config.underPressure !== false) await app.register(pressurePlugin, { underPressure: config.underPressure })
   await app.register(bodyPlugin, { maxBodyBytes: config.maxBodyBytes })
   await app.register(corsPlugin, { cors: config.cors })
+  // The auth and rate-limit plugins check and resolve their own options as they are registered:
+  // a mistake there fails registration here, with the ConfigError naming the setting.
   await app.register(authPlugin, { auth: config.auth })
   // Before the routes: it limits the routes registered after it.
   // Loaded only when configured (it brings @fastify/rate-limit).

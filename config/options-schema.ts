@@ -289,3 +289,7 @@ export const OptionsSchema = Type.Object(
 
 export type Options = Static<typeof OptionsSchema>
 export type Claims = Static<typeof ClaimsSchema>
+/** options.auth as the schema admits it: the auth plugin checks the rest and resolves it (http/plugins/auth/options.ts). */
+export type AuthOptions = Static<typeof AuthOptionsSchema>
+/** options.rateLimit's object form: the rate-limit plugin resolves it (http/plugins/rate-limit/options.ts). */
+export type RateLimitOptions = Static<typeof RateLimitOptionsSchema>

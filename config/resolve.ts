@@ -1,7 +1,9 @@
 // Configuration (http.md §8): the options object validated against its TypeBox schema, defaults
 // filled in, and the cross-field rules a schema cannot state checked — all at startup, so a
-// mistake fails the start instead of surfacing at the first request.
-import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto'
+// mistake fails the start instead of surfacing at the first request. Service-wide options only: the
+// options a plugin owns (auth, rateLimit) are checked here against the schema and handed to it as
+// given; the plugin checks the rest and resolves them as it is registered (http/plugins/auth/,
+// http/plugins/rate-limit/), which the start waits for all the same.
 import { availableParallelism } from 'node:os'
 import { getHeapStatistics } from 'node:v8'
 import type { TSchema } from '@sinclair/typebox'
@@ -9,22 +11,9 @@ import { TypeCompiler, type ValueError } from '@sinclair/typebox/compiler'
 import { Value } from '@sinclair/typebox/value'
 import { isObject, resolveLimits, type Limits } from '../engine/index.js'
 import { didYouMean } from '../engine/suggest.js'
-import { OptionsSchema, type Claims, type Options } from './options-schema.js'
+import { OptionsSchema, type AuthOptions, type Claims, type Options, type RateLimitOptions } from './options-schema.js'
 import { ConfigError } from '../support/config-error.js'
-import { redactUrl } from '../support/redact.js'
-
-export interface AuthConfig {
-  readonly strategy: 'secret' | 'publicKey' | 'jwksUri'
-  readonly key: string
-  readonly algorithms: readonly string[]
-  readonly issuer: string | string[] | undefined
-  readonly audience: string | string[] | undefined
-  readonly clockSkew: number
-  /** Tokens without `exp` are refused (the default). */
-  readonly requireExp: boolean
-  /** Tokens whose `iat` is older than this many seconds, or that have no `iat`, are refused. */
-  readonly maxAge: number | undefined
-}
+import { list } from '../support/list.js'
 
 export interface CorsConfig {
   readonly origin: '*' | readonly string[]
@@ -33,7 +22,12 @@ export interface CorsConfig {
 }
 
 export interface ServiceConfig {
-  readonly auth: AuthConfig | null
+  /**
+   * options.auth as given (its shape checked; null: auth off). The auth plugin checks and resolves
+   * the rest as it is registered (http/plugins/auth/options.ts); the rest of the service asks only
+   * whether auth is on.
+   */
+  readonly auth: AuthOptions | null
   readonly cors: CorsConfig | null
   readonly logging: { readonly format: 'json' | 'pretty'; readonly level: string; readonly slowThreshold: number }
   readonly errorDetail: 'minimal' | 'full'
@@ -57,7 +51,11 @@ export interface ServiceConfig {
   readonly host: string
   readonly server: ServerConfig
   readonly reload: { readonly watch: boolean; readonly debounce: number; readonly maxBytes: number }
-  readonly rateLimit: false | RateLimitConfig
+  /**
+   * options.rateLimit as given (`true` as no settings: the defaults), or false when off. The
+   * rate-limit plugin checks and resolves it as it is registered (http/plugins/rate-limit/options.ts).
+   */
+  readonly rateLimit: false | RateLimitOptions
   /** Worker threads for caller-authored work; false when nothing is isolated. */
   readonly isolation: false | IsolationConfig
   /** POST /map/stream: how long a stream may go without an answer or run at all, and how many run at once. */
@@ -124,14 +122,6 @@ export interface IsolationConfig {
 }
 
 const ISOLATION_DEFAULTS = { memoryMb: 256, graceMs: 1000, queue: 1024, queueMs: 10_000 } as const
-
-/** Requests per caller and time window (options.rateLimit). */
-export interface RateLimitConfig {
-  readonly max: number
-  readonly timeWindow: number
-  /** The Redis URL holding the counters, shared by every replica; absent: in memory, per process. */
-  readonly redis?: string
-}
 
 /** The standalone server's connection limits (options.server), every one filled in. */
 export interface ServerConfig {
@@ -211,26 +201,10 @@ function resolveBudgets(options: Options['limits']): ServiceConfig['limits'] {
   return { registered: resolveLimits(registered), explicit: resolveLimits(explicit, EXPLICIT_LIMITS) }
 }
 
-function resolveRateLimit(options: Options['rateLimit']): false | RateLimitConfig {
-  if (options === undefined || options === false) return false
-  const limit = options === true ? {} : options
-  const resolved = { max: limit.max ?? 100, timeWindow: limit.timeWindow ?? 60000 }
-  return limit.redis === undefined ? resolved : { ...resolved, redis: redisUrl(limit.redis) }
-}
-
-/** options.rateLimit.redis, checked as ioredis will read it; errors name it only redacted. */
-function redisUrl(text: string): string {
-  let url: URL
-  try {
-    url = new URL(text)
-  } catch {
-    throw new ConfigError('options.rateLimit.redis must be a redis:// or rediss:// URL')
-  }
-  const where = `options.rateLimit.redis (${redactUrl(text)})`
-  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') throw new ConfigError(`${where} must be a redis:// or rediss:// URL`)
-  if (url.hostname === '') throw new ConfigError(`${where} names no host`)
-  if (!/^\/?(\d{1,5})?$/.test(url.pathname)) throw new ConfigError(`${where}: the path is the database number, e.g. /0`)
-  return text
+/** options.rateLimit as its plugin takes it: off, or its settings (`true` gives none: the defaults). */
+function rateLimitOptions(option: Options['rateLimit']): false | RateLimitOptions {
+  if (option === undefined || option === false) return false
+  return option === true ? {} : option
 }
 
 /** The paths the service's own routes take: the metrics endpoint may take none of them. */
@@ -309,64 +283,6 @@ function objectChoiceError(error: ValueError): Pick<ValueError, 'path' | 'messag
   return inner === undefined ? error : { path: `${error.path}${inner.path}`, message: inner.message, schema: inner.schema }
 }
 
-const HMAC = new Set(['HS256', 'HS384', 'HS512'])
-const ASYMMETRIC = new Set(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'])
-/** The shortest shared secret accepted: HS256 wants at least 256 bits of key. */
-export const MIN_SECRET_LENGTH = 32
-
-function list(value: string | readonly string[]): string[] {
-  return typeof value === 'string' ? value.split(',').map((s) => s.trim()).filter((s) => s !== '') : [...value]
-}
-
-const EC_ALGORITHMS: Readonly<Record<string, string>> = { prime256v1: 'ES256', secp384r1: 'ES384', secp521r1: 'ES512' }
-
-/** The JWS algorithms a public key can verify (none for a key type the verifier does not support). */
-export function algorithmsForKey(key: KeyObject): string[] {
-  switch (key.asymmetricKeyType) {
-    case 'rsa':
-      return ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512']
-    case 'ec': {
-      const algorithm = EC_ALGORITHMS[key.asymmetricKeyDetails?.namedCurve ?? '']
-      return algorithm === undefined ? [] : [algorithm]
-    }
-    case 'ed25519':
-    case 'ed448':
-      return ['EdDSA']
-    default:
-      return []
-  }
-}
-
-/** Describes a key for messages: `the RSA key`, `the EC secp384r1 key`. */
-function describeKey(key: KeyObject): string {
-  const curve = key.asymmetricKeyDetails?.namedCurve
-  return `the ${(key.asymmetricKeyType ?? 'unknown').toUpperCase()}${curve === undefined ? '' : ` ${curve}`} key`
-}
-
-/** The SPKI PEM of `auth.publicKey`, checked; returns the configured algorithms this key can verify. */
-function publicKeyAlgorithms(pem: string, algorithms: readonly string[]): string[] {
-  let isPrivate = true
-  try {
-    createPrivateKey({ key: pem, format: 'pem' })
-  } catch {
-    isPrivate = false
-  }
-  if (isPrivate) throw new ConfigError('options.auth.publicKey holds a private key; configure its public key (SPKI PEM) instead')
-  let key: KeyObject
-  try {
-    key = createPublicKey({ key: pem, format: 'pem' })
-  } catch {
-    throw new ConfigError('options.auth.publicKey must be a public key in SPKI PEM form')
-  }
-  const usable = algorithmsForKey(key)
-  if (usable.length === 0) throw new ConfigError(`options.auth.publicKey: ${describeKey(key)} is not supported (use RSA, EC P-256/P-384/P-521 or Ed25519)`)
-  const fitting = algorithms.filter((algorithm) => usable.includes(algorithm))
-  if (fitting.length === 0) {
-    throw new ConfigError(`options.auth.algorithm: ${algorithms.join(', ')} cannot be verified with ${describeKey(key)} in options.auth.publicKey (it verifies ${usable.join(', ')})`)
-  }
-  return fitting
-}
-
 function resolveServer(server: Options['server'] = {}): ServerConfig {
   const requestTimeout = server.requestTimeout ?? SERVER_DEFAULTS.requestTimeout
   // Unset, it follows a shorter requestTimeout down (as Node does), so that one setting alone is valid.
@@ -386,83 +302,6 @@ function resolveServer(server: Options['server'] = {}): ServerConfig {
   }
 }
 
-/** The longest `auth.maxAge`: a year, beyond which the setting bounds nothing a deployment means. */
-export const MAX_TOKEN_AGE_SECONDS = 365 * 24 * 3600
-
-const DURATION = /^\s*(\d+)\s*([smhd]?)\s*$/
-const UNIT_SECONDS: Readonly<Record<string, number>> = { '': 1, s: 1, m: 60, h: 3600, d: 86400 }
-
-/** `auth.maxAge` in seconds: whole seconds, or `<n>s|m|h|d`; a ConfigError names anything else. */
-function readMaxAge(given: number | string | undefined): number | undefined {
-  if (given === undefined) return undefined
-  let seconds = Number.NaN
-  if (typeof given === 'number') seconds = given
-  else {
-    const parsed = DURATION.exec(given)
-    if (parsed !== null) seconds = Number(parsed[1]) * UNIT_SECONDS[parsed[2]!]!
-  }
-  if (!Number.isSafeInteger(seconds) || seconds < 1 || seconds > MAX_TOKEN_AGE_SECONDS) {
-    throw new ConfigError(
-      `options.auth.maxAge must be a whole number of seconds or a duration such as "90s", "15m", "1h" or "7d", from 1 second to 365 days (got ${JSON.stringify(given)})`
-    )
-  }
-  return seconds
-}
-
-function resolveAuth(auth: NonNullable<Options['auth']>): AuthConfig {
-  const strategies = (['secret', 'publicKey', 'jwksUri'] as const).filter((key) => auth[key] !== undefined)
-  if (strategies.length !== 1) {
-    throw new ConfigError(
-      strategies.length === 0
-        ? 'options.auth must name exactly one key strategy: secret, publicKey or jwksUri'
-        : `options.auth must name exactly one key strategy, not ${strategies.join(' and ')}`
-    )
-  }
-  const strategy = strategies[0]!
-  const key = auth[strategy]!
-  const algorithms = auth.algorithm === undefined ? (strategy === 'secret' ? ['HS256'] : ['RS256', 'ES256', 'EdDSA']) : [...new Set(list(auth.algorithm))]
-  if (algorithms.length === 0) throw new ConfigError('options.auth.algorithm must name at least one algorithm')
-  for (const algorithm of algorithms) {
-    if (algorithm.toLowerCase() === 'none') throw new ConfigError('options.auth.algorithm: "none" (unsigned tokens) is never accepted')
-    if (!HMAC.has(algorithm) && !ASYMMETRIC.has(algorithm)) {
-      throw new ConfigError(`options.auth.algorithm: unsupported algorithm ${algorithm} (allowed: ${[...HMAC, ...ASYMMETRIC].join(', ')})`)
-    }
-    if (strategy === 'secret' && !HMAC.has(algorithm)) {
-      throw new ConfigError(`options.auth.algorithm: ${algorithm} cannot be verified with a shared secret; use HS256, HS384 or HS512`)
-    }
-    if (strategy !== 'secret' && HMAC.has(algorithm)) {
-      throw new ConfigError(`options.auth.algorithm: ${algorithm} with options.auth.${strategy} would let a public key act as an HMAC secret`)
-    }
-  }
-  if (strategy === 'secret' && key.length < MIN_SECRET_LENGTH) {
-    throw new ConfigError(`options.auth.secret must be at least ${MIN_SECRET_LENGTH} characters`)
-  }
-  if (strategy === 'jwksUri') {
-    let url: URL | undefined
-    try {
-      url = new URL(key)
-    } catch {
-      url = undefined
-    }
-    if (url === undefined || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
-      throw new ConfigError('options.auth.jwksUri must be an http(s) URL')
-    }
-    if (url.username !== '' || url.password !== '') throw new ConfigError('options.auth.jwksUri must not carry credentials')
-  }
-  return {
-    strategy,
-    key,
-    // A public key verifies only its own family: an ES256 token never meets an RSA key.
-    algorithms: strategy === 'publicKey' ? publicKeyAlgorithms(key, algorithms) : algorithms,
-    issuer: auth.issuer,
-    audience: auth.audience,
-    clockSkew: auth.clockSkew ?? 0,
-    requireExp: auth.requireExp ?? true,
-    maxAge: readMaxAge(auth.maxAge),
-  }
-}
-
-/** Validate and complete the options object; throws ConfigError naming the offending setting. */
 /**
  * Who may ask for explain traces. A trace shows input values and the document's workings, which a
  * caller of the explicit form can see anyway (it may send any document), so by default the explicit
@@ -474,6 +313,11 @@ function resolveExplain(option: boolean | { claims?: Claims } | undefined, expli
   return { claims: option === true ? undefined : option.claims }
 }
 
+/**
+ * Validate and complete the options object; throws ConfigError naming the offending setting. The
+ * options a plugin owns (auth, rateLimit) are checked here against the schema only, and handed to
+ * the plugin, which checks the rest as it is registered.
+ */
 export function resolveConfig(raw: unknown = {}): ServiceConfig {
   const options = raw ?? {}
   if (!checkOptions.Check(options)) {
@@ -492,7 +336,7 @@ export function resolveConfig(raw: unknown = {}): ServiceConfig {
         : first.message
     throw new ConfigError(`${where}: ${message}`)
   }
-  const auth = options.auth === undefined ? null : resolveAuth(options.auth)
+  const auth = options.auth ?? null
   const explicit = options.map?.explicit
   const claimSettings: Array<[string, Claims | undefined]> = [
     ['options.map.claims', options.map?.claims],
@@ -547,7 +391,7 @@ export function resolveConfig(raw: unknown = {}): ServiceConfig {
     host: options.host ?? '0.0.0.0',
     server,
     reload: { watch: options.reload?.watch ?? true, debounce: options.reload?.debounce ?? 300, maxBytes: options.reload?.maxBytes ?? 16 * 1024 * 1024 },
-    rateLimit: resolveRateLimit(options.rateLimit),
+    rateLimit: rateLimitOptions(options.rateLimit),
     isolation: resolveIsolation(options.isolation, explicitForm !== false),
     stream: {
       // By default a stream may be as quiet as a request may be slow.

@@ -5,16 +5,18 @@
 // there with two Authorization headers is refused 400); the verified payload becomes
 // `request.identity` (and `context.identity` for mappings). A route states the claims it requires in
 // its config (`config: { claims }`); one preHandler checks them once the body has passed its schema.
+// The plugin owns its options: given options.auth as the schema admitted it, it checks and resolves
+// it as it is registered (./options.ts), so a mistake fails registration, and the start, in one line.
 import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto'
 import type fastifyJwt from '@fastify/jwt'
 import type { TokenOrHeader } from '@fastify/jwt'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { algorithmsForKey, type AuthConfig } from '../../../config/resolve.js'
+import { algorithmsForKey, resolveAuthOptions } from './options.js'
 import { isObject } from '../../../engine/index.js'
 import { BadRequest, MESSAGES, Unauthorized, lacksClaims } from '../../../service/errors.js'
 import { redactUrl } from '../../../support/redact.js'
-import type { Claims } from '../../../config/options-schema.js'
+import type { AuthOptions, Claims } from '../../../config/options-schema.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -213,11 +215,14 @@ function checkRouteClaims(request: FastifyRequest, _reply: FastifyReply, done: (
 }
 
 interface AuthPluginOptions {
-  readonly auth: AuthConfig | null
+  /** options.auth as the options schema admitted it; null: authentication off. */
+  readonly auth: AuthOptions | null
 }
 
 export const authPlugin = fp<AuthPluginOptions>(
-  async (app, { auth }) => {
+  async (app, options) => {
+    // First: a mistake in options.auth fails registration before anything is added.
+    const auth = options.auth === null ? null : resolveAuthOptions(options.auth)
     app.decorateRequest('identity', null)
     // Without authentication no route has claims (config/resolve.ts refuses them): no hook per request.
     if (auth === null) return

@@ -5,12 +5,15 @@
 // turned away by a busy client. Over the limit: 429 with the error body and Retry-After.
 // The counters are in memory, per process, unless rateLimit.redis names a Redis that every replica
 // shares (http/plugins/rate-limit/store.ts; it fails open). Without it nothing here touches Redis.
+// The plugin owns its options: it checks and resolves options.rateLimit as it is registered
+// (./options.ts), before any connection to Redis, so a mistake fails the start in one line.
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import type { RateLimitConfig } from '../../../config/resolve.js'
+import type { RateLimitOptions } from '../../../config/options-schema.js'
 import { TooManyRequests } from '../../../service/errors.js'
 import type { ServiceMetrics } from '../../../observability/metrics.js'
+import { resolveRateLimitOptions } from './options.js'
 import { SharedRateLimitStore } from './store.js'
 
 /** The bucket a request counts against. */
@@ -29,13 +32,16 @@ export function describeWindow(ms: number): string {
 }
 
 interface RateLimitPluginOptions {
-  readonly rateLimit: RateLimitConfig
+  /** options.rateLimit's settings as the options schema admitted them (`true`: none). */
+  readonly rateLimit: RateLimitOptions
   /** Where the shared store reports its failures; undefined with metrics off. */
   readonly metrics?: ServiceMetrics | undefined
 }
 
 export const rateLimitPlugin = fp<RateLimitPluginOptions>(
-  async (app, { rateLimit: { max, timeWindow, redis }, metrics }) => {
+  async (app, { rateLimit: given, metrics }) => {
+    // First: a mistake in options.rateLimit fails registration before Redis is ever asked.
+    const { max, timeWindow, redis } = resolveRateLimitOptions(given)
     const window = describeWindow(timeWindow)
     let shared: SharedRateLimitStore | undefined
     if (redis !== undefined) {
