@@ -1,9 +1,14 @@
 // Auth configuration (http.md §5, §8): every mistake fails startup with a ConfigError naming the
-// setting — from resolveConfig and from buildServer alike — never a server that refuses everyone
-// or accepts anyone; and what a correct configuration resolves to.
+// setting — from resolveConfig (the shape, and claims without auth) or the auth plugin's own
+// resolveAuthOptions (everything else about options.auth), and from buildServer alike, where the
+// plugin checks options.auth as it is registered — never a server that refuses everyone or accepts
+// anyone; and what a correct configuration resolves to.
 import { generateKeyPairSync } from 'node:crypto'
+import Fastify from 'fastify'
 import t from 'tap'
-import { ConfigError, MIN_SECRET_LENGTH, resolveConfig } from '../config/resolve.js'
+import { ConfigError, resolveConfig } from '../config/resolve.js'
+import { authPlugin } from '../http/plugins/auth/index.js'
+import { MIN_SECRET_LENGTH, resolveAuthOptions, type AuthConfig } from '../http/plugins/auth/options.js'
 import { buildServer } from '../server.js'
 import { SECRET, assertMapped, call, ecKeys, edKeys, quietLogger, rsaKeys, service, sign } from './auth-support.js'
 
@@ -65,11 +70,20 @@ const FAILURES: Array<[name: string, options: Record<string, unknown>, message: 
   ['an empty claim value list', { auth: { secret: SECRET }, map: { claims: { role: [] } } }, /^options\.map\.claims/],
 ]
 
-t.test('resolveConfig refuses each mistake with a ConfigError naming the setting', async (t) => {
+/**
+ * What start-up makes of the options' auth (app.ts): resolveConfig checks the options, then the auth
+ * plugin resolves options.auth as resolveConfig handed it on. Null: auth off.
+ */
+function authOf(options: unknown): AuthConfig | null {
+  const given = resolveConfig(options).auth
+  return given === null ? null : resolveAuthOptions(given)
+}
+
+t.test('resolveConfig, then the plugin\'s resolveAuthOptions, refuse each mistake with a ConfigError naming the setting', async (t) => {
   for (const [name, options, message] of FAILURES) {
-    t.throws(() => resolveConfig(options), message, name)
+    t.throws(() => authOf(options), message, name)
     try {
-      resolveConfig(options)
+      authOf(options)
     } catch (error) {
       t.ok(error instanceof ConfigError, `${name}: a ConfigError`)
     }
@@ -90,9 +104,21 @@ t.test('buildServer fails the start the same way, before anything listens', asyn
   }
 })
 
+t.test('the plugin checks options.auth as it is registered: a mistake fails registration with the ConfigError', async (t) => {
+  const short = { secret: 'x'.repeat(MIN_SECRET_LENGTH - 1) }
+  const message = 'options.auth.secret must be at least 32 characters'
+  t.strictSame(resolveConfig({ auth: short }).auth, short, 'resolveConfig checks the shape only, and hands options.auth on as given')
+  await t.rejects(buildServer({ options: { auth: short }, logger: quietLogger() }), { name: 'ConfigError', message }, 'buildServer: the service\'s registration fails')
+  const bare = Fastify({ loggerInstance: quietLogger() })
+  t.teardown(() => bare.close())
+  const error = await bare.register(authPlugin, { auth: short }).ready().then(() => undefined, (error: unknown) => error)
+  t.ok(error instanceof ConfigError, 'the plugin alone, on a bare instance: a ConfigError')
+  t.equal((error as Error | undefined)?.message, message, 'the same one line')
+})
+
 t.test('what a correct configuration resolves to', async (t) => {
-  t.equal(resolveConfig({}).auth, null, 'no auth option: auth off')
-  t.same(resolveConfig({ auth: { secret: SECRET } }).auth, {
+  t.equal(authOf({}), null, 'no auth option: auth off')
+  t.same(authOf({ auth: { secret: SECRET } }), {
     strategy: 'secret',
     key: SECRET,
     algorithms: ['HS256'],
@@ -102,12 +128,12 @@ t.test('what a correct configuration resolves to', async (t) => {
     requireExp: true,
     maxAge: undefined,
   })
-  t.same(resolveConfig({ auth: { secret: 'y'.repeat(MIN_SECRET_LENGTH), algorithm: ' HS512 ,HS384,HS512' } }).auth?.algorithms, ['HS512', 'HS384'], 'comma list, trimmed, once each')
-  t.same(resolveConfig({ auth: { publicKey: rsa.publicPem } }).auth?.algorithms, ['RS256'], 'an RSA key: the RSA family of the defaults')
-  t.same(resolveConfig({ auth: { publicKey: ec.publicPem } }).auth?.algorithms, ['ES256'])
-  t.same(resolveConfig({ auth: { publicKey: edKeys().publicPem } }).auth?.algorithms, ['EdDSA'])
-  t.same(resolveConfig({ auth: { publicKey: rsa.publicPem, algorithm: 'RS256, PS256, ES256' } }).auth?.algorithms, ['RS256', 'PS256'])
-  const jwks = resolveConfig({ auth: { jwksUri: 'https://idp.example/keys', issuer: ['a', 'b'], audience: 'mapper', clockSkew: 30 } }).auth
+  t.same(authOf({ auth: { secret: 'y'.repeat(MIN_SECRET_LENGTH), algorithm: ' HS512 ,HS384,HS512' } })?.algorithms, ['HS512', 'HS384'], 'comma list, trimmed, once each')
+  t.same(authOf({ auth: { publicKey: rsa.publicPem } })?.algorithms, ['RS256'], 'an RSA key: the RSA family of the defaults')
+  t.same(authOf({ auth: { publicKey: ec.publicPem } })?.algorithms, ['ES256'])
+  t.same(authOf({ auth: { publicKey: edKeys().publicPem } })?.algorithms, ['EdDSA'])
+  t.same(authOf({ auth: { publicKey: rsa.publicPem, algorithm: 'RS256, PS256, ES256' } })?.algorithms, ['RS256', 'PS256'])
+  const jwks = authOf({ auth: { jwksUri: 'https://idp.example/keys', issuer: ['a', 'b'], audience: 'mapper', clockSkew: 30 } })
   t.same(jwks, {
     strategy: 'jwksUri',
     key: 'https://idp.example/keys',
@@ -118,7 +144,7 @@ t.test('what a correct configuration resolves to', async (t) => {
     requireExp: true,
     maxAge: undefined,
   })
-  t.equal(resolveConfig({ auth: { secret: SECRET, requireExp: false } }).auth?.requireExp, false)
+  t.equal(authOf({ auth: { secret: SECRET, requireExp: false } })?.requireExp, false)
   const maxAges: Array<[given: number | string, seconds: number]> = [
     [90, 90],
     ['90', 90],
@@ -131,7 +157,7 @@ t.test('what a correct configuration resolves to', async (t) => {
     [31536000, 31536000],
   ]
   for (const [given, seconds] of maxAges) {
-    t.equal(resolveConfig({ auth: { secret: SECRET, maxAge: given } }).auth?.maxAge, seconds, `maxAge ${JSON.stringify(given)} is ${seconds} s`)
+    t.equal(authOf({ auth: { secret: SECRET, maxAge: given } })?.maxAge, seconds, `maxAge ${JSON.stringify(given)} is ${seconds} s`)
   }
   const gated = resolveConfig({ auth: { secret: SECRET }, map: { claims: { role: 'a' }, explicit: { claims: { sub: 'b' } } }, validate: { claims: {} } })
   t.same(gated.map, {

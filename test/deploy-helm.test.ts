@@ -13,11 +13,22 @@ import { parse } from 'yaml'
 import { loadMappings } from '../sources/mappings.js'
 import { packageInfo } from '../support/package.js'
 import { resolveConfig } from '../config/resolve.js'
+import { resolveAuthOptions } from '../http/plugins/auth/options.js'
+import { resolveRateLimitOptions } from '../http/plugins/rate-limit/options.js'
 import { buildServer } from '../server.js'
 import { CHART, Helm, MAIN_THREAD_MIB, byKind, validateObjects, kustomize, mebibytes, one, threadsFor, toolsFor, type K8sObject, type Values } from './helm-support.js'
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget'
 import type { DeployTools } from './deploy-tools.js'
 import { untracked } from './startup-support.js'
+
+/**
+ * Options as start-up resolves them (app.ts): resolveConfig, then what the auth and rate-limit
+ * plugins make, as they are registered, of what it hands them. Throws the ConfigError start-up would.
+ */
+function resolvedAtStart(options: unknown) {
+  const config = resolveConfig(options)
+  return { config, auth: config.auth === null ? null : resolveAuthOptions(config.auth), rateLimit: config.rateLimit === false ? false : resolveRateLimitOptions(config.rateLimit) }
+}
 
 /** Runs `body` with helm, or skips `t` with the reason helm cannot be had. */
 function withHelm(body: (t: Test, helm: Helm, tools: DeployTools) => Promise<void>): (t: Test) => Promise<void> {
@@ -153,7 +164,7 @@ t.test('default values: the kustomize objects, valid against the API schemas, se
   t.same(mappingsData, referenceMappings.data, 'the same mapping files as the kustomization')
   const options = optionsOf(objects)
   const referenceOptionsMap = byKind(reference, 'ConfigMap').find((object) => object.metadata.name === referencePod.volumes.find((v: K8sObject) => v.name === 'options').configMap.name)!
-  t.same(resolveConfig(options), resolveConfig(JSON.parse(referenceOptionsMap.data['options.json'] as string)), 'the same options as the kustomization, once resolved')
+  t.same(resolvedAtStart(options), resolvedAtStart(JSON.parse(referenceOptionsMap.data['options.json'] as string)), 'the same options as the kustomization, once resolved')
 
   // What the pod would read: the ConfigMaps as files, served by the app, both probes answering.
   const directory = tempDirectory(t)
@@ -249,7 +260,7 @@ t.test('credentials: in a Secret, never in a ConfigMap, joined into the options 
   t.same(options.rateLimit, { max: 600, timeWindow: 1000, redis: url }, "rateLimit.redis joined, the options' max and timeWindow kept")
   t.same(options.auth, { issuer: 'https://issuer.example', secret }, 'auth.secret joined, the rest of options.auth kept')
   t.match(stdout, /with redis-url as rateLimit.redis and auth-secret as auth.secret/, 'the init container says what it joined')
-  const resolved = resolveConfig(options)
+  const resolved = resolvedAtStart(options)
   t.same(resolved.rateLimit, { max: 600, timeWindow: 1000, redis: url }, 'what the app resolves')
   t.equal(resolved.auth?.strategy, 'secret')
 
@@ -354,7 +365,7 @@ t.test('values: autoscaler off, replicas, image, pull secrets, placement, option
 
   const options = optionsOf(objects)
   t.same(options, { logging: { level: 'warn' }, rateLimit: { max: 50 }, isolation: { threads: 1 } }, 'the options as given (health removed), worker threads added')
-  t.doesNotThrow(() => resolveConfig(options))
+  t.doesNotThrow(() => resolvedAtStart(options))
   const checksum = (objects: readonly K8sObject[]): string => one(objects, 'Deployment').spec.template.metadata.annotations['checksum/options']
   t.not(checksum(objects), checksum(await helm.template('prod')), 'new options roll the pods')
 
@@ -441,5 +452,5 @@ t.test("the README's Helm values, verbatim, lint and render", withHelm(async (t,
   for (const [file, text] of Object.entries(mappings)) writeFileSync(join(directory, file), text)
   t.ok((await loadMappings(directory)).length > 0, 'its mappings load')
   const { options } = await initContainer(t, objects)
-  t.doesNotThrow(() => resolveConfig(options), 'its options, credentials joined, resolve')
+  t.doesNotThrow(() => resolvedAtStart(options), 'its options, credentials joined, resolve')
 }))

@@ -12,6 +12,7 @@ import { parse, parseAllDocuments } from 'yaml'
 import { Mapper } from '../engine/index.js'
 import { loadMappings } from '../sources/mappings.js'
 import { resolveConfig } from '../config/resolve.js'
+import { resolveRateLimitOptions } from '../http/plugins/rate-limit/options.js'
 import { buildServer, DEFAULT_PORT } from '../server.js'
 import { packageInfo } from '../support/package.js'
 import { MAIN_THREAD_MIB, byKind, validateObjects, kustomize, mebibytes, one, threadsFor, toolsFor, type K8sObject } from './helm-support.js'
@@ -204,8 +205,9 @@ t.test('docker-compose.yml: the service, its health check, a bind-mounted mappin
   t.equal(mount.source, './mappings')
   t.equal(service.environment.MAPPINGS, mount.target)
   const options = resolveConfig(JSON.parse(service.environment.OPTIONS))
-  // Rate limits counted in the compose file's own Redis, which the service waits for.
-  const rateLimit = options.rateLimit
+  // Rate limits counted in the compose file's own Redis, which the service waits for: the URL as
+  // the rate-limit plugin resolves it when it is registered.
+  const rateLimit = options.rateLimit === false ? false : resolveRateLimitOptions(options.rateLimit)
   t.ok(rateLimit !== false && rateLimit.redis !== undefined, 'OPTIONS share the rate limits in Redis')
   const redisUrl = new URL(rateLimit === false ? 'redis://none' : rateLimit.redis!)
   const redis = compose.services[redisUrl.hostname]

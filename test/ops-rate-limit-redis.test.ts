@@ -9,6 +9,7 @@ import { once } from 'node:events'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import { resolveConfig } from '../config/resolve.js'
+import { resolveRateLimitOptions, type RateLimitConfig } from '../http/plugins/rate-limit/options.js'
 import { REDACTED } from '../support/redact.js'
 import { REDIS_TIMEOUTS } from '../http/plugins/rate-limit/store.js'
 import { buildServer } from '../server.js'
@@ -151,13 +152,22 @@ if (!installed && process.env.MAPPER_REQUIRE_SYSTEM_SERVICES === '1') {
   })
 }
 
+/**
+ * What start-up makes of options.rateLimit (app.ts): resolveConfig checks the options, then the
+ * rate-limit plugin resolves what resolveConfig handed it, as it is registered. False: off.
+ */
+function limitOf(options: unknown): RateLimitConfig | false {
+  const given = resolveConfig(options).rateLimit
+  return given === false ? false : resolveRateLimitOptions(given)
+}
+
 t.test('the option is validated, and its password never printed', async (t) => {
-  t.strictSame(resolveConfig({ rateLimit: { redis: 'redis://127.0.0.1:6379/0' } }).rateLimit, { max: 100, timeWindow: 60000, redis: 'redis://127.0.0.1:6379/0' })
-  t.strictSame(resolveConfig({ rateLimit: { max: 3 } }).rateLimit, { max: 3, timeWindow: 60000 }, 'no redis: in memory, as before')
+  t.strictSame(limitOf({ rateLimit: { redis: 'redis://127.0.0.1:6379/0' } }), { max: 100, timeWindow: 60000, redis: 'redis://127.0.0.1:6379/0' })
+  t.strictSame(limitOf({ rateLimit: { max: 3 } }), { max: 3, timeWindow: 60000 }, 'no redis: in memory, as before')
   const refused = (redis: string, message: RegExp) => {
-    t.throws(() => resolveConfig({ rateLimit: { redis } }), { name: 'ConfigError', message }, redis.replace(PASSWORD, '…'))
+    t.throws(() => limitOf({ rateLimit: { redis } }), { name: 'ConfigError', message }, redis.replace(PASSWORD, '…'))
     try {
-      resolveConfig({ rateLimit: { redis } })
+      limitOf({ rateLimit: { redis } })
     } catch (error) {
       t.notOk((error as Error).message.includes(PASSWORD), 'the message does not hold the password')
     }
@@ -165,6 +175,6 @@ t.test('the option is validated, and its password never printed', async (t) => {
   refused(`http://user:${PASSWORD}@cache:6379`, /^options\.rateLimit\.redis \(http:\/\/REDACTED@cache:6379\/?\) must be a redis:\/\/ or rediss:\/\/ URL$/)
   refused(`${PASSWORD}`, /^options\.rateLimit\.redis must be a redis:\/\/ or rediss:\/\/ URL$/)
   refused(`redis://:${PASSWORD}@cache:6379/zero`, /^options\.rateLimit\.redis \(redis:\/\/REDACTED@cache:6379\/zero\): the path is the database number/)
-  t.throws(() => resolveConfig({ rateLimit: { redis: '' } }), { name: 'ConfigError', message: /^options\.rateLimit/ }, 'an empty URL')
-  t.ok(resolveConfig({ rateLimit: { redis: 'rediss://cache.example:6380' } }).rateLimit, 'rediss:// (TLS), no database number')
+  t.throws(() => limitOf({ rateLimit: { redis: '' } }), { name: 'ConfigError', message: /^options\.rateLimit/ }, 'an empty URL')
+  t.ok(limitOf({ rateLimit: { redis: 'rediss://cache.example:6380' } }), 'rediss:// (TLS), no database number')
 })

@@ -5,8 +5,12 @@
 // 503 for what these tests are about.
 import { request as httpRequest } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import Fastify from 'fastify'
+import pino from 'pino'
 import t from 'tap'
-import { resolveConfig } from '../config/resolve.js'
+import { ConfigError, resolveConfig } from '../config/resolve.js'
+import { authPlugin } from '../http/plugins/auth/index.js'
+import { resolveRateLimitOptions, type RateLimitConfig } from '../http/plugins/rate-limit/options.js'
 import { buildServer } from '../server.js'
 import { ECHO, SECRET, token } from './http-support.js'
 
@@ -112,15 +116,38 @@ t.test('with auth: keyed by the verified token subject', async (t) => {
   t.equal((await send(port, 'GET', '/health')).status, 200, 'health is public and never limited')
 })
 
+/**
+ * What start-up makes of options.rateLimit (app.ts): resolveConfig checks the options, then the
+ * rate-limit plugin resolves what resolveConfig handed it. False: off.
+ */
+function limitOf(options: unknown): RateLimitConfig | false {
+  const given = resolveConfig(options).rateLimit
+  return given === false ? false : resolveRateLimitOptions(given)
+}
+
 t.test('off by default; true takes the defaults; the option is validated', async (t) => {
   const off = await listening(t, {})
   t.equal((await send(off, 'POST', '/map')).headers['x-ratelimit-limit'], undefined, 'no limit unless configured')
   const on = await listening(t, { rateLimit: true })
   t.equal((await send(on, 'POST', '/map')).headers['x-ratelimit-limit'], '100', 'true: 100 requests')
-  t.strictSame(resolveConfig({ rateLimit: true }).rateLimit, { max: 100, timeWindow: 60000 })
-  t.equal(resolveConfig({}).rateLimit, false)
-  t.throws(() => resolveConfig({ rateLimit: { max: 0 } }), { name: 'ConfigError', message: /^options\.rateLimit/ })
-  t.throws(() => resolveConfig({ rateLimit: { per: 'ip' } }), { name: 'ConfigError', message: /^options\.rateLimit/ })
+  t.strictSame(limitOf({ rateLimit: true }), { max: 100, timeWindow: 60000 })
+  t.equal(limitOf({}), false)
+  t.throws(() => limitOf({ rateLimit: { max: 0 } }), { name: 'ConfigError', message: /^options\.rateLimit/ })
+  t.throws(() => limitOf({ rateLimit: { per: 'ip' } }), { name: 'ConfigError', message: /^options\.rateLimit/ })
+})
+
+t.test('the plugin checks options.rateLimit as it is registered: a mistake fails registration with the ConfigError', async (t) => {
+  const rateLimit = { max: 5, redis: 'http://cache.example:6379' }
+  const message = 'options.rateLimit.redis (http://cache.example:6379/) must be a redis:// or rediss:// URL'
+  t.strictSame(resolveConfig({ rateLimit }).rateLimit, rateLimit, 'resolveConfig checks the shape only, and hands options.rateLimit on as given')
+  await t.rejects(buildServer({ mappings: [ECHO], options: { logging: { level: 'silent' }, rateLimit } }), { name: 'ConfigError', message }, 'buildServer: the service\'s registration fails')
+  // The plugin alone (after the auth plugin it depends on), on a bare instance.
+  const { rateLimitPlugin } = await import('../http/plugins/rate-limit/index.js')
+  const bare = Fastify({ loggerInstance: pino({ level: 'silent' }) })
+  t.teardown(() => bare.close())
+  const error = await bare.register(authPlugin, { auth: null }).register(rateLimitPlugin, { rateLimit }).ready().then(() => undefined, (error: unknown) => error)
+  t.ok(error instanceof ConfigError, 'a ConfigError')
+  t.equal((error as Error | undefined)?.message, message, 'the same one line')
 })
 
 t.test('the 429 message names the configured window, as people say it', async (t) => {

@@ -19,6 +19,8 @@ import { parse as parseYaml } from 'yaml'
 import { Mapper, validate } from '../engine/index.js'
 import { resolveConfig } from '../config/resolve.js'
 import { OptionsSchema } from '../config/options-schema.js'
+import { resolveAuthOptions } from '../http/plugins/auth/options.js'
+import { resolveRateLimitOptions } from '../http/plugins/rate-limit/options.js'
 import { buildServer } from '../server.js'
 import { bundledMappingsPath, loadMappings } from '../sources/mappings.js'
 import { packageLayout } from './package-support.js'
@@ -282,7 +284,13 @@ t.test('The language in one screen: the document is valid and maps a record', as
 
 t.test('The options object: every option shown resolves, and every option is shown', async (t) => {
   const options = JSON.parse(stripJsonComments(blockOf('The options object', '{').code)) as Record<string, unknown>
-  t.doesNotThrow(() => resolveConfig(options), 'the example resolves as it is')
+  t.doesNotThrow(() => {
+    // As start-up resolves it: resolveConfig, then the auth and rate-limit plugins what it hands them.
+    const config = resolveConfig(options)
+    if (config.auth !== null) resolveAuthOptions(config.auth)
+    if (config.rateLimit !== false) resolveRateLimitOptions(config.rateLimit)
+  }, 'the example resolves as it is')
+  t.ok(options.auth !== undefined && options.rateLimit !== undefined, 'auth and rateLimit shown, so resolved by their plugins above')
   const documented = Object.keys(options)
   // Options shown only commented out (an alternative to the one shown) count as shown.
   const commented = [...blockOf('The options object', '{').code.matchAll(/^\s*\/\/\s*"(\w+)"\s*:/gm)].map((match) => match[1]!)
