@@ -100,6 +100,18 @@ register({ $id: 'search', mapping: { '/x': { source: '', request: { origin: sile
 register({ $id: 'echo', mapping: { '/echo': '/' } })
 for (const document of DOCUMENTS) register(document)
 
+/**
+ * glibc's malloc settings for the services it starts: those the image and `npm start` set (the
+ * Dockerfile's MALLOC_* ENV, read from it), each overridden by a MALLOC_* variable given to the
+ * benchmark (`MALLOC_MMAP_THRESHOLD_= npm run bench:hostile`, empty: glibc's default).
+ */
+function mallocSettings(): Record<string, string> {
+  const dockerfile = readFileSync(fileURLToPath(new URL('../Dockerfile', import.meta.url)), 'utf8')
+  const shipped = Object.fromEntries([...dockerfile.matchAll(/\b(MALLOC_\w+)=(\S+)/g)].map((match) => [match[1]!, match[2]!]))
+  const given = Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[0].startsWith('MALLOC_') && entry[1] !== undefined))
+  return Object.fromEntries(Object.entries({ ...shipped, ...given }).filter(([, value]) => value !== ''))
+}
+
 interface Service {
   readonly name: string
   readonly base: string
@@ -112,7 +124,7 @@ async function startService(name: string, options: Record<string, unknown>): Pro
   await new Promise<void>((resolve) => probe.close(() => resolve()))
   const child = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), '--max-semi-space-size=32', 'dist/bin/mapper-service.js'], {
     cwd: root,
-    env: { PATH: process.env.PATH ?? '', PORT: port, MAPPINGS: mappings, REQUEST_ALLOW_HOSTS: '127.0.0.1', OPTIONS: JSON.stringify({ host: '127.0.0.1', logging: { level: 'error' }, ...options }) },
+    env: { PATH: process.env.PATH ?? '', ...mallocSettings(), PORT: port, MAPPINGS: mappings, REQUEST_ALLOW_HOSTS: '127.0.0.1', OPTIONS: JSON.stringify({ host: '127.0.0.1', logging: { level: 'error' }, ...options }) },
     stdio: ['ignore', 'ignore', 'inherit'],
   })
   const base = `http://127.0.0.1:${port}`
@@ -406,7 +418,7 @@ function cpuMs(pid: number): number {
  * falling (V8 gives memory back some seconds after the heap goes idle): no drop of 5 MB or more
  * within 10 s, or 90 s at most. Its RSS then.
  */
-async function settle(service: Service, threads: number): Promise<{ rss: number; seconds: number }> {
+async function settle(service: Service, threads: number): Promise<{ rss: number; seconds: number; memory: string }> {
   const idle = performance.now()
   while (procStatus(service, 'Threads') > threads && performance.now() - idle < 180_000) await sleep(2000)
   const falling = performance.now()
@@ -418,7 +430,20 @@ async function settle(service: Service, threads: number): Promise<{ rss: number;
     if (now <= low - 5) since = performance.now()
     low = Math.min(low, now)
   }
-  return { rss: rssMb(service), seconds: Math.round((performance.now() - idle) / 1000) }
+  return { rss: rssMb(service), seconds: Math.round((performance.now() - idle) / 1000), memory: await memoryOf(service) }
+}
+
+/**
+ * Where a service's memory is, from its /metrics (prom-client's process metrics), for the line
+ * beside its RSS: V8's heap in use and reserved, and memory outside it that V8 counts (buffers).
+ */
+async function memoryOf(service: Service): Promise<string> {
+  const text = await fetch(`${service.base}/metrics`).then((response) => response.text(), () => '')
+  const mb = (name: string): string => {
+    const value = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1]
+    return value === undefined ? '?' : String(Math.round(Number(value) / 1048576))
+  }
+  return `V8 heap ${mb('nodejs_heap_size_used_bytes')} MB used of ${mb('nodejs_heap_size_total_bytes')} MB, external ${mb('nodejs_external_memory_bytes')} MB`
 }
 
 const probes = new Map(services.map((service) => [service, new HealthProbe(service.base)]))
@@ -456,7 +481,7 @@ async function runAttacks(): Promise<void> {
     const { rss, threads } = start.get(service)!
     const settled = await settle(service, threads)
     const grew = settled.rss - rss
-    console.log(`RSS of the ${service.name} service: ${rss} MB at start, ${settled.rss} MB once idle (${settled.seconds} s after the last attack) (${grew >= 0 ? '+' : ''}${grew} MB; target ≤ +${RSS_TARGET_MB} MB ${grew <= RSS_TARGET_MB ? '✓' : '✗'})`)
+    console.log(`RSS of the ${service.name} service: ${rss} MB at start, ${settled.rss} MB once idle (${settled.seconds} s after the last attack; ${settled.memory}) (${grew >= 0 ? '+' : ''}${grew} MB; target ≤ +${RSS_TARGET_MB} MB ${grew <= RSS_TARGET_MB ? '✓' : '✗'})`)
   }
 }
 
@@ -520,7 +545,7 @@ async function runSoak(seconds: number): Promise<void> {
   }
   console.log(`${hostileCount} hostile requests, ${serverErrors} answered 5xx or not at all`)
   console.log(`worst /health wait during the soak: ${Math.round(worstHealth)} ms (target ≤ ${TARGET_MS} ms ${worstHealth <= TARGET_MS ? '✓' : '✗'})`)
-  console.log(`RSS: ${start} MB at start, ${peak} MB peak, ${end} MB at the end of the load, ${settled.rss} MB once idle threads retired (${settled.seconds} s later) (${settled.rss - start >= 0 ? '+' : ''}${settled.rss - start} MB; target ≤ +${RSS_TARGET_MB} MB); alive: ${alive ? 'yes' : 'NO'}`)
+  console.log(`RSS: ${start} MB at start, ${peak} MB peak, ${end} MB at the end of the load, ${settled.rss} MB once idle threads retired (${settled.seconds} s later; ${settled.memory}) (${settled.rss - start >= 0 ? '+' : ''}${settled.rss - start} MB; target ≤ +${RSS_TARGET_MB} MB); alive: ${alive ? 'yes' : 'NO'}`)
 }
 
 function tallyMap(outcomes: readonly string[]): Map<string, number> {

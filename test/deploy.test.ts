@@ -191,6 +191,15 @@ t.test('Dockerfile: Node 24 slim pinned to a minor, dependencies cached before t
   t.equal(await run(), 1, 'exit 1 when nothing listens')
 })
 
+t.test('the malloc settings: the image and npm start / npm run dev run the service with the same ones', async (t) => {
+  const settings = (text: string): Record<string, string> => Object.fromEntries([...text.matchAll(/\b(MALLOC_\w+)=(\d+)/g)].map((match) => [match[1]!, match[2]!]))
+  const image = settings(read('Dockerfile'))
+  t.same(image, { MALLOC_MMAP_THRESHOLD_: '131072', MALLOC_TRIM_THRESHOLD_: '131072' }, 'the image maps allocations of 128 KiB and more at a fixed threshold')
+  const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts
+  for (const name of ['start', 'dev']) t.same(settings(scripts[name]!), image, `npm ${name === 'start' ? 'start' : 'run dev'} sets them too`)
+  t.ok(read('README.md').includes('MALLOC_MMAP_THRESHOLD_=131072'), 'the README says so, for other ways of running it')
+})
+
 t.test('docker-compose.yml: the service, its health check, a bind-mounted mappings directory, OPTIONS, Redis for the rate limits', async (t) => {
   const compose = parse(read('docker-compose.yml')) as { services: Record<string, any> }
   const service = compose.services['mapper-service']

@@ -151,7 +151,11 @@ function quickStart(command: string): string {
 
 t.test('npm start: SIGTERM to npm stops the whole tree', async (t) => {
   const started = await npmRun(t, quickStart('npm start'), { OPTIONS: '{"host":"127.0.0.1","logging":{"level":"warn"}}' })
-  t.match(started.output(), /> exec node /, 'npm runs the script as written')
+  t.match(started.output(), /> (?:\w+=\S+ )*exec node /, 'npm runs the script as written')
+  // The malloc settings reach the service's own process (the image sets the same: deploy.test.ts).
+  const service = tree(started.npm).find((pid) => commandLine(pid).includes('dist/bin/mapper-service.js'))!
+  const environment = readFileSync(`/proc/${service}/environ`, 'utf8').split('\0')
+  t.ok(environment.includes('MALLOC_MMAP_THRESHOLD_=131072') && environment.includes('MALLOC_TRIM_THRESHOLD_=131072'), 'the service runs with the malloc settings')
   await stopsOnSigterm(t, started)
 })
 
