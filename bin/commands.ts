@@ -614,10 +614,9 @@ async function mapNdjson(plan: CompiledMapping, path: string | undefined, io: Io
     io.out(text)
     return true
   })
+  const drain = io.drain ?? (() => Promise.resolve())
   try {
-    for await (const text of answerLines(reader.batches(), answering)) {
-      if (!write(text)) await io.drain?.()
-    }
+    await answerLines(reader, answering, { write, drain })
   } finally {
     progress?.stop()
   }

@@ -178,6 +178,8 @@ export class NdjsonReader {
   #held: Line[] = []
   /** What is left of a chunk larger than PIECE_BYTES. */
   #rest: Buffer | undefined = undefined
+  /** The source has ended (its last line may still be held by the splitter). */
+  #ended = false
   #done = false
 
   constructor(source: AsyncIterable<Buffer | string>, maxLineBytes: number) {
@@ -191,29 +193,58 @@ export class NdjsonReader {
   }
 
   /**
-   * The lines of the next piece of input (possibly none: a piece inside a long line), or undefined
-   * at the end. A chunk larger than PIECE_BYTES is split a piece per call, so no call does work
-   * that grows with the chunk the source happened to deliver.
+   * Whether `take` has lines (or the end) to give without waiting for the source: a piece of a
+   * chunk is left, or the source has ended. Otherwise `fill` waits for its next chunk.
    */
-  async #read(): Promise<Line[] | undefined> {
+  get ready(): boolean {
+    return this.#rest !== undefined || this.#ended || this.#done
+  }
+
+  /** Wait for the source's next chunk (or its end), for `take`. */
+  async fill(): Promise<void> {
+    if (this.ready) return
+    const next = await this.#source.next()
+    if (next.done === true) this.#ended = true
+    else this.#rest = typeof next.value === 'string' ? Buffer.from(next.value) : next.value
+  }
+
+  /**
+   * The lines of the next piece of what `fill` read (possibly none: a piece inside a long line),
+   * or undefined at the end; synchronous, so the splitting is part of whoever's slice calls it. A
+   * chunk larger than PIECE_BYTES is split a piece per call, so no call does work that grows with
+   * the chunk the source happened to deliver.
+   */
+  take(): Line[] | undefined {
     if (this.#done) return undefined
     const lines: Line[] = []
-    let chunk = this.#rest
-    if (chunk === undefined) {
-      const next = await this.#source.next()
-      if (next.done === true) {
-        this.#done = true
-        this.#splitter.end(lines)
-        return lines.length === 0 ? undefined : lines
-      }
-      chunk = typeof next.value === 'string' ? Buffer.from(next.value) : next.value
+    if (this.#rest === undefined) {
+      if (!this.#ended) return lines
+      this.#done = true
+      this.#splitter.end(lines)
+      return lines.length === 0 ? undefined : lines
     }
+    let chunk = this.#rest
     if (chunk.length > PIECE_BYTES) {
       this.#rest = chunk.subarray(PIECE_BYTES)
       chunk = chunk.subarray(0, PIECE_BYTES)
     } else this.#rest = undefined
     this.#splitter.push(chunk, lines)
     return lines
+  }
+
+  /** The lines `first` held back (the header's neighbours), taken once. */
+  held(): Line[] {
+    const held = this.#held
+    this.#held = []
+    return held
+  }
+
+  /** Ends reading early: the source is let go. */
+  async close(): Promise<void> {
+    if (!this.#done) {
+      this.#done = true
+      await this.#source.return?.()
+    }
   }
 
   /** The first line that is not empty (or undefined at the end); the lines before it are skipped. */
@@ -223,30 +254,13 @@ export class NdjsonReader {
       while (this.#held.length === 0) {
         // Megabytes of blank lines before the header are read in slices too.
         if (slice.due()) await slice.next()
-        const lines = await slice.wait(this.#read())
+        await slice.wait(this.fill())
+        const lines = this.take()
         if (lines === undefined) return undefined
         this.#held = lines
       }
       const line = this.#held.shift()!
       if (!isBlank(line)) return line
-    }
-  }
-
-  /** Every line left, a batch at a time. Ending early (return) stops reading the source. */
-  async * batches(): AsyncGenerator<readonly Line[]> {
-    try {
-      if (this.#held.length > 0) {
-        const held = this.#held
-        this.#held = []
-        yield held
-      }
-      for (;;) {
-        const lines = await this.#read()
-        if (lines === undefined) return
-        if (lines.length > 0) yield lines
-      }
-    } finally {
-      if (!this.#done) await this.#source.return?.()
     }
   }
 }
@@ -411,17 +425,29 @@ function pending(number: number, answered: string | Promise<string>): Pending {
   return waiting
 }
 
+/** Where the answers go: the response, standard output, a test's array. */
+export interface LinesOutput {
+  /** Take `text` (whole answer lines), synchronously; false when the reader should be let catch up first. */
+  write(text: string): boolean
+  /** Resolves once the reader has caught up after `write` returned false. */
+  drain(): Promise<void>
+}
+
 const STOPPED = Symbol('stopped')
 
 /**
- * The answers to `batches`, in input order, a string per batch, per slice or per wait. A line that
- * evaluates synchronously is answered at once; asynchronous answers run up to `concurrency` at a
- * time. However many lines a chunk brings, the work runs in slices (engine/slices.ts) of at most
- * SLICE_MS and SLICE_LINES, the event loop getting a turn between two, so other requests are
- * served meanwhile (and, while they wait, most of the loop). Ending the generator early (the reader left) stops reading and evaluating;
- * so does `answering.signal`, at once, even while a read or an answer is awaited.
+ * Answers every line `reader` has left into `output`, in input order, a write per slice or per
+ * wait. A line that evaluates synchronously is answered at once; asynchronous answers run up to
+ * `concurrency` at a time. However many lines a chunk brings, the work runs in slices
+ * (engine/slices.ts) of at most SLICE_MS and SLICE_LINES, the event loop getting a turn between
+ * two, so other requests are served meanwhile (and, while they wait, most of the loop). A slice is
+ * charged with all the stream's own work on the thread: cutting the chunk into lines, parsing,
+ * evaluating, printing and writing the answers. Only the waits are not its (for the source's next
+ * chunk, for an answer, for the reader to catch up), so the share the stream takes while others
+ * wait is the share of the thread it really uses. `answering.signal` stops it at once, even while
+ * a read or an answer is awaited; the source is then let go.
  */
-export async function * answerLines(batches: AsyncIterable<readonly Line[]>, answering: Answering): AsyncGenerator<string> {
+export async function answerLines(reader: NdjsonReader, answering: Answering, output: LinesOutput): Promise<void> {
   const { concurrency, signal } = answering
   const queue: Pending[] = []
   let out = ''
@@ -433,7 +459,6 @@ export async function * answerLines(batches: AsyncIterable<readonly Line[]>, ans
         if (signal.aborted) resolve(STOPPED)
         else signal.addEventListener('abort', () => resolve(STOPPED), { once: true })
       })
-  // Time spent waiting (for a read, for an answer, for the reader to take what was yielded) is not the slice's.
   const slice = new Slice()
   const until = <T>(promise: Promise<T>): Promise<T | typeof STOPPED> => slice.wait<T | typeof STOPPED>(stopped === undefined ? promise : Promise.race([promise, stopped]))
   const answer = (line: Line): string | Promise<string> => {
@@ -445,17 +470,19 @@ export async function * answerLines(batches: AsyncIterable<readonly Line[]>, ans
       return answering.fail(line.number, error)
     }
   }
+  /** What is answered goes out (the write is the slice's); false: stopped while the reader caught up. */
+  async function flush(): Promise<boolean> {
+    if (out === '') return true
+    const text = out
+    out = ''
+    return output.write(text) || (await until(output.drain())) !== STOPPED
+  }
   /** Take answers off the queue until `left` remain, waiting for each in turn; what is ready goes out before a wait. False: stopped. */
-  async function * settle(left: number): AsyncGenerator<string, boolean> {
+  async function settle(left: number): Promise<boolean> {
     while (queue.length > left) {
       const head = queue[0]!
       if (head.text === undefined) {
-        if (out !== '') {
-          slice.pause()
-          yield out
-          slice.resume()
-          out = ''
-        }
+        if (!(await flush())) return false
         if ((await until(head.settled!)) === STOPPED) return false
       }
       out += head.text
@@ -463,23 +490,28 @@ export async function * answerLines(batches: AsyncIterable<readonly Line[]>, ans
     }
     return true
   }
-  const iterator = batches[Symbol.asyncIterator]()
   let reading = false
   let finished = false
   let sliceLines = 0
   let sliceBytes = 0
   try {
     let halted = false
+    let batch: Line[] | undefined = reader.held()
     for (;;) {
-      reading = true
-      const step = await until(iterator.next())
-      reading = false
-      if (step === STOPPED) break
-      if (step.done === true) {
-        finished = true
-        break
+      if (batch.length === 0) {
+        if (!reader.ready) {
+          reading = true
+          const read = await until(reader.fill())
+          reading = false
+          if (read === STOPPED) break
+        }
+        batch = reader.take()
+        if (batch === undefined) {
+          finished = true
+          break
+        }
       }
-      for (const line of step.value) {
+      for (const line of batch) {
         // The clock is read every eighth line, or after 64 KiB of lines: a line costs about its bytes.
         let due = ++sliceLines > SLICE_LINES
         sliceBytes += line.bytes
@@ -489,11 +521,9 @@ export async function * answerLines(batches: AsyncIterable<readonly Line[]>, ans
         }
         if (due) {
           while (queue.length > 0 && queue[0]!.text !== undefined) out += queue.shift()!.text
-          if (out !== '') {
-            slice.pause()
-            yield out
-            slice.resume()
-            out = ''
+          if (!(await flush())) {
+            halted = true
+            break
           }
           await slice.next()
           sliceLines = 1
@@ -511,36 +541,38 @@ export async function * answerLines(batches: AsyncIterable<readonly Line[]>, ans
           continue
         }
         queue.push(pending(line.number, answered))
-        if (queue.length >= concurrency && !(yield * settle(concurrency - 1))) {
+        if (queue.length >= concurrency && !(await settle(concurrency - 1))) {
           halted = true
           break
         }
       }
+      batch = []
       if (halted) break
       // What is ready goes out with the batch; what is still running waits for the next one.
       while (queue.length > 0 && queue[0]!.text !== undefined) out += queue.shift()!.text
-      if (out !== '') {
-        slice.pause()
-        yield out
-        slice.resume()
-        out = ''
+      if (!(await flush())) break
+      // The check of the clock between batches too: a batch may be all one long line.
+      if (slice.due()) {
+        await slice.next()
+        sliceLines = 0
+        sliceBytes = 0
       }
     }
     let complete = false
-    if (finished && (yield * settle(0))) {
+    if (finished && (await settle(0))) {
       complete = true
-      if (out !== '') yield out
+      if (out !== '') output.write(out)
     }
     if (!complete && signal?.aborted === true && !(signal.reason instanceof ClientGone)) {
       // Stopped (finished or not): what was answered, then the reason as the last line.
       while (queue.length > 0 && queue[0]!.text !== undefined) out += queue.shift()!.text
-      yield out + answering.fail(queue[0]?.number ?? lastNumber + 1, signal.reason)
+      output.write(out + answering.fail(queue[0]?.number ?? lastNumber + 1, signal.reason))
     }
   } finally {
     if (!finished) {
       // A read still pending cannot be returned until it settles: the caller ends the source.
-      const closing = iterator.return?.()
-      if (reading) closing?.catch(() => {})
+      const closing = reader.close()
+      if (reading) closing.catch(() => {})
       else await closing
     }
   }

@@ -130,6 +130,52 @@ function numbering(extra: Partial<Answering> = {}): Answering {
   }
 }
 
+/** Every write `answerLines` made, in order, to an output that always keeps up. */
+async function written(reader: NdjsonReader, answering: Answering): Promise<string[]> {
+  const out: string[] = []
+  await answerLines(reader, answering, {
+    write: (text) => out.push(text) > 0,
+    drain: () => Promise.resolve(),
+  })
+  return out
+}
+
+t.test('an output that does not keep up is waited for: nothing more is read or answered until it asks for more', async (t) => {
+  const count = 3 * SLICE_LINES
+  let pulled = 0
+  async function * source(): AsyncGenerator<Buffer> {
+    for (let i = 0; i < count; i++) {
+      pulled++
+      yield Buffer.from(`${i}\n`)
+    }
+  }
+  const out: string[] = []
+  let waiting = false
+  let pulledWhileWaiting = 0
+  await answerLines(new NdjsonReader(source(), 1024), numbering(), {
+    write: (text) => {
+      t.notOk(waiting, 'no write while the reader has not caught up')
+      out.push(text)
+      // Full after every write: the next one waits for the reader.
+      return false
+    },
+    drain: () => {
+      waiting = true
+      const before = pulled
+      return new Promise((resolve) =>
+        setImmediate(() => {
+          pulledWhileWaiting += pulled - before
+          waiting = false
+          resolve()
+        })
+      )
+    },
+  })
+  t.equal(out.join('').split('\n').length - 1, count, 'every line answered, in order')
+  t.strictSame(out.join('').split('\n').slice(0, 3), ['1', '2', '3'])
+  t.equal(pulledWhileWaiting, 0, 'the source was not read while the output was full')
+})
+
 t.test('one chunk of many lines is answered in slices, the event loop getting a turn between two', async (t) => {
   const count = 20 * SLICE_LINES + 7
   const chunk = Buffer.from('1\n'.repeat(count))
@@ -142,7 +188,7 @@ t.test('one chunk of many lines is answered in slices, the event loop getting a 
   setImmediate(count1)
   let answered = 0
   let outputs = 0
-  for await (const text of answerLines(new NdjsonReader(from([chunk]), 1024).batches(), numbering())) {
+  for (const text of await written(new NdjsonReader(from([chunk]), 1024), numbering())) {
     outputs++
     answered += text.split('\n').length - 1
   }
@@ -156,7 +202,7 @@ t.test('one chunk of many lines is answered in slices, the event loop getting a 
   counting = true
   setImmediate(count1)
   let errors = 0
-  for await (const text of answerLines(new NdjsonReader(from([Buffer.from('x\n\n'.repeat(count))]), 1024).batches(), numbering())) errors += text.split('\n').length - 1
+  for (const text of await written(new NdjsonReader(from([Buffer.from('x\n\n'.repeat(count))]), 1024), numbering())) errors += text.split('\n').length - 1
   counting = false
   t.equal(errors, count, 'one error line per malformed line, none for blank ones')
   t.ok(turns >= 40, `a slice counts blank lines too (${turns} turns)`)
@@ -182,8 +228,7 @@ t.test('an abort stops the answers at once: no line starts after it, its reason 
       yield Buffer.from('{}\n{}\n{}\n{}\n{}\n')
       await never
     }
-    const out: string[] = []
-    for await (const text of answerLines(new NdjsonReader(source(), 1024).batches(), answering)) out.push(text)
+    const out = await written(new NdjsonReader(source(), 1024), answering)
     return out.join('').split('\n').filter((line) => line !== '')
   }
   t.strictSame(await run(new Error('ended')), ['1', '2', '{"line":3,"error":"ended"}'], 'the answers, then the reason numbered as the first line left unanswered')

@@ -32,7 +32,7 @@ import { streamingSockets } from '../client-errors.js'
 import { isObject, type MapOutcome } from '../../service/evaluation.js'
 import type { Caller, Evaluator } from '../../service/evaluator.js'
 import type { ServiceMetrics } from '../../observability/metrics.js'
-import { answerLines, ClientGone, errorLine, NdjsonReader, parseLine, type Answering } from '../../service/ndjson.js'
+import { answerLines, ClientGone, errorLine, NdjsonReader, parseLine, type Answering, type LinesOutput } from '../../service/ndjson.js'
 import { EXPLICIT } from '../../observability/observer.js'
 import { errorResponses } from '../schemas/error.js'
 import { StreamQuerySchema } from '../schemas/map.js'
@@ -335,37 +335,61 @@ export const streamRoutes: FastifyPluginAsyncTypebox<StreamRoutesOptions> = asyn
 
       // Admitted: the upload may take as long as the batch, within the stream's own bounds.
       streamingSockets.add(socket)
-      const answers = answerLines(reader.batches(), answering)
-      const progress = (): void => {
+      let read = 0
+      const answers = new Answers((text) => {
         answeredAt = Date.now()
         probe.answered()
-      }
+        if (metrics !== undefined) {
+          metrics.streamed('out', Buffer.byteLength(text))
+          metrics.streamed('in', reader.bytes - read)
+          read = reader.bytes
+        }
+      })
+      answerLines(reader, answering, answers).then(
+        () => {
+          metrics?.streamed('in', reader.bytes - read)
+          answers.push(null)
+        },
+        (error: unknown) => answers.destroy(error as Error)
+      )
       reply.type(NDJSON_TYPE)
-      return reply.send(Readable.from(metrics === undefined ? watched(answers, progress) : counted(answers, reader, metrics, progress)))
+      return reply.send(answers)
     }
   )
 }
 
-/** The answers, each noted as progress as it goes. */
-async function * watched(answers: AsyncGenerator<string>, progress: () => void): AsyncGenerator<string> {
-  for await (const text of answers) {
-    progress()
-    yield text
-  }
-}
+/**
+ * The answers as the response reads them: written by the stream's slices (service/ndjson.ts
+ * `answerLines`), handed on to the response at once while it keeps up (so the write is part of
+ * the slice that answered), held when it does not, until it asks for more (`drain`).
+ */
+class Answers extends Readable implements LinesOutput {
+  #wanted: (() => void) | undefined
 
-/** The answers, their bytes and the bytes read counted as they go, each noted as progress. */
-async function * counted(answers: AsyncGenerator<string>, reader: NdjsonReader, metrics: ServiceMetrics, progress: () => void): AsyncGenerator<string> {
-  let read = 0
-  try {
-    for await (const text of answers) {
-      progress()
-      metrics.streamed('out', Buffer.byteLength(text))
-      metrics.streamed('in', reader.bytes - read)
-      read = reader.bytes
-      yield text
-    }
-  } finally {
-    metrics.streamed('in', reader.bytes - read)
+  constructor(private readonly written: (text: string) => void) {
+    super()
+  }
+
+  override _read(): void {
+    const wanted = this.#wanted
+    this.#wanted = undefined
+    wanted?.()
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    // Nobody will ask for more: a writer waiting for it is let go (the stream's stop ends it).
+    this._read()
+    callback(error)
+  }
+
+  write(text: string): boolean {
+    this.written(text)
+    return this.push(text)
+  }
+
+  drain(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#wanted = resolve
+    })
   }
 }
