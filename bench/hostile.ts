@@ -27,7 +27,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http'
 import { connect, type Socket } from 'node:net'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { rename } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -35,7 +35,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { Worker } from 'node:worker_threads'
-import { canRaisePriority, CLIENT_PRIORITY, runLoad } from './load-client.js'
+import { canRaisePriority, CLIENT_PRIORITY, cpuSplit, onCpus, pin, runLoad } from './load-client.js'
 import { citationInput, DOCUMENTS } from './workloads.js'
 
 const { values: flags } = parseArgs({ options: { soak: { type: 'string' }, only: { type: 'string' } } })
@@ -44,9 +44,15 @@ if (soakSeconds !== undefined && !(soakSeconds > 0)) {
   process.stderr.write('usage: bench/hostile.ts [--soak <seconds>] [--only <text in the attack names>]\n')
   process.exit(2)
 }
+// The soak measures the service as it runs on a machine of its own: it alone on CPU 0, this
+// script (attacks, upstreams, probes), the load generator and the other service on the rest.
+const split = soakSeconds === undefined ? undefined : cpuSplit()
+if (split !== undefined) pin(process.pid, split.clients)
 const TARGET_MS = 100
 const RSS_TARGET_MB = 50
-const ATTACK_LIMIT_MS = 60_000
+// In the soak a stream shares the main thread with the load (a tenth of it while others wait), so it
+// takes longer than alone: the soak waits for it past its end.
+const ATTACK_LIMIT_MS = soakSeconds === undefined ? 60_000 : (soakSeconds + 120) * 1000
 const root = fileURLToPath(new URL('..', import.meta.url))
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -118,11 +124,12 @@ interface Service {
   readonly child: ChildProcess
 }
 
-async function startService(name: string, options: Record<string, unknown>): Promise<Service> {
+async function startService(name: string, options: Record<string, unknown>, cpus?: string): Promise<Service> {
   const probe = createServer()
   const port = (await listen(probe)).split(':')[2]!
   await new Promise<void>((resolve) => probe.close(() => resolve()))
-  const child = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), '--max-semi-space-size=32', 'dist/bin/mapper-service.js'], {
+  const [command, args] = onCpus(cpus, process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), '--max-semi-space-size=32', 'dist/bin/mapper-service.js'])
+  const child = spawn(command, args, {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', ...mallocSettings(), PORT: port, MAPPINGS: mappings, REQUEST_ALLOW_HOSTS: '127.0.0.1', OPTIONS: JSON.stringify({ host: '127.0.0.1', logging: { level: 'error' }, ...options }) },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -137,7 +144,7 @@ async function startService(name: string, options: Record<string, unknown>): Pro
 }
 
 const explicit = await startService('explicit', { map: { explicit: true }, reload: { watch: true, debounce: 50 } })
-const plain = await startService('default', {})
+const plain = await startService('default', {}, split?.service)
 const services = [explicit, plain]
 
 // /health from a worker thread: one keep-alive connection, a probe every 10 ms; `report` answers
@@ -406,11 +413,16 @@ function procStatus(service: Service, field: 'VmRSS' | 'Threads'): number {
 const rssMb = (service: Service): number => Math.round(procStatus(service, 'VmRSS') / 1024)
 
 /** CPU time (ms, every thread, user and system) a process has used so far (Linux /proc). */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+function cpuMs(pid: number, file = `/proc/${pid}/stat`): number {
+  const stat = readFileSync(file, 'utf8')
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   // utime and stime, fields 14 and 15 of stat, in clock ticks (100 a second on Linux).
   return (Number(fields[11]) + Number(fields[12])) * 10
+}
+
+/** CPU time (ms) the main thread of process `pid` has used so far (its task of the same id). */
+function mainCpuMs(pid: number): number {
+  return cpuMs(pid, `/proc/${pid}/task/${pid}/stat`)
 }
 
 /**
@@ -450,13 +462,14 @@ const probes = new Map(services.map((service) => [service, new HealthProbe(servi
 
 async function runAttacks(): Promise<void> {
   console.log(`mapper-service hostile benchmark — node ${process.version}; /health of both services polled every 10 ms from a worker thread; target ≤ ${TARGET_MS} ms\n`)
-  console.log(`${'attack'.padEnd(74)}${'answer'.padEnd(64)}worst /health   alive   service CPU`)
+  console.log(`${'attack'.padEnd(74)}${'answer'.padEnd(64)}worst /health   alive   service CPU (main threads)`)
   const start = new Map(services.map((service) => [service, { rss: rssMb(service), threads: procStatus(service, 'Threads') }]))
   let met = 0
   for (const [name, attack, traits] of selected) {
     for (const probe of probes.values()) await probe.report()
     let outcome: string
     const cpuBefore = services.map((service) => cpuMs(service.child.pid!))
+    const mainBefore = services.map((service) => mainCpuMs(service.child.pid!))
     try {
       outcome = await attack()
     } catch (error) {
@@ -474,7 +487,7 @@ async function runAttacks(): Promise<void> {
     const wrongStatus = traits?.badInput === true && !outcome.startsWith('4')
     const ok = worst <= TARGET_MS && alive && failures === 0 && !wrongStatus
     if (ok) met++
-    console.log(`${name.padEnd(74)}${outcome.padEnd(64)}${`${Math.round(worst)} ms`.padStart(10)} ${ok ? '✓' : '✗'}${failures > 0 ? ` (${failures} /health failed)` : ''}${wrongStatus ? ' (bad input must be 4xx)' : ''}   ${alive ? 'yes' : 'NO '}   ${services.map((service, i) => cpuMs(service.child.pid!) - cpuBefore[i]!).reduce((a, b) => a + b)} ms`)
+    console.log(`${name.padEnd(74)}${outcome.padEnd(64)}${`${Math.round(worst)} ms`.padStart(10)} ${ok ? '✓' : '✗'}${failures > 0 ? ` (${failures} /health failed)` : ''}${wrongStatus ? ' (bad input must be 4xx)' : ''}   ${alive ? 'yes' : 'NO '}   ${services.map((service, i) => cpuMs(service.child.pid!) - cpuBefore[i]!).reduce((a, b) => a + b)} ms (${services.map((service, i) => mainCpuMs(service.child.pid!) - mainBefore[i]!).reduce((a, b) => a + b)} ms)`)
   }
   console.log(`\n${met} of ${selected.length} attacks within ${TARGET_MS} ms with every /health answered, the services alive and bad input answered 4xx`)
   for (const service of services) {
@@ -490,20 +503,60 @@ async function runSoak(seconds: number): Promise<void> {
   const hostile = selected.filter(([, , traits]) => traits?.soak !== false)
   const target = plain
   const raised = canRaisePriority()
-  console.log(`mapper-service soak — node ${process.version}; ${seconds} s of the registered citation document (bench-small) at 10 connections alone, then ${seconds} s with one hostile request a second (${hostile.length} kinds in turn); the load generator and the /health probes at nice ${CLIENT_PRIORITY}${raised ? '' : ' (refused: they share the CPU with the services evenly)'}\n`)
+  console.log(`mapper-service soak — node ${process.version}; ${seconds} s of the registered citation document (bench-small) at 10 connections alone, then ${seconds} s with one hostile request a second (${hostile.length} kinds in turn); the load generator and the /health probes at nice ${CLIENT_PRIORITY}${raised ? '' : ' (refused: they share the CPU with the services evenly)'}; ${split === undefined ? 'every process on every CPU (no taskset, or one CPU)' : `the service on CPU ${split.service}, every other process on CPU ${split.clients.replace(/^(\d+)-\1$/, '$1')}`}\n`)
   const body = JSON.stringify({ mapping: 'bench-small', input: citationInput })
   // The legitimate request answers 200 before the load starts, or the soak would measure refusals.
   const first = await fetch(`${target.base}/map`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
   if (first.status !== 200) throw new Error(`the legitimate request answered ${first.status}: ${await first.text()}`)
-  const baseline = await runLoad({ url: `${target.base}/map`, body, connections: 10, duration: seconds, priority: CLIENT_PRIORITY })
+  const ownCpu = (): number => Math.round((process.cpuUsage().user + process.cpuUsage().system) / 1000)
+  // The main thread's time on a CPU and waiting for one while runnable (Linux schedstat, ns).
+  const mainSched = (): [number, number] => {
+    const [run, wait] = readFileSync(`/proc/${target.child.pid}/task/${target.child.pid}/schedstat`, 'utf8').split(' ').map(Number)
+    return [run! / 1e6, wait! / 1e6]
+  }
+  let sched = mainSched()
+  const cpuLine = (load: { cpuMs: number }, service: number, own: number): string => {
+    const [run, wait] = mainSched()
+    const line = `CPU: service ${(service / 1000).toFixed(1)} s (every thread; threads alive now: ${threadLine()}; its main thread ran ${((run - sched[0]) / 1000).toFixed(1)} s and waited runnable ${((wait - sched[1]) / 1000).toFixed(1)} s), load generator ${(load.cpuMs / 1000).toFixed(1)} s, this script (attacks, upstreams, probes) ${(own / 1000).toFixed(1)} s`
+    sched = [run, wait]
+    return line
+  }
+  // CPU time (ms) of the service's threads by nice value, those alive now (Linux /proc/<pid>/task).
+  const threadCpu = (): Map<number, number> => {
+    const byNice = new Map<number, number>()
+    for (const task of readdirSync(`/proc/${target.child.pid}/task`)) {
+      try {
+        const stat = readFileSync(`/proc/${target.child.pid}/task/${task}/stat`, 'utf8')
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+        const nice = task === String(target.child.pid) ? -100 : Number(fields[16])
+        byNice.set(nice, (byNice.get(nice) ?? 0) + (Number(fields[11]) + Number(fields[12])) * 10)
+      } catch {
+        // The thread ended meanwhile.
+      }
+    }
+    return byNice
+  }
+  let threads0 = threadCpu()
+  const threadLine = (): string => {
+    const now = threadCpu()
+    const parts = [...now].sort((a, b) => a[0] - b[0]).map(([nice, ms]) => `${nice === -100 ? 'main' : `nice ${nice}`} ${((ms - (threads0.get(nice) ?? 0)) / 1000).toFixed(1)} s`)
+    threads0 = now
+    return parts.join(', ')
+  }
+  let serviceCpu = cpuMs(target.child.pid!)
+  let scriptCpu = ownCpu()
+  const baseline = await runLoad({ url: `${target.base}/map`, body, connections: 10, duration: seconds, priority: CLIENT_PRIORITY, ...(split === undefined ? {} : { cpus: split.clients }) })
   console.log(`baseline: ${baseline.total} requests, ${Math.round(baseline.requests)} req/s, p50 ${baseline.latencyP50} ms, p99 ${baseline.latencyP99} ms, non-2xx ${baseline.non2xx}, errors ${baseline.errors}`)
+  console.log(`  ${cpuLine(baseline, cpuMs(target.child.pid!) - serviceCpu, ownCpu() - scriptCpu)}`)
+  serviceCpu = cpuMs(target.child.pid!)
+  scriptCpu = ownCpu()
   const start = rssMb(target)
   const threads = procStatus(target, 'Threads')
   let peak = start
   const probe = probes.get(target)!
   await probe.report()
   let worstHealth = 0
-  const load = runLoad({ url: `${target.base}/map`, body, connections: 10, duration: seconds, priority: CLIENT_PRIORITY })
+  const load = runLoad({ url: `${target.base}/map`, body, connections: 10, duration: seconds, priority: CLIENT_PRIORITY, ...(split === undefined ? {} : { cpus: split.clients }) })
   const answers = new Map<string, string[]>()
   const inFlight: Array<Promise<void>> = []
   const began = performance.now()
@@ -525,6 +578,7 @@ async function runSoak(seconds: number): Promise<void> {
     peak = Math.max(peak, rssMb(target))
   }
   const legit = await load
+  const loadCpu = cpuLine(legit, cpuMs(target.child.pid!) - serviceCpu, ownCpu() - scriptCpu)
   await Promise.all(inFlight)
   worstHealth = (await probe.report()).worst
   const end = rssMb(target)
@@ -532,6 +586,7 @@ async function runSoak(seconds: number): Promise<void> {
   const alive = await fetch(`${target.base}/health`).then((r) => r.status === 200, () => false)
   const ratio = legit.requests / baseline.requests
   console.log(`with hostile: ${legit.total} requests, ${Math.round(legit.requests)} req/s, p50 ${legit.latencyP50} ms, p99 ${legit.latencyP99} ms, non-2xx ${legit.non2xx}, errors ${legit.errors}`)
+  console.log(`  ${loadCpu}`)
   console.log(`legitimate throughput ÷ baseline: ${ratio.toFixed(3)}  target ≥ 0.9 ${ratio >= 0.9 ? '✓' : '✗'}; legitimate non-2xx or errors: ${legit.non2xx + legit.errors} ${legit.non2xx + legit.errors === 0 ? '✓' : '✗'}`)
   let hostileCount = 0
   let serverErrors = 0

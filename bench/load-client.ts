@@ -1,7 +1,7 @@
 // Runs bench/load.ts (autocannon) in a process of its own, so the load generator never shares an
 // event loop with the server it measures; used by bench:http and bench:soak.
-import { spawn } from 'node:child_process'
-import { getPriority, setPriority } from 'node:os'
+import { execFileSync, spawn } from 'node:child_process'
+import { availableParallelism, getPriority, setPriority } from 'node:os'
 import { fileURLToPath } from 'node:url'
 
 /** The project's TypeScript loader (test/loader): tsx's does not reach worker threads. */
@@ -15,6 +15,8 @@ export interface Measured {
   errors: number
   non2xx: number
   total: number
+  /** CPU time (ms) the load generator's process used, start-up included. */
+  cpuMs: number
 }
 
 export interface Scenario {
@@ -34,6 +36,8 @@ export interface Scenario {
    * on others, and a starved client would count its own lack of CPU as the service's.
    */
   readonly priority?: number
+  /** The CPUs (a taskset list, `1`) the load generator may run on (`cpuSplit`). */
+  readonly cpus?: string
 }
 
 /** The nice value the soak's clients ask for (bench:soak). */
@@ -60,11 +64,39 @@ export function raisePriority(priority: number): boolean {
   }
 }
 
+/**
+ * The soak's split of the machine (bench:soak): the service it measures alone on CPU 0, everything
+ * else (the load generator, the attacks, the upstreams, the probes, the other service) on the
+ * rest, as a service and its callers are on separate machines. Undefined where the split cannot
+ * be made: one CPU, or no `taskset` (util-linux; Linux only).
+ */
+export function cpuSplit(): { readonly service: string; readonly clients: string } | undefined {
+  const cpus = availableParallelism()
+  if (cpus < 2 || process.platform !== 'linux') return undefined
+  try {
+    execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' })
+  } catch {
+    return undefined
+  }
+  return { service: '0', clients: `1-${cpus - 1}` }
+}
+
+/** Hold every thread of process `pid` (and the threads it starts later) to `cpus`. */
+export function pin(pid: number, cpus: string): void {
+  execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' })
+}
+
+/** `command` with `args`, started on `cpus` when given (through taskset, which keeps the process id). */
+export function onCpus(cpus: string | undefined, command: string, args: readonly string[]): [string, string[]] {
+  return cpus === undefined ? [command, [...args]] : ['taskset', ['-c', cpus, command, ...args]]
+}
+
 /** POST `scenario.body` to `scenario.url` for `duration` seconds from a separate process. */
 export function runLoad(scenario: Scenario): Promise<Measured> {
   const script = fileURLToPath(new URL('./load.ts', import.meta.url))
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', LOADER, script, JSON.stringify(scenario)], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const [command, args] = onCpus(scenario.cpus, process.execPath, ['--import', LOADER, script, JSON.stringify(scenario)])
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] })
     let out = ''
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
     child.on('error', reject)

@@ -28,5 +28,6 @@ process.stdout.write(
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
     total: result.requests.total,
+    cpuMs: Math.round((process.cpuUsage().user + process.cpuUsage().system) / 1000),
   })}\n`
 )

@@ -9,8 +9,9 @@
 //    a slice it waits, with a timer, long enough for the rest of the loop to have the other part,
 //    and stops waiting early once a short stretch passes with no arrival. With nothing else
 //    waiting it runs back to back: a stream alone goes at full speed, a stream beside a steady
-//    load of interactive requests at a tenth. (Time is not the signal: a stream's own socket
-//    reads and writes run outside its slices too.)
+//    load of interactive requests at a tenth. (Time is not the signal: the kernel's socket work
+//    runs outside any slice.) A slice is charged with everything its piece does on the thread,
+//    writing its output included; only its waits are not its.
 //
 // Fairness is per process, not per piece of work: sixty streams share one tenth, they do not each
 // take one.
@@ -153,8 +154,12 @@ export function admitStart(): Promise<void> | undefined {
   return new Promise((resolve) => waitingStarts.push(resolve))
 }
 
-/** How much lower (in nice steps) helper threads run than the thread that started them. */
-export const HELPER_NICE_STEPS = 10
+/**
+ * How much lower (in nice steps) helper threads run than the thread that started them: the
+ * lowest priority (19, from the usual 0), where a thread gets about 1.5% of a core the main thread
+ * also wants (10 steps left it about 10%: the soak saw the main thread wait for its own workers).
+ */
+export const HELPER_NICE_STEPS = 19
 
 /**
  * Lower the calling thread's scheduling priority by HELPER_NICE_STEPS (called first thing in each
