@@ -43,8 +43,11 @@ t.test('an idle server with grown memory is collected once; without growth, not 
   for (let i = 0; i < 100 && release.collections === 0; i++) await sleep(CHECK_MS)
   t.equal(release.collections, 1, 'grown and idle: one full collection')
   t.equal(held.length, HELD, 'what is still referenced stays')
+  for (let i = 0; i < 100 && release.followUps === 0; i++) await sleep(CHECK_MS)
+  t.equal(release.followUps, 1, 'still idle at a later check: one more collection (for the young generation)')
   await sleep(CHECK_MS * 5)
   t.equal(release.collections, 1, 'no new growth since: no second collection')
+  t.equal(release.followUps, 1, 'and no other follow-up')
 })
 
 t.test('no collection while a request is in flight; one once it has ended', async (t) => {
@@ -71,6 +74,7 @@ t.test('no collection while a request is in flight; one once it has ended', asyn
   const held = grow()
   await sleep(CHECK_MS * 8)
   t.equal(release.collections, 0, 'a request in flight: no collection, however much memory grew')
+  t.equal(release.followUps, 0)
   reply()
   t.equal(await done, 200)
   for (let i = 0; i < 100 && release.collections === 0; i++) await sleep(CHECK_MS)
