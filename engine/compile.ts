@@ -12,7 +12,7 @@ import { pairingValueOf, PATH_OBSERVING_KEYWORDS, POINTER_KEYWORDS, provenanceOf
 import { compileDiagnostics, compilePipeline, pipelineCode } from './keywords/pipeline.js'
 import { compilePlugins } from './keywords/plugins.js'
 import type { Locate } from './keywords/record.js'
-import { walkDocument } from './keywords/walk.js'
+import { walking } from './keywords/walk.js'
 import {
   compileReader,
   compileWriter,
@@ -24,7 +24,8 @@ import {
 } from './pointer.js'
 import { EMPTY_PAIRINGS, putFirstDefined, putPlan, putter, putValue, runLevel } from './procedures.js'
 import type { Descriptor, EngineOptions, ScopeOverrides } from './types.js'
-import { isObject, isThenable, truthy } from './values.js'
+import { complete, type Steps } from './steps.js'
+import { isObject, isThenable, keysOf, truthy } from './values.js'
 
 export interface CompilerOptions {
   readonly unknownNames: 'skip' | 'error'
@@ -172,14 +173,41 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
    * that a budget error can name the pairing it stopped in. A map already placed keeps its place.
    */
   locate(document: object, mapping: string | undefined, base = ''): void {
+    complete(this.locating(document, mapping, base))
+  }
+
+  /** `locate` step by step (engine/steps.ts). */
+  private * locating(document: object, mapping: string | undefined, base: string): Steps<void> {
     if (this.places.has(document)) return
     // Only what can be a level's pairing map is placed: the root and the pairing values its keywords hold.
     if (!Array.isArray(document)) this.places.set(document, { mapping, pointer: base })
-    walkDocument(document, base, {
+    yield * walking(document, base, {
       pairingMap: (value, pointer) => {
         if (!this.places.has(value)) this.places.set(value, { mapping, pointer })
       },
     })
+  }
+
+  /**
+   * `locate` then `plan` of a registered document, step by step (engine/steps.ts): its pairing maps
+   * are compiled first, deepest first and a pairing at a time, so that when the document's own plan
+   * is made every level it holds is already compiled (plans are kept by object), and no step
+   * compiles more than one pairing's own descriptor. The plan is the one `plan` makes.
+   */
+  * compiling(document: object, mapping: string | undefined): Steps<Plan> {
+    yield * this.locating(document, mapping, '')
+    // Every pairing map the document holds, a map before the maps inside it: compiled from the
+    // last, a map's inner maps are compiled before it is.
+    const maps: Record<string, unknown>[] = []
+    yield * walking(document, '', {
+      pairingMap: (value) => {
+        if (documentForm(value) === 'pairings' && standingAlone(value) === undefined) maps.push(value)
+      },
+    })
+    for (let i = maps.length - 1; i >= 0; i--) {
+      if (!this.pairingMaps.has(maps[i]!)) yield * this.buildingPairings(maps[i]!)
+    }
+    return this.plan(document)
   }
 
   /** A compiled reader for a keyword pointer; an unparseable pointer throws when it is read. */
@@ -275,27 +303,34 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
 
   /** A pairing map compiled (once per map object). */
   private pairingMap(value: Record<string, unknown>): Pairings {
-    let pairings = this.pairingMaps.get(value)
-    if (pairings === undefined) {
-      const place = this.places.get(value)
-      const list = Object.freeze(Object.keys(value).map((left) => this.pairing(left, value[left], place)))
-      // A level counts one step per pairing, plus the stages of the right sides known here (a
-      // name resolved at run time counts its own levels).
-      let weight = 0
-      let keyBytes = 0
-      let reach = 0
-      for (const left of Object.keys(value)) {
-        const right = value[left]
-        weight += 1 + (isObject(right) && standingAlone(right) === undefined ? this.plan(right).weight : 0)
-        keyBytes += left.length + PAIRING_BYTES
-        reach = Math.max(reach, slashes(left) + 1)
-      }
-      const built: { -readonly [K in keyof Pairings]: Pairings[K] } = { list, level: undefined, free: undefined, weight, keyBytes, reach }
-      // Explain mode keeps the instrumented closures: they record what a generated level skips.
-      if (this.options.codegen !== false && !this.tracing) Object.assign(built, generateLevel(built))
-      pairings = Object.freeze(built)
-      this.pairingMaps.set(value, pairings)
+    return this.pairingMaps.get(value) ?? complete(this.buildingPairings(value))
+  }
+
+  /** A pairing map compiled a pairing per step (engine/steps.ts), and kept; one compiled meanwhile is kept instead. */
+  private * buildingPairings(value: Record<string, unknown>): Steps<Pairings> {
+    const place = this.places.get(value)
+    const list: Pairing[] = []
+    // A level counts one step per pairing, plus the stages of the right sides known here (a
+    // name resolved at run time counts its own levels).
+    let weight = 0
+    let keyBytes = 0
+    let reach = 0
+    for (const left of keysOf(value)) {
+      const right = value[left]
+      list.push(this.pairing(left, right, place))
+      weight += 1 + (isObject(right) && standingAlone(right) === undefined ? this.plan(right).weight : 0)
+      keyBytes += left.length + PAIRING_BYTES
+      reach = Math.max(reach, slashes(left) + 1)
+      yield
     }
+    const built: { -readonly [K in keyof Pairings]: Pairings[K] } = { list: Object.freeze(list), level: undefined, free: undefined, weight, keyBytes, reach }
+    // Explain mode keeps the instrumented closures: they record what a generated level skips.
+    if (this.options.codegen !== false && !this.tracing) Object.assign(built, generateLevel(built))
+    // Compiled whole while these steps waited (a plan asked for meanwhile): that one is the map's.
+    const meanwhile = this.pairingMaps.get(value)
+    if (meanwhile !== undefined) return meanwhile
+    const pairings = Object.freeze(built)
+    this.pairingMaps.set(value, pairings)
     return pairings
   }
 

@@ -5,6 +5,7 @@
 import { setMaxListeners } from 'node:events'
 import { BudgetExceeded, DEFAULT_LIMITS, LARGE_OUTPUT_BYTES, measure, noteLargeOutput, type Budget, type Limits, type SharedBudget } from './budget.js'
 import { resolvePath, type Reader, type WriteOwnership, type Writer } from './pointer.js'
+import type { Steps } from './steps.js'
 import type {
   Descriptor,
   ErrorObject,
@@ -191,6 +192,8 @@ export interface RunCompiler extends CompileContext {
 export interface DocumentCompiler {
   plan(descriptor: unknown): Plan
   locate(document: object, mapping: string | undefined): void
+  /** `locate` then `plan`, step by step (engine/steps.ts), for a registration run in slices. */
+  compiling(document: object, mapping: string | undefined): Steps<Plan>
 }
 
 /** What an evaluation resolves names against. */

@@ -1,7 +1,7 @@
 // The three shapes of a mapping document (language.md §2.5, §6.2; validation.md §1), decided in one
 // place for evaluation and validation alike.
 import { isKeyword } from './keywords/index.js'
-import { isObject, truthy } from './values.js'
+import { isObject, rememberedKeys, truthy } from './values.js'
 
 /** The deepest document the engine admits and validation accepts (DOC-6; the root is depth 1). */
 export const MAX_DOCUMENT_DEPTH = 100
@@ -18,5 +18,13 @@ export function documentForm(document: unknown): DocumentForm {
   if (!isObject(document)) return 'invalid'
   if (truthy(document.mappings)) return 'compound'
   if (truthy(document.mapping)) return 'descriptor'
-  return Object.keys(document).some(isKeyword) ? 'descriptor' : 'pairings'
+  const remembered = rememberedKeys(document)
+  if (remembered === undefined) return Object.keys(document).some(isKeyword) ? 'descriptor' : 'pairings'
+  // A large frozen pairing map (values.ts keysOf) is asked by every walk of a registration: its keys never change, nor its form.
+  let form = forms.get(remembered)
+  if (form === undefined) forms.set(remembered, (form = remembered.some(isKeyword) ? 'descriptor' : 'pairings'))
+  return form
 }
+
+/** The form of each large frozen object asked about, by its remembered keys. */
+const forms = new WeakMap<readonly string[], DocumentForm>()

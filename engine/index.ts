@@ -2,6 +2,7 @@
 export { MAX_DOCUMENT_DEPTH } from './document.js'
 export { Mapper, CompiledMapping, type Explained, type Extra, type MapperDocuments, type Prepared, type RunOptions, type ValidateOptions } from './mapper.js'
 export type { MappingEntry, MappingsInput, MappingsMember } from './mappings-input.js'
+export type { Slicing } from './steps.js'
 export { evaluate, evaluateMapping, extend } from './evaluate.js'
 export { MAX_ELEMENTS, MAX_TRACES, type BranchTrace, type Explanation, type PairingTrace, type PluginTiming, type StageTrace, type TraceStage } from './explain/trace.js'
 export { BudgetExceeded, DEFAULT_LIMITS, largeOutputBytes, LARGE_OUTPUT_BYTES, MAX_EVALUATION_DEPTH, MAX_OUTPUT_DEPTH, measure, noteLargeOutput, noteSize, resolveLimits, SharedBudget, weighUpTo, type Budget, type Limits, type Size } from './budget.js'

@@ -14,9 +14,10 @@ import { flattenBatch, LayeredRegistry, MappingRegistry, type RegisteredMapping 
 import type { EngineOptions, Envelope, ErrorObject, Extensions, MappingDocument } from './types.js'
 import { contentKey, ContentCache, textKey } from './content-cache.js'
 import { runExamples, type ExampleOptions, type ExampleResult } from './examples.js'
-import { staticExpansion, stdoutAt } from './validation/expansion.js'
-import { validateDocument, withMembers, type Reachability, type ValidationReport } from './validation/validate.js'
-import { copyValue, isObject, nestingDepth } from './values.js'
+import { expanding, staticExpansion, stdoutAt } from './validation/expansion.js'
+import { validating, withMembers, type Reachability, type ValidationReport } from './validation/validate.js'
+import { complete, inSlices, type Slicing, type Steps } from './steps.js'
+import { frozenCopy, isObject } from './values.js'
 
 const defaultStdout = (text: string): void => {
   console.log(text)
@@ -49,10 +50,14 @@ export function resolveExtensions(extensions: Extensions | undefined): ResolvedE
 
 /** A frozen private copy of a caller's document, refused when nested deeper than the engine allows. */
 export function admitDocument<T>(document: T): T {
-  if (nestingDepth(document, MAX_DOCUMENT_DEPTH) > MAX_DOCUMENT_DEPTH) {
-    throw new DocumentError(`mapping nesting exceeds the maximum depth of ${MAX_DOCUMENT_DEPTH}`)
-  }
-  return copyValue(document, true)
+  return complete(admitting(document))
+}
+
+const tooDeep = (): DocumentError => new DocumentError(`mapping nesting exceeds the maximum depth of ${MAX_DOCUMENT_DEPTH}`)
+
+/** `admitDocument` step by step (engine/steps.ts). */
+function admitting<T>(document: T): Steps<T> {
+  return frozenCopy(document, MAX_DOCUMENT_DEPTH, tooDeep)
 }
 
 /** Build the envelope (§6.2 step 5); a short-circuited output counts as empty. */
@@ -393,14 +398,36 @@ export class Mapper {
 
   /** Register a document by its `$id` (replacing), or every member of a compound document. */
   register(document: unknown): string[] {
-    const admitted = this.admitMember(admitDocument(document))
+    const members = this.registeredMembers(admitDocument(document))
+    this.byId.clear()
+    this.prepared.clear()
+    return this.registry.register(members)
+  }
+
+  /**
+   * `register` in slices: the document copied, flattened and compiled a few pairings at a time,
+   * the event loop getting a turn whenever `slice` has run its time (engine/slices.ts `Slice`: 8 ms,
+   * and a smaller share of the loop while requests wait). What it registers, and how fast that
+   * evaluates, is exactly what `register` gives. Nothing changes until the end: the whole document
+   * is then registered at once, in one turn. Resolves with the ids registered, or rejects as
+   * `register` throws.
+   */
+  async registerInSlices(document: unknown, slice?: Slicing): Promise<string[]> {
+    const members = this.registeredMembers(await inSlices(admitting(document), slice))
+    const ids = await inSlices(this.registry.registering(members), slice)
+    this.byId.clear()
+    this.prepared.clear()
+    return ids
+  }
+
+  /** The members an admitted document registers: itself, or a compound document's members. */
+  private registeredMembers(document: unknown): Record<string, unknown>[] {
+    const admitted = this.admitMember(document)
     const members = isObject(admitted.mappings) ? Object.values(admitted.mappings).map((m) => this.admitMember(m)) : [admitted]
     if (!isObject(admitted.mappings) && !(typeof admitted.$id === 'string' && admitted.$id !== '')) {
       throw new DocumentError('a registered mapping document needs a non-empty string $id')
     }
-    this.byId.clear()
-    this.prepared.clear()
-    return this.registry.register(members)
+    return members
   }
 
   /**
@@ -434,16 +461,25 @@ export class Mapper {
    * from printing. A string is validated as its registered, flattened document.
    */
   validate(documentOrId: unknown, options: ValidateOptions = {}): ValidationReport {
-    return this.judge(documentOrId, options).report
+    return complete(this.judging(documentOrId, options)).report
+  }
+
+  /**
+   * `validate` in slices (as `registerInSlices` registers): the same report, the event loop getting
+   * a turn whenever `slice` has run its time. Nothing registered may change meanwhile: validate
+   * what this instance holds between registrations.
+   */
+  async validateInSlices(documentOrId: unknown, options: ValidateOptions = {}, slice?: Slicing): Promise<ValidationReport> {
+    return (await inSlices(this.judging(documentOrId, options), slice)).report
   }
 
   /** `validate`'s report with the static expansion bound beside it, computed once for both. */
   report(documentOrId: unknown, options: ValidateOptions = {}): ValidationReport & { expansion?: number } {
-    const { report, expansion } = this.judge(documentOrId, options)
+    const { report, expansion } = complete(this.judging(documentOrId, options))
     return expansion === undefined ? report : { ...report, expansion }
   }
 
-  private judge(documentOrId: unknown, options: ValidateOptions): { report: ValidationReport; expansion: number | undefined } {
+  private * judging(documentOrId: unknown, options: ValidateOptions): Steps<{ report: ValidationReport; expansion: number | undefined }> {
     if (typeof documentOrId === 'string') {
       const registered = this.registry.document(documentOrId)
       if (registered === undefined) {
@@ -453,10 +489,10 @@ export class Mapper {
     }
     const reach = this.reachability(documentOrId)
     const document = typeof documentOrId === 'string' ? this.registry.document(documentOrId) : documentOrId
-    const report = validateDocument(document, reach, options.strict === true)
+    const report = yield * validating(document, reach, options.strict === true)
     if (!report.valid) return { report, expansion: undefined }
     const fanOut = (options.limits === undefined ? this.limits : resolveLimits(options.limits, this.limits)).fanOut
-    const expansion = staticExpansion(document, reach.mapping)
+    const expansion = yield * expanding(document, reach.mapping)
     if (expansion !== undefined && expansion > fanOut) {
       report.valid = false
       report.errors.push({

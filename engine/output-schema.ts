@@ -20,7 +20,7 @@ import { isKeyword, keywordRecord, pairingValueOf, stage, visitChildren, visitin
 import { ANY_ARRAY, ANY_OBJECT, UNKNOWN, union, unionOf, type Alt, type Inference, type Inferred, type Property } from './output-types.js'
 import { escapeToken, isArrayIndex, parsePointer } from './pointer.js'
 import { flattenBatch } from './registry.js'
-import { isObject, truthy } from './values.js'
+import { isObject, keysOf, truthy } from './values.js'
 
 /** A registered mapping's (flattened) document by id, or undefined. */
 export type MappingLookup = (id: string) => unknown
@@ -226,9 +226,10 @@ class Inferrer implements Inference {
   writesInto(pairingValue: unknown): void {
     const pairings = this.pairingsOf(pairingValue)
     if (pairings === undefined) return
-    for (const [left, right] of Object.entries(pairings)) {
+    for (const left of keysOf(pairings)) {
+      if (++this.pairingsSeen > MAX_INFERRED_PAIRINGS) throw new TooLarge()
       const tokens = this.tokens(left)
-      const value = this.right(right)
+      const value = this.right(pairings[left])
       this.sink.push({ tokens: tokens ?? [], value: maybe(tokens === undefined ? { alts: [], undefined: true } : value) })
     }
   }
@@ -250,12 +251,13 @@ class Inferrer implements Inference {
 
   /** The object a level's pairings build (into `this.sink`, where earlier writes may stand). */
   private pairingsLevel(pairings: Record<string, unknown>): Alt {
-    for (const [left, right] of Object.entries(pairings)) {
+    // Its keys, not its entries: a map of a hundred thousand pairings is looked at up to the bound only.
+    for (const left of keysOf(pairings)) {
       if (++this.pairingsSeen > MAX_INFERRED_PAIRINGS) throw new TooLarge()
       const tokens = this.tokens(left)
       // A left side that is no pointer stops registration; keep the level loose all the same.
       if (tokens === undefined) return ANY_OBJECT
-      const value = this.right(right)
+      const value = this.right(pairings[left])
       this.sink.push({ tokens, value })
     }
     return buildObject(this.sink, false)

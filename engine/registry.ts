@@ -4,7 +4,8 @@
 import type { DocumentCompiler, Plan, RegistryView } from './context.js'
 import { DocumentError } from './errors.js'
 import type { MappingDocument } from './types.js'
-import { isObject, truthy } from './values.js'
+import { complete, STEPS_PER_YIELD, type Steps } from './steps.js'
+import { isObject, keysOf, rememberKeys, truthy } from './values.js'
 
 export interface RegisteredMapping {
   readonly document: Readonly<MappingDocument>
@@ -101,19 +102,24 @@ export class Ancestry {
 
   /** Why `descriptor` does not flatten (named `self` in messages), or undefined when it does. */
   problem(descriptor: Record<string, unknown>, self = selfOf(descriptor)): string | undefined {
-    const failure = this.resolve(descriptor, self)
+    const failure = complete(this.resolving(descriptor, self))
     return failure === undefined ? undefined : failureMessage(failure)
   }
 
   /** `descriptor` with its `$extend` resolved (itself when it has none); throws a `DocumentError`. */
   flatten(descriptor: Record<string, unknown>, self = selfOf(descriptor)): Record<string, unknown> {
-    const failure = this.resolve(descriptor, self)
+    return complete(this.flattening(descriptor, self))
+  }
+
+  /** `flatten` step by step (engine/steps.ts): it yields between the pairings it merges. */
+  * flattening(descriptor: Record<string, unknown>, self = selfOf(descriptor)): Steps<Record<string, unknown>> {
+    const failure = yield * this.resolving(descriptor, self)
     if (failure !== undefined) throw new DocumentError(failureMessage(failure))
     return this.done.get(descriptor) ?? descriptor
   }
 
   /** Flatten `root` and every ancestor it needs, depth first in `$extend` order; its failure, if any. */
-  private resolve(root: Record<string, unknown>, rootSelf: string): Failure | undefined {
+  private * resolving(root: Record<string, unknown>, rootSelf: string): Steps<Failure | undefined> {
     if (!truthy(root.$extend) || this.done.has(root)) return undefined
     const known = this.failed.get(root)
     if (known !== undefined) return known
@@ -132,7 +138,7 @@ export class Ancestry {
     while (failure === undefined) {
       const frame = stack[stack.length - 1]!
       if (frame.next === frame.ids.length) {
-        const result = this.combine(frame)
+        const result = yield * this.combining(frame)
         if (result === undefined) {
           failure = { message: `$extend ancestry of "${frame.self}" flattens to more than ${this.limit} pairings` }
           break
@@ -210,42 +216,63 @@ export class Ancestry {
   }
 
   /** A frame's flattened result, or undefined past the pairings limit. */
-  private combine(frame: Frame): Record<string, unknown> | undefined {
+  private * combining(frame: Frame): Steps<Record<string, unknown> | undefined> {
     const { ancestors, node } = frame
     let accumulated = ancestors[0]!
     for (let i = 1; i < ancestors.length; i++) {
-      const next = this.merge(accumulated, ancestors[i]!)
+      const next = yield * this.merging(accumulated, ancestors[i]!)
       if (next === undefined) return undefined
       accumulated = next
     }
-    const merged = this.merge(accumulated, node)
+    const merged = yield * this.merging(accumulated, node)
     if (merged === undefined) return undefined
     const result: Record<string, unknown> = {}
     if (node.$id !== undefined) result.$id = node.$id
     let description = node.description
     for (let i = ancestors.length - 1; i >= 0 && description === undefined; i--) description = ancestors[i]!.description
     if (description !== undefined) result.description = description
-    result.mapping = merged.mapping
+    // Frozen as every registered document's parts are (they are shared by whoever reads the registry).
+    result.mapping = Object.freeze(merged.mapping)
+    if (merged.keys !== undefined) rememberKeys(result.mapping as object, merged.keys)
     return result
   }
 
-  /** MERGE (§5.3): lower's pairing keys then upper's, each kept at its last position, upper winning. */
-  private merge(lower: Record<string, unknown>, upper: Record<string, unknown>): Record<string, unknown> | undefined {
+  /**
+   * MERGE (§5.3): lower's pairing keys then upper's, each kept at its last position, upper winning.
+   * With the merged keys, in their order, when no key is an array index (which objects list first).
+   */
+  private * merging(lower: Record<string, unknown>, upper: Record<string, unknown>): Steps<{ mapping: Record<string, unknown>; keys?: string[] } | undefined> {
     const lowerMap = isObject(lower.mapping) ? lower.mapping : {}
     const upperMap = isObject(upper.mapping) ? upper.mapping : {}
     const merged: Record<string, unknown> = {}
-    const lowerKeys = Object.keys(lowerMap)
-    const upperKeys = Object.keys(upperMap)
+    const lowerKeys = keysOf(lowerMap)
+    const upperKeys = keysOf(upperMap)
     this.written += lowerKeys.length + upperKeys.length
     if (this.written > this.limit) return undefined
+    const keys: string[] = []
+    let indexed = false
+    let steps = 0
     // A key both have stands where upper has it (its last position), with upper's value.
     for (const key of lowerKeys) {
-      if (!Object.hasOwn(upperMap, key)) Object.defineProperty(merged, key, { value: lowerMap[key], enumerable: true, writable: true, configurable: true })
+      if (!Object.hasOwn(upperMap, key)) {
+        Object.defineProperty(merged, key, { value: lowerMap[key], enumerable: true, writable: true, configurable: true })
+        keys.push(key)
+        indexed ||= isIndex(key)
+      }
+      if (++steps % STEPS_PER_YIELD === 0) yield
     }
-    for (const key of upperKeys) Object.defineProperty(merged, key, { value: upperMap[key], enumerable: true, writable: true, configurable: true })
-    return { mapping: merged }
+    for (const key of upperKeys) {
+      Object.defineProperty(merged, key, { value: upperMap[key], enumerable: true, writable: true, configurable: true })
+      keys.push(key)
+      indexed ||= isIndex(key)
+      if (++steps % STEPS_PER_YIELD === 0) yield
+    }
+    return indexed ? { mapping: merged } : { mapping: merged, keys }
   }
 }
+
+/** Whether a key is an array index, which an object lists before its other keys whatever the order they were added in. */
+const isIndex = (key: string): boolean => /^(?:0|[1-9]\d{0,9})$/.test(key) && Number(key) < 4294967295
 
 /**
  * FLATTEN one descriptor (§5.3): resolve `$extend` against `lookup`, every ancestor flattened
@@ -263,6 +290,14 @@ export function flattenBatch(
   members: readonly Record<string, unknown>[],
   base: (id: string) => unknown
 ): Map<string, Record<string, unknown>> {
+  return complete(flatteningBatch(members, base))
+}
+
+/** `flattenBatch` step by step (engine/steps.ts). */
+export function * flatteningBatch(
+  members: readonly Record<string, unknown>[],
+  base: (id: string) => unknown
+): Steps<Map<string, Record<string, unknown>>> {
   const raw = new Map<string, Record<string, unknown>>()
   for (const member of members) {
     if (truthy(member.$id) && typeof member.$id === 'string') raw.set(member.$id, member)
@@ -270,7 +305,7 @@ export function flattenBatch(
   const lookup = (id: string): unknown => (raw.has(id) ? raw.get(id) : base(id))
   const ancestry = new Ancestry(lookup)
   const flattened = new Map<string, Record<string, unknown>>()
-  for (const [id, member] of raw) flattened.set(id, ancestry.flatten(member))
+  for (const [id, member] of raw) flattened.set(id, yield * ancestry.flattening(member))
   return flattened
 }
 
@@ -302,12 +337,21 @@ export class MappingRegistry implements RegistryView {
 
   /** Register a batch (replacing ids that exist); members are already frozen copies. */
   register(members: readonly Record<string, unknown>[]): string[] {
-    const flattened = flattenBatch(members, (id) => this.entries.get(id)?.document)
+    return complete(this.registering(members))
+  }
+
+  /**
+   * `register` step by step (engine/steps.ts): the batch is flattened and compiled first, then
+   * registered at once, in one step, so that nothing evaluated between the steps sees half of it.
+   */
+  * registering(members: readonly Record<string, unknown>[]): Steps<string[]> {
+    const flattened = yield * flatteningBatch(members, (id) => this.entries.get(id)?.document)
+    const compiled: Array<[string, RegisteredMapping]> = []
     for (const [id, document] of flattened) {
-      this.compiler.locate(document, id)
       const frozen = Object.isFrozen(document) ? document : Object.freeze(document)
-      this.entries.set(id, { document: frozen as MappingDocument, plan: this.compiler.plan(frozen) })
+      compiled.push([id, { document: frozen as MappingDocument, plan: yield * this.compiler.compiling(frozen, id) }])
     }
+    for (const [id, entry] of compiled) this.entries.set(id, entry)
     this.version++
     this.cachedView = undefined
     this.shadowsPointers = [...this.entries.keys()].some((id) => id.startsWith('/'))

@@ -1,5 +1,6 @@
 // Value helpers the language needs in several stages: truthiness, text conversion (the host's
 // string conversion, made safe for any JSON value), copies that never recurse on the host stack.
+import { STEPS_PER_YIELD, type Steps } from './steps.js'
 
 /** The language's truthiness: undefined, null, false, 0, NaN and "" are falsy. */
 export function truthy(value: unknown): boolean {
@@ -160,6 +161,86 @@ export function copyValue<T>(value: T, freeze = false, counted?: (containers: nu
   }
   if (freeze) for (const container of done) Object.freeze(container)
   counted?.(done.length)
+  return root as T
+}
+
+/** Containers of at least this many keys have their key list remembered once frozen (`keysOf`). */
+export const REMEMBERED_KEYS = 1024
+
+/**
+ * The key lists of large frozen containers (a pairing map of a hundred thousand pairings): asking
+ * V8 for them again costs as much as a walk's step for every key (tens of milliseconds for one
+ * such map, in one synchronous call), and every walk of a registration asks (placing, compiling,
+ * validating). A frozen object's keys can never change, so the list is kept for as long as it is.
+ */
+const keyLists = new WeakMap<object, readonly string[]>()
+
+/** `Object.keys(value)`, remembered for large containers frozen with `rememberKeys`. */
+export function keysOf(value: object): readonly string[] {
+  return keyLists.get(value) ?? Object.keys(value)
+}
+
+/** The keys remembered for `value` (a large frozen container), or undefined. */
+export function rememberedKeys(value: object): readonly string[] | undefined {
+  return keyLists.get(value)
+}
+
+/** Remember the keys of `frozen` (it must be frozen: its keys are then its keys for good), when it is large. */
+export function rememberKeys(frozen: object, keys: readonly string[]): void {
+  if (keys.length >= REMEMBERED_KEYS && Object.isFrozen(frozen)) keyLists.set(frozen, keys)
+}
+
+/**
+ * `copyValue(value, true)` step by step (engine/steps.ts), refusing a value nested deeper than
+ * `maxDepth` (a scalar root is depth 1, as `nestingDepth` counts) with `tooDeep()`: what a
+ * registration admits, copied in slices when it is large. A large container's keys are remembered.
+ */
+export function * frozenCopy<T>(value: T, maxDepth: number, tooDeep: () => Error): Steps<T> {
+  if (value === null || typeof value !== 'object') return value
+  const root: object = Array.isArray(value) ? new Array(value.length) : {}
+  const work: Array<[object, object, number]> = [[value as object, root, 1]]
+  const done: object[] = []
+  const large: Array<[object, readonly string[]]> = []
+  let steps = 0
+  while (work.length > 0) {
+    const [from, to, depth] = work.pop()!
+    if (depth > maxDepth) throw tooDeep()
+    done.push(to)
+    if (Array.isArray(from)) {
+      const list = to as unknown[]
+      for (let i = 0; i < from.length; i++) {
+        const member: unknown = from[i]
+        if (member !== null && typeof member === 'object') {
+          const child: object = Array.isArray(member) ? new Array(member.length) : {}
+          list[i] = child
+          work.push([member, child, depth + 1])
+        } else {
+          list[i] = member
+        }
+        if (++steps % STEPS_PER_YIELD === 0) yield
+      }
+    } else {
+      // A large frozen source (a set the loading thread handed over) may have its keys remembered.
+      const keys = keysOf(from)
+      for (const key of keys) {
+        const member = (from as Record<string, unknown>)[key]
+        if (member !== null && typeof member === 'object') {
+          const child: object = Array.isArray(member) ? new Array(member.length) : {}
+          defineOwn(to as Record<string, unknown>, key, child)
+          work.push([member, child, depth + 1])
+        } else {
+          defineOwn(to as Record<string, unknown>, key, member)
+        }
+        if (++steps % STEPS_PER_YIELD === 0) yield
+      }
+      if (keys.length >= REMEMBERED_KEYS) large.push([to, keys])
+    }
+  }
+  for (const container of done) {
+    Object.freeze(container)
+    if (++steps % STEPS_PER_YIELD === 0) yield
+  }
+  for (const [container, keys] of large) rememberKeys(container, keys)
   return root as T
 }
 

@@ -5,7 +5,8 @@
 // (`constant`, `examples`, a plugin's options) hold no documents, so nothing inside them is visited.
 import { documentForm } from '../document.js'
 import { escapeToken } from '../pointer.js'
-import { isObject } from '../values.js'
+import { complete, STEPS_PER_YIELD, type Steps } from '../steps.js'
+import { isObject, keysOf } from '../values.js'
 import { visitChildren } from './index.js'
 
 /** What a walk reports; a callback returning true ends the walk there. */
@@ -28,46 +29,62 @@ const at = (pointer: string, tokens: readonly string[]): string => {
  * reads), every pairing map.
  */
 export function walkDocument(document: unknown, pointer: string, visitor: DocumentVisitor): void {
-  let stopped = false
+  complete(walking(document, pointer, visitor))
+}
 
-  const descriptor = (value: unknown, here: string, variants: boolean): void => {
+/** `walkDocument` step by step (engine/steps.ts): it yields between the pairings of a map. */
+export function * walking(document: unknown, pointer: string, visitor: DocumentVisitor): Steps<void> {
+  let stopped = false
+  let steps = 0
+
+  function * descriptor(value: unknown, here: string, variants: boolean): Steps<void> {
     if (stopped) return
     if (Array.isArray(value)) {
-      if (variants) value.forEach((element, i) => descriptor(element, `${here}/${i}`, false))
+      if (variants) for (let i = 0; i < value.length; i++) yield * descriptor(value[i], `${here}/${i}`, false)
       return
     }
-    if (isObject(value)) keywordObject(value, here)
+    if (isObject(value)) yield * keywordObject(value, here)
   }
 
-  const keywordObject = (value: Record<string, unknown>, here: string): void => {
+  function * keywordObject(value: Record<string, unknown>, here: string): Steps<void> {
     if (stopped) return
     if (visitor.keywordObject?.(value, here) === true) {
       stopped = true
       return
     }
+    // What the keywords hold, in their order, walked once they are all named (a generator cannot
+    // yield from inside their callbacks).
+    const held: Array<[unknown, string, 'descriptor' | 'pairings']> = []
     visitChildren(value, {
-      descriptor: (child, tokens) => descriptor(child, at(here, tokens), false),
-      alternative: (child, tokens) => descriptor(child, at(here, tokens), false),
-      pairings: (child, tokens) => pairingValue(child, at(here, tokens)),
+      descriptor: (child, tokens) => held.push([child, at(here, tokens), 'descriptor']),
+      alternative: (child, tokens) => held.push([child, at(here, tokens), 'descriptor']),
+      pairings: (child, tokens) => held.push([child, at(here, tokens), 'pairings']),
       ancestry: () => undefined,
       reference: () => undefined,
     })
+    for (const [child, place, kind] of held) {
+      if (kind === 'pairings') yield * pairingValue(child, place)
+      else yield * descriptor(child, place, false)
+    }
   }
 
-  const pairingValue = (value: unknown, here: string): void => {
+  function * pairingValue(value: unknown, here: string): Steps<void> {
     if (stopped || !isObject(value)) return
     if (visitor.pairingMap?.(value, here) === true) {
       stopped = true
       return
     }
-    if (documentForm(value) === 'pairings') pairings(value, here)
-    else keywordObject(value, here)
+    if (documentForm(value) === 'pairings') yield * pairings(value, here)
+    else yield * keywordObject(value, here)
   }
 
-  const pairings = (map: Record<string, unknown>, here: string): void => {
-    for (const left of Object.keys(map)) {
+  function * pairings(map: Record<string, unknown>, here: string): Steps<void> {
+    for (const left of keysOf(map)) {
       if (stopped) return
-      descriptor(map[left], at(here, [left]), true)
+      const right = map[left]
+      // Only a container holds anything to walk: a string's pointer is never spelt.
+      if (right !== null && typeof right === 'object') yield * descriptor(right, at(here, [left]), true)
+      if (++steps % STEPS_PER_YIELD === 0) yield
     }
   }
 
@@ -77,14 +94,14 @@ export function walkDocument(document: unknown, pointer: string, visitor: Docume
       if (!isObject(members)) return
       for (const key of Object.keys(members)) {
         const member = members[key]
-        if (isObject(member)) keywordObject(member, at(pointer, ['mappings', key]))
+        if (isObject(member)) yield * keywordObject(member, at(pointer, ['mappings', key]))
       }
       return
     }
     case 'pairings':
-      pairingValue(document, pointer)
+      yield * pairingValue(document, pointer)
       return
     case 'descriptor':
-      keywordObject(document as Record<string, unknown>, pointer)
+      yield * keywordObject(document as Record<string, unknown>, pointer)
   }
 }

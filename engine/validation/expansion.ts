@@ -14,7 +14,8 @@ import { escapeToken } from '../pointer.js'
 import { stage, visitChildren } from '../keywords/index.js'
 import type { Children } from '../keywords/record.js'
 import { walkDocument } from '../keywords/walk.js'
-import { isObject, truthy } from '../values.js'
+import { complete, STEPS_PER_YIELD, type Steps } from '../steps.js'
+import { isObject, keysOf, truthy } from '../values.js'
 
 /** Past this the count stops growing: it is already beyond every budget. */
 const SATURATED = Number.MAX_SAFE_INTEGER
@@ -35,11 +36,20 @@ const MAX_STATIC_NESTING = 512
  * depends on the input (a reference cycle). `lookup` resolves a mapping id to its document.
  */
 export function staticExpansion(document: unknown, lookup: (id: string) => unknown): number | undefined {
+  return complete(expanding(document, lookup))
+}
+
+/** What a keyword object's keywords hold, by how it counts (record.ts `Children`). */
+type Held = 'descriptor' | 'alternative' | 'pairings' | 'ancestry' | 'reference'
+
+/** `staticExpansion` step by step (engine/steps.ts): it yields between pairings. */
+export function * expanding(document: unknown, lookup: (id: string) => unknown): Steps<number | undefined> {
   const memo = new Map<string, number>()
   const open = new Set<string>()
   let nesting = 0
+  let steps = 0
 
-  const named = (id: string, asPairings: boolean): number => {
+  function * named(id: string, asPairings: boolean): Steps<number> {
     const found = lookup(id)
     if (!isObject(found)) return 0
     const key = `${asPairings ? 'p' : 'd'}${id}`
@@ -49,7 +59,7 @@ export function staticExpansion(document: unknown, lookup: (id: string) => unkno
     // stopped by the depth budget at run time. Neither has a static bound.
     if (open.has(key) || open.size >= MAX_EVALUATION_DEPTH) throw new Unbounded()
     open.add(key)
-    const levels = asPairings ? pairingsOf(found) : descriptor(found)
+    const levels = asPairings ? yield * pairingsOf(found) : yield * descriptor(found)
     open.delete(key)
     memo.set(key, levels)
     return levels
@@ -60,80 +70,104 @@ export function staticExpansion(document: unknown, lookup: (id: string) => unkno
    * (`asPairings`) it gives only pairings: its pairing value and ancestry, nothing it reads, no level
    * of its own; a keyword standing for the whole descriptor names what it stands for.
    */
-  const through = (value: Record<string, unknown>, asPairings: boolean): number => {
+  function * through(value: Record<string, unknown>, asPairings: boolean): Steps<number> {
     if (nesting >= MAX_STATIC_NESTING) throw new Unbounded()
     nesting++
     try {
-      return throughOnce(value, asPairings)
+      let levels = 0
+      let largest = 0
+      let level = false
+      // Named first, in their order, then counted (a generator cannot yield from inside the callbacks).
+      const children: Array<[Held, unknown]> = (held = [])
+      visitChildren(value, holding, true)
+      if (children.length === 0) return 0
+      for (const [kind, child] of children) {
+        switch (kind) {
+          case 'descriptor':
+            if (!asPairings) levels = add(levels, read(child) ?? (isObject(child) ? yield * through(child, false) : yield * descriptor(child)))
+            break
+          case 'alternative':
+            if (!asPairings) largest = Math.max(largest, read(child) ?? (isObject(child) ? yield * through(child, false) : yield * descriptor(child)))
+            break
+          case 'pairings':
+            level = true
+            levels = add(levels, yield * pairingsOf(child))
+            break
+          case 'ancestry':
+            level = true
+            levels = add(levels, yield * inherited(child))
+            break
+          case 'reference':
+            levels = add(levels, typeof child === 'string' ? yield * named(child, asPairings) : 0)
+        }
+      }
+      return add(add(levels, largest), level && !asPairings ? 1 : 0)
     } finally {
       nesting--
     }
   }
 
-  const throughOnce = (value: Record<string, unknown>, asPairings: boolean): number => {
-    let levels = 0
-    let largest = 0
-    let level = false
-    const visit: Children = {
-      descriptor(child) {
-        if (!asPairings) levels = add(levels, descriptor(child))
-      },
-      alternative(child) {
-        if (!asPairings) largest = Math.max(largest, descriptor(child))
-      },
-      pairings(child) {
-        level = true
-        levels = add(levels, pairingsOf(child))
-      },
-      ancestry(ids) {
-        level = true
-        levels = add(levels, inherited(ids))
-      },
-      reference(id) {
-        levels = add(levels, typeof id === 'string' ? named(id, asPairings) : 0)
-      },
-    }
-    visitChildren(value, visit, true)
-    return add(add(levels, largest), level && !asPairings ? 1 : 0)
+  /** What the keywords of the keyword object being counted hold (`through`). */
+  let held: Array<[Held, unknown]> = []
+  const holding: Children = {
+    descriptor: (child) => held.push(['descriptor', child]),
+    alternative: (child) => held.push(['alternative', child]),
+    pairings: (child) => held.push(['pairings', child]),
+    ancestry: (ids) => held.push(['ancestry', ids]),
+    reference: (id) => held.push(['reference', id]),
+  }
+
+  /**
+   * The levels a descriptor enters, when they are known without a walk (a pointer, a relative
+   * reference, no descriptor at all); undefined when `descriptor` must walk it.
+   */
+  const read = (value: unknown): number | undefined => {
+    if (typeof value === 'string') return value.startsWith('/') || value.includes('../') ? 0 : undefined
+    return value !== null && typeof value === 'object' ? undefined : 0
   }
 
   /** The levels a pairing value enters below its own level. */
-  const pairingsOf = (value: unknown): number => {
-    if (typeof value === 'string') return named(value, true)
+  function * pairingsOf(value: unknown): Steps<number> {
+    if (typeof value === 'string') return yield * named(value, true)
     if (!isObject(value)) return 0
-    if (documentForm(value) !== 'pairings') return through(value, true)
+    if (documentForm(value) !== 'pairings') return yield * through(value, true)
     let levels = 0
-    for (const right of Object.values(value)) levels = add(levels, descriptor(right))
+    for (const key of keysOf(value)) {
+      const right = value[key]
+      // A pointer (the common right side) enters no level: no walk is made for it.
+      levels = add(levels, read(right) ?? (isObject(right) ? yield * through(right, false) : yield * descriptor(right)))
+      if (++steps % STEPS_PER_YIELD === 0) yield
+    }
     return levels
   }
 
   /** `$extend` ancestors contribute their pairings (an upper bound: overridden ones count too). */
-  const inherited = (extend: unknown): number => {
+  function * inherited(extend: unknown): Steps<number> {
     const ids = typeof extend === 'string' ? [extend] : Array.isArray(extend) ? extend : []
     let levels = 0
-    for (const id of ids) if (typeof id === 'string') levels = add(levels, named(id, true))
+    for (const id of ids) if (typeof id === 'string') levels = add(levels, yield * named(id, true))
     return levels
   }
 
   /** The levels a descriptor in a value position enters. */
-  const descriptor = (value: unknown): number => {
-    if (typeof value === 'string') return value.startsWith('/') || value.includes('../') ? 0 : named(value, false)
+  function * descriptor(value: unknown): Steps<number> {
+    if (typeof value === 'string') return value.startsWith('/') || value.includes('../') ? 0 : yield * named(value, false)
     if (Array.isArray(value)) {
       let levels = 0
-      for (const element of value) levels = add(levels, descriptor(element))
+      for (const element of value) levels = add(levels, read(element) ?? (yield * descriptor(element)))
       return levels
     }
-    return isObject(value) ? through(value, false) : 0
+    return isObject(value) ? yield * through(value, false) : 0
   }
 
   try {
     if (documentForm(document) === 'compound' && isObject((document as Record<string, unknown>).mappings)) {
       const members = Object.values((document as { mappings: Record<string, unknown> }).mappings)
       const entry = members[members.length - 1]
-      return isObject(entry) && typeof entry.$id === 'string' && entry.$id !== '' ? named(entry.$id, false) : descriptor(entry)
+      return isObject(entry) && typeof entry.$id === 'string' && entry.$id !== '' ? yield * named(entry.$id, false) : yield * descriptor(entry)
     }
-    if (documentForm(document) === 'pairings') return add(1, pairingsOf(document))
-    return descriptor(document)
+    if (documentForm(document) === 'pairings') return add(1, yield * pairingsOf(document))
+    return yield * descriptor(document)
   } catch (error) {
     if (error instanceof Unbounded) return undefined
     throw error

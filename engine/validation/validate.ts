@@ -9,7 +9,8 @@ import { cutText, REPORT_LIMITS, Sizer, type ReportLimits } from './bounds.js'
 import { escapeToken, hasDotDotSegment, parsePointer } from '../pointer.js'
 import { didYouMean } from '../suggest.js'
 import type { PluginOptionIssue } from '../types.js'
-import { isObject, truthy } from '../values.js'
+import { complete, STEPS_PER_YIELD, type Steps } from '../steps.js'
+import { isObject, keysOf, truthy } from '../values.js'
 
 export interface Diagnostic {
   rule: string
@@ -165,8 +166,8 @@ function pointerIssue(text: string): { rule: string; message: string } | undefin
   return undefined
 }
 
-/** The first container nested deeper than the limit, found in document order, as a pointer. */
-function tooDeep(document: unknown, limit: number): string | undefined {
+/** The first container nested deeper than the limit, found in document order, as a pointer (step by step, engine/steps.ts). */
+function * tooDeep(document: unknown, limit: number): Steps<string | undefined> {
   // Each container remembers its parent and key; only the one found spells its pointer.
   interface Place {
     readonly value: object
@@ -176,6 +177,7 @@ function tooDeep(document: unknown, limit: number): string | undefined {
   }
   if (document === null || typeof document !== 'object') return undefined
   const work: Place[] = [{ value: document, depth: 1, parent: undefined, key: '' }]
+  let steps = 0
   while (work.length > 0) {
     const place = work.pop()!
     if (place.depth > limit) {
@@ -184,10 +186,11 @@ function tooDeep(document: unknown, limit: number): string | undefined {
       return atTokens('', keys.reverse())
     }
     const value = place.value
-    const keys = Object.keys(value)
+    const keys = keysOf(value)
     for (let i = keys.length - 1; i >= 0; i--) {
       const member = (value as Record<string, unknown>)[keys[i]!]
       if (member !== null && typeof member === 'object') work.push({ value: member, depth: place.depth + 1, parent: place, key: keys[i]! })
+      if (++steps % STEPS_PER_YIELD === 0) yield
     }
   }
   return undefined
@@ -195,9 +198,14 @@ function tooDeep(document: unknown, limit: number): string | undefined {
 
 type Position = 'pairing' | 'read'
 
+/** Pairings validated between two yields of the walk (a few microseconds each). */
+export const PAIRINGS_PER_YIELD = 16
+
 class Traversal {
   /** The instance level's `$extend` flattening, shared by every member (made on first use). */
   private ancestry: Ancestry | undefined
+  /** Pairings validated so far (PAIRINGS_PER_YIELD). */
+  private steps = 0
 
   constructor(
     private readonly out: Reporter,
@@ -205,23 +213,23 @@ class Traversal {
   ) {}
 
   /** A mapping document at `pointer` in one of its forms (validation.md §1). */
-  document(document: unknown, pointer: string): void {
+  * document(document: unknown, pointer: string): Steps<void> {
     switch (documentForm(document)) {
       case 'invalid':
         this.out.add('DOC-3', 'a mapping document must be an object', pointer, document)
         return
       case 'pairings':
-        this.pairings(document as Record<string, unknown>, pointer, true)
+        yield * this.pairings(document as Record<string, unknown>, pointer, true)
         return
       case 'descriptor':
-        this.descriptorObject(document as Record<string, unknown>, pointer, true)
+        yield * this.descriptorObject(document as Record<string, unknown>, pointer, true)
         return
       case 'compound':
-        this.compound(document as Record<string, unknown>, pointer)
+        yield * this.compound(document as Record<string, unknown>, pointer)
     }
   }
 
-  private compound(document: Record<string, unknown>, pointer: string): void {
+  private * compound(document: Record<string, unknown>, pointer: string): Steps<void> {
     for (const key of Object.keys(document)) {
       if (key === '$id' || key === 'description') this.keywordOperand(key, document[key], at(pointer, key))
     }
@@ -230,9 +238,10 @@ class Traversal {
       this.out.add('DOC-3', 'a mapping document must be an object', at(pointer, 'mappings'), members)
       return
     }
-    for (const [key, member] of Object.entries(members)) {
+    for (const key of keysOf(members)) {
+      const member = members[key]
       if (!isObject(member)) this.out.add('DOC-3', 'a mapping document must be an object', at(pointer, 'mappings', key), member)
-      else this.descriptorObject(member, at(pointer, 'mappings', key), true)
+      else yield * this.descriptorObject(member, at(pointer, 'mappings', key), true)
     }
   }
 
@@ -249,31 +258,49 @@ class Traversal {
   }
 
   /** The pairings of a level: target pointers, then each right side. */
-  private pairings(map: Record<string, unknown>, pointer: string, top: boolean): void {
-    for (const [left, right] of Object.entries(map)) {
+  private * pairings(map: Record<string, unknown>, pointer: string, top: boolean): Steps<void> {
+    for (const left of keysOf(map)) {
+      const right = map[left]
       const here = at(pointer, left)
       const found = pointerIssue(left)
       if (found !== undefined) this.out.add(found.rule, found.message, here, left)
       else if (top && /^\/[^/]*$/.test(left) && ENVELOPE_KEYS.has(parsePointer(left)[0]!)) {
         this.out.add('CTX-3', 'a top level pairing writes an envelope key', here, left)
       }
-      this.descriptor(right, here, 'pairing')
+      const walk = this.descriptor(right, here, 'pairing')
+      if (walk !== undefined) yield * walk
+      // A yield passes through every walk it is nested in: one every few pairings (inner ones counted too).
+      if (++this.steps % PAIRINGS_PER_YIELD === 0) yield
     }
   }
 
-  /** Any descriptor: a string form, a keyword object, or (as a pairing's right side) a variant list. */
-  descriptor(value: unknown, pointer: string, position: Position): void {
-    if (typeof value === 'string') return this.stringDescriptor(value, pointer)
+  /**
+   * Any descriptor: a string form, a keyword object, or (as a pairing's right side) a variant list.
+   * What holds more to walk (an object, a list) is returned as the walk, the rest checked at once:
+   * a walk is made only where there is something to walk.
+   */
+  descriptor(value: unknown, pointer: string, position: Position): Steps<void> | undefined {
+    if (typeof value === 'string') {
+      this.stringDescriptor(value, pointer)
+      return undefined
+    }
     if (Array.isArray(value)) {
-      if (position !== 'pairing') {
-        this.out.add('DOC-5', 'a variant list is a descriptor only as the right side of a pairing', pointer, value)
-        return
-      }
-      value.forEach((element, i) => this.descriptor(element, at(pointer, String(i)), 'read'))
-      return
+      if (position === 'pairing') return this.variants(value, pointer)
+      this.out.add('DOC-5', 'a variant list is a descriptor only as the right side of a pairing', pointer, value)
+      return undefined
     }
     if (isObject(value)) return this.descriptorObject(value, pointer, false)
     this.out.add('DOC-5', 'a descriptor must be a string, an object or an array', pointer, value)
+    return undefined
+  }
+
+  private * variants(list: unknown[], pointer: string): Steps<void> {
+    for (let i = 0; i < list.length; i++) {
+      // A hole (an array a caller built, never JSON's) is skipped, as forEach skips it.
+      if (!(i in list)) continue
+      const walk = this.descriptor(list[i], at(pointer, String(i)), 'read')
+      if (walk !== undefined) yield * walk
+    }
   }
 
   private stringDescriptor(text: string, pointer: string): void {
@@ -348,43 +375,92 @@ class Traversal {
     return this.reaches.get(id)!
   }
 
-  private descriptorObject(descriptor: Record<string, unknown>, pointer: string, top: boolean): void {
+  private * descriptorObject(descriptor: Record<string, unknown>, pointer: string, top: boolean): Steps<void> {
     const whole = standingAlone(descriptor)
     if (whole !== undefined) {
       // It stands for the whole descriptor (`$ref`); the keys beside it are never read.
       const here = at(pointer, whole.name)
       this.keywordOperand(whole.name, descriptor[whole.name], here)
-      this.keywordContents(whole.name, descriptor[whole.name], here, descriptor, top)
+      const asked = this.keywordContents(whole.name, descriptor[whole.name], here, descriptor, top)
+      if (asked !== undefined) {
+        for (const request of asked) {
+          const walk = request()
+          if (walk !== undefined) yield * walk
+        }
+      }
       return
     }
-    for (const [key, value] of Object.entries(descriptor)) {
+    for (const key of Object.keys(descriptor)) {
+      const value = descriptor[key]
       const here = at(pointer, key)
       if (!isKeyword(key)) {
         this.extensionKey(key, value, here)
         continue
       }
       this.keywordOperand(key, value, here)
-      this.keywordContents(key, value, here, descriptor, top)
+      const asked = this.keywordContents(key, value, here, descriptor, top)
+      if (asked === undefined) continue
+      // What the keyword asked, from the first descriptor or pairing value it named on, in its order.
+      for (const request of asked) {
+        const walk = request()
+        if (walk !== undefined) yield * walk
+      }
     }
   }
 
-  /** What lies inside a well-typed operand (nested descriptors, pointers, names): the keyword's own `contents`. */
-  private keywordContents(key: string, value: unknown, here: string, descriptor: Record<string, unknown>, top: boolean): void {
-    keywordRecord(key)?.contents?.(value, here, this.visit, descriptor, top)
+  /**
+   * While a keyword's `contents` runs: what it asked of the visit from the first nested descriptor
+   * or pairing value on, in its order, done once it returns, so that what it names is walked step
+   * by step and every finding is still reported in the order the keyword made it. (What it asks
+   * before naming one is done at once: most keywords only report.)
+   */
+  private asked: Array<() => Steps<void> | undefined | void> | undefined
+  private inContents = false
+
+  /**
+   * What lies inside a well-typed operand (nested descriptors, pointers, names): the keyword's own
+   * `contents`, run; what it asked from the first descriptor or pairing value it named on is
+   * returned, to be done in order, each request giving the walk it needs, if any.
+   */
+  private keywordContents(key: string, value: unknown, here: string, descriptor: Record<string, unknown>, top: boolean): Array<() => Steps<void> | undefined | void> | undefined {
+    const contents = keywordRecord(key)?.contents
+    if (contents === undefined) return undefined
+    this.inContents = true
+    try {
+      contents(value, here, this.visit, descriptor, top)
+      return this.asked
+    } finally {
+      this.asked = undefined
+      this.inContents = false
+    }
+  }
+
+  /** A visit's request: done now unless something is waiting to be walked before it (`keywordContents`). */
+  private ask(request: () => Steps<void> | undefined | void, walks: boolean): void {
+    if (!this.inContents) throw new Error('a keyword visited outside its contents')
+    if (this.asked === undefined && !walks) {
+      request()
+      return
+    }
+    ;(this.asked ??= []).push(request)
   }
 
   /** What a keyword's `contents` may ask of this traversal. */
   private readonly visit: Visit = {
-    pointer: (value, pointer) => this.pointerOperand(value, pointer),
-    descriptor: (value, pointer) => this.descriptor(value, pointer, 'read'),
-    pairingValue: (value, pointer, top) => this.pairingValue(value, pointer, top),
-    initializer: (name, pointer) => {
-      if (this.reach !== null && !this.reach.initializer(name)) this.out.add('KW-init-1', `${name} matches no registered initializer`, pointer, name)
-    },
-    transformer: (name, pointer) => {
-      if (this.reach !== null && !this.reach.transformer(name)) this.out.add('KW-transform-1', `${name} matches no registered transformer`, pointer, name)
-    },
-    reference: (id, pointer) => this.reference(id, pointer),
+    pointer: (value, pointer) => this.ask(() => this.pointerOperand(value, pointer), false),
+    // A string holds nothing to walk: checked at once, unless something before it waits to be walked.
+    descriptor: (value, pointer) => this.ask(() => this.descriptor(value, pointer, 'read'), typeof value !== 'string'),
+    pairingValue: (value, pointer, top) => this.ask(() => this.pairingValue(value, pointer, top), typeof value !== 'string'),
+    initializer: (name, pointer) =>
+      this.ask(() => {
+        if (this.reach !== null && !this.reach.initializer(name)) this.out.add('KW-init-1', `${name} matches no registered initializer`, pointer, name)
+      }, false),
+    transformer: (name, pointer) =>
+      this.ask(() => {
+        if (this.reach !== null && !this.reach.transformer(name)) this.out.add('KW-transform-1', `${name} matches no registered transformer`, pointer, name)
+      }, false),
+    reference: (id, pointer) => this.ask(() => this.reference(id, pointer), false),
+    // Answers (they report nothing), given at once.
     mappings: () => {
       const reach = this.reach
       return reach === null ? null : (id) => reach.mapping(id)
@@ -394,19 +470,23 @@ class Traversal {
       this.ancestry ??= new Ancestry(this.reach.mapping)
       return this.ancestry.problem(descriptor, self)
     },
-    report: (rule, message, pointer, descriptor) => this.out.add(rule, message, pointer, descriptor),
+    report: (rule, message, pointer, descriptor) => this.ask(() => this.out.add(rule, message, pointer, descriptor), false),
     at,
   }
 
-  /** The value of `mapping` / `each`: a mapping reference, a descriptor, or the pairings themselves. */
-  private pairingValue(value: unknown, here: string, top: boolean): void {
-    if (typeof value === 'string') return this.mappingReference(value, here)
-    if (!isObject(value)) return
+  /** The value of `mapping` / `each`: a mapping reference, a descriptor, or the pairings themselves (a walk, returned as `descriptor` returns one). */
+  private pairingValue(value: unknown, here: string, top: boolean): Steps<void> | undefined {
+    if (typeof value === 'string') {
+      this.mappingReference(value, here)
+      return undefined
+    }
+    if (!isObject(value)) return undefined
     const whole = standingAlone(value)
     if (whole !== undefined) {
       // The mapping it names gives the pairings (its own must not lead back to it).
       this.keywordOperand(whole.name, value[whole.name], at(here, whole.name))
-      return this.mappingReference(value[whole.name], at(here, whole.name))
+      this.mappingReference(value[whole.name], at(here, whole.name))
+      return undefined
     }
     if (truthy(value.mapping)) return this.descriptorObject(value, here, false)
     return this.pairings(value, here, top)
@@ -452,13 +532,18 @@ class Traversal {
 
 /** Validate a document; with `reach`, at the instance level. */
 export function validateDocument(document: unknown, reach: Reachability | null, strict = false): ValidationReport {
+  return complete(validating(document, reach, strict))
+}
+
+/** `validateDocument` step by step (engine/steps.ts): it yields between pairings. */
+export function * validating(document: unknown, reach: Reachability | null, strict = false): Steps<ValidationReport> {
   const out = new Reporter(strict)
-  const deep = tooDeep(document, MAX_DOCUMENT_DEPTH)
+  const deep = yield * tooDeep(document, MAX_DOCUMENT_DEPTH)
   if (deep !== undefined) {
     out.add('DOC-6', `mapping nesting exceeds the maximum depth of ${MAX_DOCUMENT_DEPTH}`, deep, null)
     return out.report()
   }
-  new Traversal(out, reach).document(document, '')
+  yield * new Traversal(out, reach).document(document, '')
   return out.report()
 }
 

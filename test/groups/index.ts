@@ -15,7 +15,7 @@ import t from 'tap'
 
 export const GROUPS: Readonly<Record<string, readonly string[]>> = {
   engine: [
-    'engine-budgets', 'engine-shapes', 'engine-api', 'engine-codegen', 'engine-concurrency', 'engine-content-cache', 'engine-document-errors',
+    'engine-budgets', 'engine-shapes', 'engine-api', 'engine-codegen', 'engine-concurrency', 'engine-content-cache', 'engine-document-errors', 'engine-sliced',
     'engine-extensions', 'engine-fanout', 'engine-json-member', 'engine-pointer', 'engine-properties', 'engine-records', 'engine-safety',
     'conformance', 'suggest', 'json-text', 'output-schema', 'print-sliced', 'config-positions', 'config-suggest', 'authoring-schema', 'layers', 'lint-spread', 'suite',
   ],
