@@ -1,7 +1,8 @@
-// The worker side of workers/load.ts: read and parse a MAPPINGS set in a thread of its own.
+// The worker side of workers/load.ts: read and parse a MAPPINGS set in a thread of its own, and
+// send the parsed documents back in parts, the next when the main thread asks for it.
 import { parentPort, workerData } from 'node:worker_threads'
 import { loadMappings } from '../sources/mappings.js'
-import type { LoadRequest, LoadAnswer } from './load.js'
+import { NEXT_PART, parts, type LoadRequest, type LoadMessage } from './load.js'
 import { lowerHelperPriority } from '../engine/slices.js'
 
 // Loading a mapping set gives way to the main thread on a busy machine (engine/slices.ts).
@@ -9,11 +10,26 @@ lowerHelperPriority()
 
 const request = workerData as LoadRequest
 const warnings: string[] = []
-let answer: LoadAnswer
+const port = parentPort!
+const send = (message: LoadMessage): void => port.postMessage(message)
 try {
   const entries = await loadMappings(request.path, { warn: (message) => warnings.push(message), timeoutMs: request.timeoutMs, maxBytes: request.maxBytes })
-  answer = { entries, warnings }
+  const pending = parts(entries)
+  const sendNext = (): void => {
+    const next = pending.next()
+    if (next.done !== true) {
+      send({ part: next.value })
+      return
+    }
+    // The last part is placed: nothing more to wait for, the thread ends.
+    port.off('message', asked)
+    send({ end: true, warnings })
+  }
+  const asked = (message: unknown): void => {
+    if (message === NEXT_PART) sendNext()
+  }
+  port.on('message', asked)
+  sendNext()
 } catch (error) {
-  answer = { error: error instanceof Error ? error.message : String(error), warnings }
+  send({ error: error instanceof Error ? error.message : String(error), warnings })
 }
-parentPort!.postMessage(answer)
