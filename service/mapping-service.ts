@@ -28,11 +28,14 @@ import type { IsolationConfig } from '../config/resolve.js'
 import { unknownMapping } from './errors.js'
 import type { EngineSettings } from './evaluation.js'
 import { IsolationPool, type ExtensionsSpec } from '../workers/isolation.js'
+import { Slice } from '../engine/slices.js'
 
 /** A registered mapping failed validation or one of its examples at startup; the message says which and why. */
 export class RegistrationError extends Error {
   override readonly name = 'RegistrationError'
 }
+
+const registrationFailed = (error: unknown): RegistrationError => new RegistrationError(`registering mappings failed: ${(error as Error).message}`)
 
 /** A registered mapping's inferred output (engine/output-schema.ts): as the engine infers it, and its JSON Schema document. */
 export interface MappingOutput {
@@ -42,8 +45,12 @@ export interface MappingOutput {
   readonly text: string
 }
 
-/** Let the event loop run what waits (requests, timers) before the next slice of a reload. */
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+/** The one document registering a set makes of its entries: a compound document of every member. */
+const setDocument = (entries: readonly MappingEntry[]): object => ({ mappings: Object.fromEntries(entries.map((entry, i) => [String(i), entry.document])) })
+
+/** The engine of a set: its budgets, its explicit documents' cache, the service's extensions. */
+const newMapper = (extensions: Extensions, settings: EngineSettings): Mapper =>
+  new Mapper({}, extensions, { limits: settings.limits.registered, cache: { bytes: settings.cacheBytes } })
 
 export class EngineService {
   readonly mapper: Mapper
@@ -53,21 +60,30 @@ export class EngineService {
   readonly extensionNames: { initializers: string[]; transformers: string[]; plugins: string[] }
   private readonly entries: readonly MappingEntry[]
 
+  /**
+   * The set registered in this turn (a worker thread's copy of a served set). `registered`: a
+   * Mapper of `entries` already registered (`inSlices`).
+   */
   constructor(
     entries: readonly MappingEntry[],
     extensions: Extensions,
     warn: (message: string) => void,
-    readonly settings: EngineSettings
+    readonly settings: EngineSettings,
+    registered?: Mapper
   ) {
     this.entries = entries
     // The service turns V8's linear-time RegExp engine on for its process (README "Embedding"
     // says so to hosts): patterns run on nothing else (engine/linear-regexp.ts).
     enableLinearRegExp()
-    this.mapper = new Mapper({}, extensions, { limits: settings.limits.registered, cache: { bytes: settings.cacheBytes } })
-    try {
-      this.mapper.register({ mappings: Object.fromEntries(entries.map((entry, i) => [String(i), entry.document])) })
-    } catch (error) {
-      throw new RegistrationError(`registering mappings failed: ${(error as Error).message}`)
+    if (registered !== undefined) {
+      this.mapper = registered
+    } else {
+      this.mapper = newMapper(extensions, settings)
+      try {
+        this.mapper.register(setDocument(entries))
+      } catch (error) {
+        throw registrationFailed(error)
+      }
     }
     this.#warn = warn
     const { initializers, transformers, plugins } = this.mapper.extensions
@@ -76,6 +92,28 @@ export class EngineService {
       transformers: Object.keys(transformers),
       plugins: Object.keys(plugins),
     }
+  }
+
+  /**
+   * The set registered in slices of the event loop (engine `registerInSlices`): what start-up and
+   * a reload build, so that a set holding one huge member (a hundred thousand pairings) never holds
+   * the loop for more than a slice while the service answers. The same engine as the constructor's.
+   */
+  static async inSlices(
+    entries: readonly MappingEntry[],
+    extensions: Extensions,
+    warn: (message: string) => void,
+    settings: EngineSettings,
+    slice: Slice
+  ): Promise<EngineService> {
+    enableLinearRegExp()
+    const mapper = newMapper(extensions, settings)
+    try {
+      await mapper.registerInSlices(setDocument(entries), slice)
+    } catch (error) {
+      throw registrationFailed(error)
+    }
+    return new EngineService(entries, extensions, warn, settings, mapper)
   }
 
   #outputs: ReadonlyMap<string, MappingOutput> | undefined
@@ -105,19 +143,20 @@ export class EngineService {
     }
   }
 
-  /** The outputs inferred one mapping per turn of the event loop, as a reload validates them. */
-  async #inferInTurns(): Promise<void> {
+  /** The outputs inferred in slices of the event loop (each mapping's bounded: MAX_INFERRED_PAIRINGS), as a reload validates them. */
+  async #inferInSlices(slice: Slice): Promise<void> {
     const outputs = new Map<string, MappingOutput>()
     const infer = this.#inferrer()
     for (const id of Object.keys(this.mapper.mappings)) {
-      await nextTurn()
+      if (slice.due()) await slice.next()
       outputs.set(id, infer(id))
     }
     this.#outputs = outputs
   }
 
-  #validate(entry: MappingEntry): void {
-    const report = this.mapper.validate(entry.id, { strict: this.settings.strict })
+  /** Validate one registered mapping in slices of the event loop (engine `validateInSlices`); RegistrationError when it is invalid. */
+  async #validate(entry: MappingEntry, slice: Slice): Promise<void> {
+    const report = await this.mapper.validateInSlices(entry.id, { strict: this.settings.strict }, slice)
     if (!report.valid) {
       // The first error in words, placed in its file where the source is one; then the report.
       const [first] = report.errors
@@ -130,30 +169,23 @@ export class EngineService {
     }
   }
 
-  /** Validate every registered mapping one at a time, letting other work run between them. */
-  async #validateInTurns(): Promise<void> {
-    for (const entry of this.entries) {
-      await nextTurn()
-      this.#validate(entry)
-    }
-  }
-
   /**
    * Admit the set for serving: every mapping validated, then the examples of every one run as
-   * registered, one mapping per turn of the event loop, so a service that is already answering
-   * (a reload) goes on answering. The first invalid mapping or failing example throws
-   * RegistrationError: one line naming the mapping, its file and the reason or first difference.
-   * Start-up and reload alike (EngineRegistry); a worker thread's copy of a served set skips it.
+   * registered, then every output inferred, in slices of the event loop (`slice`: 8 ms, engine/slices.ts),
+   * so a service that is already answering (a reload) goes on answering. The first invalid mapping
+   * or failing example throws RegistrationError: one line naming the mapping, its file and the
+   * reason or first difference. Start-up and reload alike (EngineRegistry); a worker thread's copy
+   * of a served set skips it.
    */
-  async admit(): Promise<void> {
-    await this.#validateInTurns()
-    await this.#checkExamples()
-    await this.#inferInTurns()
+  async admit(slice: Slice = new Slice()): Promise<void> {
+    for (const entry of this.entries) await this.#validate(entry, slice)
+    await this.#checkExamples(slice)
+    await this.#inferInSlices(slice)
   }
 
-  async #checkExamples(): Promise<void> {
+  async #checkExamples(slice: Slice): Promise<void> {
     for (const entry of this.entries) {
-      await nextTurn()
+      if (slice.due()) await slice.next()
       const failed = (await this.mapper.examples(entry.document, { registered: true })).find((result) => !result.pass)
       if (failed !== undefined) {
         throw new RegistrationError(`mapping "${entry.id}" from ${entry.source}: ${describeFailure(failed)} (at ${failed.pointer})`)
@@ -244,14 +276,18 @@ export class EngineRegistry {
     return registry
   }
 
-  /** A set registered, validated and its examples run; its workers are stopped again if it fails. */
+  /**
+   * A set registered, validated and its examples run, in slices of the event loop (one Slice for
+   * the whole of it); its workers are stopped again if it fails.
+   */
   async #admit(entries: readonly MappingEntry[]): Promise<EngineService> {
-    const service = new EngineService(entries, this.extensions, this.warn, this.settings)
+    const slice = new Slice()
+    const service = await EngineService.inSlices(entries, this.extensions, this.warn, this.settings, slice)
     if (this.isolation !== undefined) {
       service.isolation = new IsolationPool(this.isolation.config, { entries, extensions: this.isolation.extensions, settings: this.settings }, this.warn)
     }
     try {
-      await service.admit()
+      await service.admit(slice)
     } catch (error) {
       await service.isolation?.destroy()
       throw error

@@ -233,20 +233,39 @@ t.test('reload.maxBytes: a set over it is refused before it is read, in one line
   const pairings = Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`/f${i}/value`, `/s${i}/value`]))
   hup.write('m/large.json', JSON.stringify({ $id: 'large', mapping: pairings }))
   service.child.kill('SIGHUP')
-  let worst = 0
-  let answered = 0
-  // Asked through /map (404 until it is served): the registry listing of 100,000 pairings is megabytes.
-  while ((await exchange(port, 'POST', '/map', { mapping: 'large', input: {} })).status !== 200) {
-    const started = performance.now()
-    const health = await exchange(port, 'GET', '/health')
-    if (health.status === 200) answered++
-    worst = Math.max(worst, performance.now() - started)
-    if (since().length > 0 && !since()[0]!.startsWith('mappings reloaded')) break
-    await new Promise((resolve) => setTimeout(resolve, 20))
+  // /health asked every 20 ms, on its own, from the moment the signal is sent until the reload's
+  // line is written: the loop that answers it also registers and validates the set, so a turn that
+  // holds it shows as a late answer whenever it falls. (Nothing else is asked meanwhile: evaluating
+  // 100,000 pairings is a request's own work, not the reload's.)
+  const state = { reloading: true, worst: 0, answered: 0 }
+  const probe = (async () => {
+    while (state.reloading) {
+      const started = performance.now()
+      const health = await exchange(port, 'GET', '/health')
+      if (health.status === 200) state.answered++
+      state.worst = Math.max(state.worst, performance.now() - started)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+  })()
+  try {
+    await waitUntil('the reload line', () => since().length > 0, 120_000)
+  } finally {
+    state.reloading = false
+    await probe
   }
   t.strictSame(since(), ['mappings reloaded: 5 mappings'])
-  t.ok(answered >= 1, `/health answered ${answered} times during the reload`)
-  t.ok(worst < 5000, `the slowest /health during the reload took ${Math.round(worst)} ms`)
+  t.equal((await exchange(port, 'POST', '/map', { mapping: 'large', input: {} })).status, 200, 'the large set is served')
+  t.ok(state.answered >= 10, `/health answered ${state.answered} times during the reload`)
+  // Read and parsed in a thread, handed over in parts, copied, compiled and validated a few
+  // pairings at a time (issue 30): the reload holds no turn of the loop for more than a slice, a
+  // part or one of V8's collections, 40 to 90 ms here (it held one turn for 2.5 to 4.5 s; this
+  // test saw 1.1 s to 6.5 s). Its bound is not that of test/reload-sliced.test.ts (400 ms): this
+  // is the service's own process, whose idle release (service/idle-memory.ts) runs a full
+  // collection when a 5 s check finds no request in flight and 64 MiB more in use, as it does
+  // while the 200 MB this set compiles to are built, about one reload in two here. That collection
+  // holds the loop 0.4 to 0.6 s on this 2-core machine; the bound leaves room for one on a CI
+  // machine busy with the suite's other processes, and still fails a reload that holds the loop.
+  t.ok(state.worst < 1500, `the slowest /health during the reload took ${Math.round(state.worst)} ms (bound 1500 ms)`)
 
   hup.write('m/huge.json', JSON.stringify({ $id: 'huge', mapping: { '/x': '/'.repeat(1_000_000) } }))
   service.child.kill('SIGHUP')

@@ -45,7 +45,7 @@ export const GROUPS: Readonly<Record<string, readonly string[]>> = {
   'hostile-inputs': ['hostile-inputs'],
   'large-output': ['large-output'],
   'bench-http': ['bench-http-smoke'],
-  reload: ['ops-reload'],
+  reload: ['ops-reload', 'reload-sliced'],
 }
 
 /** Per file: what tap gives a file alone (.taprc `timeout`) and more, as a file may ask for itself. */
