@@ -25,6 +25,9 @@ import { runInNewContext } from 'node:vm'
 /** Growth (bytes of heap in use plus external memory) since the last collection that makes an idle check collect. */
 export const RELEASE_BYTES = 64 * 1024 * 1024
 
+/** The most of the loop's time (since the last check) that still counts as idle. */
+export const IDLE_UTILIZATION = 0.1
+
 /** How often (ms) the server is checked for idleness. */
 export const CHECK_MS = 5000
 
@@ -57,7 +60,10 @@ function fullCollection(): (() => void) | undefined {
   return collect
 }
 
-/** Watch `server`: once no request is in flight at a check and memory grew by RELEASE_BYTES, collect. */
+/**
+ * Watch `server`: once no request is in flight at a check, the loop was mostly idle since the last
+ * one (IDLE_UTILIZATION) and memory grew by RELEASE_BYTES, collect.
+ */
 export function releaseMemoryWhenIdle(server: Server, checkMs = CHECK_MS, releaseBytes = RELEASE_BYTES): IdleRelease {
   const gc = fullCollection()
   let inFlight = 0
@@ -73,8 +79,14 @@ export function releaseMemoryWhenIdle(server: Server, checkMs = CHECK_MS, releas
   let followUps = 0
   let followUp = false
   let floor = footprint()
+  let loop = performance.eventLoopUtilization()
   const timer = setInterval(() => {
-    if (gc === undefined || inFlight > 0) return
+    // Busy without a request (a reload registering a large set in slices): not idle either. A
+    // full collection there pauses the loop for as long as the new set is large.
+    const now = performance.eventLoopUtilization()
+    const busy = performance.eventLoopUtilization(now, loop).utilization
+    loop = now
+    if (gc === undefined || inFlight > 0 || busy > IDLE_UTILIZATION) return
     if (footprint() - floor >= releaseBytes) {
       gc()
       collections++

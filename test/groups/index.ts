@@ -57,6 +57,7 @@ export async function runGroup(name: string): Promise<void> {
   if (files === undefined) throw new Error(`no test group named "${name}" (test/groups/index.ts)`)
   for (const file of files) {
     t.setTimeout(FILE_TIMEOUT_MS)
+    const began = performance.now()
     // Loaded inside a test of the root: a root that once took a teardown ends itself as soon as it
     // is idle (tap's autoend), and loading a file takes longer than that. The file's own tests,
     // created while this one runs, are queued after it.
@@ -68,5 +69,7 @@ export async function runGroup(name: string): Promise<void> {
     await t.test(`test/${file}.test.ts: every test ran`, async (t) => {
       t.pass('its tests ended before the next file was loaded')
     })
+    // Where the suite's time goes, file by file (the group's own time is tap's).
+    t.comment(`${file}: ${Math.round(performance.now() - began)} ms`)
   }
 }
