@@ -70,6 +70,27 @@ t.test('bodies are JSON whatever the Content-Type, or without one', async (t) =>
   t.equal((await call(app, mapEcho(`\ufeff${ECHO_BODY}`))).statusCode, 200, 'a leading byte order mark')
 })
 
+t.test('a long body is read from its bytes as a short one is: marks, characters of several bytes, blanks', async (t) => {
+  const app = await plain()
+  // 30,000 characters of three bytes each: long in bytes (90 KB), short in characters.
+  const wide = '€'.repeat(30_000)
+  const wideBody = `{"mapping":"echo","input":{"s":"${wide}"}}`
+  const answered = await call(app, mapEcho(`\ufeff${wideBody}`))
+  t.equal(answered.statusCode, 200, 'a byte order mark and 90 KB of three-byte characters')
+  t.equal((answered.data as { echo: { s: string } }).echo.s, wide, 'every character as sent')
+  // Long in characters too: 200,000 of them.
+  const long = 'é'.repeat(200_000)
+  const longAnswer = await call(app, mapEcho(`\ufeff{"mapping":"echo","input":{"s":"${long}"}}`))
+  t.equal(longAnswer.statusCode, 200)
+  t.equal((longAnswer.data as { echo: { s: string } }).echo.s, long)
+  const blank = await call(app, mapEcho(' '.repeat(200_000)))
+  t.equal(blank.statusCode, 400, 'a long body of blanks: 400')
+  t.match(blank.data, { code: 'BadRequest', message: 'Body must be valid JSON' })
+  const broken = await call(app, mapEcho(`{"mapping":"echo","input":{"s":"${long}"}`))
+  t.equal(broken.statusCode, 400, 'a long body cut short: 400')
+  t.match(blank.data, { code: 'BadRequest' })
+})
+
 t.test('an empty, absent or malformed body: 400 Body must be valid JSON, with where it stops being JSON', async (t) => {
   const app = await plain()
   const cases: Array<[string, { payload?: string; headers?: Record<string, string> }, string]> = [
