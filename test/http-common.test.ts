@@ -88,7 +88,7 @@ t.test('a long body is read from its bytes as a short one is: marks, characters 
   t.match(blank.data, { code: 'BadRequest', message: 'Body must be valid JSON' })
   const broken = await call(app, mapEcho(`{"mapping":"echo","input":{"s":"${long}"}`))
   t.equal(broken.statusCode, 400, 'a long body cut short: 400')
-  t.match(blank.data, { code: 'BadRequest' })
+  t.match(broken.data, { code: 'BadRequest' })
 })
 
 t.test('an empty, absent or malformed body: 400 Body must be valid JSON, with where it stops being JSON', async (t) => {
