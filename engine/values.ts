@@ -122,45 +122,40 @@ function defineOwn(target: Record<string, unknown>, key: string, value: unknown)
   }
 }
 
+/** Containers still to fill: each source, its copy, and the copy's depth (a scalar root is depth 1). */
+type CopyWork = Array<[from: object, to: object, depth: number]>
+
+/**
+ * What a copy holds where the source holds `member`: a scalar as it is, a container as a fresh
+ * empty one of its kind, queued on `work` to be filled. The one step both copies below take.
+ */
+function copySlot(member: unknown, work: CopyWork, depth: number): unknown {
+  if (member === null || typeof member !== 'object') return member
+  const child: object = Array.isArray(member) ? new Array(member.length) : {}
+  work.push([member, child, depth])
+  return child
+}
+
 /**
  * A deep copy of a JSON-like value (own enumerable keys; `__proto__` kept as data). Iterative, so
- * a deeply nested value cannot exhaust the stack. With `freeze`, every copied container is frozen.
+ * a deeply nested value cannot exhaust the stack. `counted` is told how many containers it made.
  */
-export function copyValue<T>(value: T, freeze = false, counted?: (containers: number) => void): T {
+export function copyValue<T>(value: T, counted?: (containers: number) => void): T {
   if (value === null || typeof value !== 'object') return value
   const root: object = Array.isArray(value) ? new Array(value.length) : {}
-  const work: Array<[object, object]> = [[value as object, root]]
-  const done: object[] = []
+  const work: CopyWork = [[value as object, root, 1]]
+  let containers = 0
   while (work.length > 0) {
-    const [from, to] = work.pop()!
-    done.push(to)
+    const [from, to, depth] = work.pop()!
+    containers++
     if (Array.isArray(from)) {
       const list = to as unknown[]
-      for (let i = 0; i < from.length; i++) {
-        const member: unknown = from[i]
-        if (member !== null && typeof member === 'object') {
-          const child: object = Array.isArray(member) ? new Array(member.length) : {}
-          list[i] = child
-          work.push([member, child])
-        } else {
-          list[i] = member
-        }
-      }
+      for (let i = 0; i < from.length; i++) list[i] = copySlot(from[i], work, depth + 1)
     } else {
-      for (const key of Object.keys(from)) {
-        const member = (from as Record<string, unknown>)[key]
-        if (member !== null && typeof member === 'object') {
-          const child: object = Array.isArray(member) ? new Array(member.length) : {}
-          defineOwn(to as Record<string, unknown>, key, child)
-          work.push([member, child])
-        } else {
-          defineOwn(to as Record<string, unknown>, key, member)
-        }
-      }
+      for (const key of Object.keys(from)) defineOwn(to as Record<string, unknown>, key, copySlot((from as Record<string, unknown>)[key], work, depth + 1))
     }
   }
-  if (freeze) for (const container of done) Object.freeze(container)
-  counted?.(done.length)
+  counted?.(containers)
   return root as T
 }
 
@@ -191,14 +186,14 @@ export function rememberKeys(frozen: object, keys: readonly string[]): void {
 }
 
 /**
- * `copyValue(value, true)` step by step (engine/steps.ts), refusing a value nested deeper than
+ * A deep copy whose containers are all frozen, step by step (engine/steps.ts), refusing a value nested deeper than
  * `maxDepth` (a scalar root is depth 1, as `nestingDepth` counts) with `tooDeep()`: what a
  * registration admits, copied in slices when it is large. A large container's keys are remembered.
  */
 export function * frozenCopy<T>(value: T, maxDepth: number, tooDeep: () => Error): Steps<T> {
   if (value === null || typeof value !== 'object') return value
   const root: object = Array.isArray(value) ? new Array(value.length) : {}
-  const work: Array<[object, object, number]> = [[value as object, root, 1]]
+  const work: CopyWork = [[value as object, root, 1]]
   const done: object[] = []
   const large: Array<[object, readonly string[]]> = []
   let steps = 0
@@ -209,28 +204,14 @@ export function * frozenCopy<T>(value: T, maxDepth: number, tooDeep: () => Error
     if (Array.isArray(from)) {
       const list = to as unknown[]
       for (let i = 0; i < from.length; i++) {
-        const member: unknown = from[i]
-        if (member !== null && typeof member === 'object') {
-          const child: object = Array.isArray(member) ? new Array(member.length) : {}
-          list[i] = child
-          work.push([member, child, depth + 1])
-        } else {
-          list[i] = member
-        }
+        list[i] = copySlot(from[i], work, depth + 1)
         if (++steps % STEPS_PER_YIELD === 0) yield
       }
     } else {
       // A large frozen source (a set the loading thread handed over) may have its keys remembered.
       const keys = keysOf(from)
       for (const key of keys) {
-        const member = (from as Record<string, unknown>)[key]
-        if (member !== null && typeof member === 'object') {
-          const child: object = Array.isArray(member) ? new Array(member.length) : {}
-          defineOwn(to as Record<string, unknown>, key, child)
-          work.push([member, child, depth + 1])
-        } else {
-          defineOwn(to as Record<string, unknown>, key, member)
-        }
+        defineOwn(to as Record<string, unknown>, key, copySlot((from as Record<string, unknown>)[key], work, depth + 1))
         if (++steps % STEPS_PER_YIELD === 0) yield
       }
       if (keys.length >= REMEMBERED_KEYS) large.push([to, keys])

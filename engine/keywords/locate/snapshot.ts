@@ -5,5 +5,5 @@ import { copyValue } from '../../values.js'
 
 export function snapshot(value: unknown, context: Context): unknown {
   if (value === null || typeof value !== 'object') return value
-  return copyValue(value, false, (containers) => context.run.tick(containers))
+  return copyValue(value, (containers) => context.run.tick(containers))
 }
