@@ -1,64 +1,26 @@
 // The published declarations as a strict TypeScript consumer meets them: the shipped files'
-// declarations are emitted (as `npm run build` would) into a package beside a consumer project,
-// which compiles with `strict` and without `skipLibCheck`. One file uses the plugin, the engine and
-// the request plugin and must compile with no error at all (its `@ts-expect-error` lines must each meet one); another
+// declarations are emitted (as `npm run build` would; from the program test/typecheck.test.ts
+// checks, test/typescript-project.ts) into a package beside a consumer project, which compiles with
+// `strict` and without `skipLibCheck`. One file uses the plugin, the engine and the request plugin
+// and must compile with no error at all (its `@ts-expect-error` lines must each meet one); another
 // holds the mistakes a user makes and must fail, each on its own line.
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
-import { dirname, join, sep } from 'node:path'
+import { dirname, join } from 'node:path'
 import t from 'tap'
 import ts from 'typescript'
 import { ROOT, tempTree } from './startup-support.js'
+import { emitDeclarations, sharingHost } from './typescript-project.js'
 
 t.setTimeout(300000)
 
 const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }
 
-/**
- * The declaration files of this tree's node_modules (@types/node, fastify, typebox, TypeScript's
- * lib files…), parsed and bound once for both programs below: each program resolves its links to
- * the same real paths, and both parse them alike (the same target, module and module resolution;
- * strict in both), so the consumer's compiler meets the very same files without parsing them
- * again. The consumer's own files and the emitted declarations are never shared.
- */
-const libraries = new Map<string, ts.SourceFile>()
-const MODULES = join(ROOT, 'node_modules') + sep
-
-function sharingHost(options: ts.CompilerOptions): ts.CompilerHost {
-  const host = ts.createCompilerHost(options)
-  const read = host.getSourceFile.bind(host)
-  host.getSourceFile = (fileName, languageVersionOrOptions, onError, shouldCreateNewSourceFile) => {
-    if (!fileName.startsWith(MODULES) || !/\.d\.[cm]?ts$/.test(fileName)) return read(fileName, languageVersionOrOptions, onError, shouldCreateNewSourceFile)
-    const parsing = typeof languageVersionOrOptions === 'object' ? languageVersionOrOptions : { languageVersion: languageVersionOrOptions }
-    const key = `${fileName}\0${parsing.languageVersion}\0${parsing.impliedNodeFormat}`
-    let file = libraries.get(key)
-    if (file === undefined) {
-      file = read(fileName, languageVersionOrOptions, onError, shouldCreateNewSourceFile)
-      if (file !== undefined) libraries.set(key, file)
-    }
-    return file
-  }
-  return host
-}
-
 /** A consumer project with mapper-service installed: its declarations and package.json, its dependencies linked. */
 function consumer(root: string): void {
   const installed = join(root, 'node_modules', 'mapper-service')
-  const build = ts.readConfigFile(join(ROOT, 'tsconfig.build.json'), ts.sys.readFile)
-  const parsed = ts.parseJsonConfigFileContent(build.config, ts.sys, ROOT)
-  const options: ts.CompilerOptions = {
-    ...parsed.options,
-    declaration: true,
-    emitDeclarationOnly: true,
-    sourceMap: false,
-    outDir: join(installed, 'dist'),
-    // The declarations only, as tsc --noCheck emits them: the same files (the type checker still
-    // answers every type a declaration needs) without checking every function body, which is
-    // `npm run typecheck`'s job; half the time of this emit.
-    noCheck: true,
-  }
-  const program = ts.createProgram({ rootNames: parsed.fileNames, options, host: sharingHost(options) })
-  const emitted = program.emit()
-  if (emitted.emitSkipped) throw new Error('the declarations were not emitted')
+  // From the project's checked program (test/typescript-project.ts), as the build emits them.
+  const written = emitDeclarations(join(installed, 'dist'))
+  if (written < 100) throw new Error(`only ${written} declaration files were emitted`)
   writeFileSync(join(installed, 'package.json'), readFileSync(join(ROOT, 'package.json')))
   for (const name of [...Object.keys(manifest.dependencies), '@types/node']) {
     const link = join(root, 'node_modules', name)

@@ -36,7 +36,7 @@ export const GROUPS: Readonly<Record<string, readonly string[]>> = {
   startup: ['startup-failures', 'startup-hangs', 'startup-npm', 'startup-serve', 'startup-sources'],
   // Alone: the largest, or what needs the process to itself.
   isolation: ['isolation'],
-  types: ['package-types', 'typecheck'],
+  types: ['typecheck', 'package-types'],
   slices: ['slices'],
   'idle-memory': ['idle-memory'],
   'request-hardening': ['request-hardening'],
