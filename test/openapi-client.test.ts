@@ -168,8 +168,17 @@ const SDK_TYPES = `import type { ErrorBody, MapResponse } from './mapper/types.g
 const named: [MapResponse | undefined, ErrorBody | undefined] = [data, error]
 `
 
-/** The three README blocks in turn, in one process (a start-up each saved); each prints one line. */
-const README_RUNNER = `await import('./readme-sdk.js')
+/**
+ * Every program in turn, in one process (a start-up of tsx each saved, a second or more of CPU):
+ * the three clients, each printing its checks and then a line break, then the three README blocks,
+ * each printing its line. The @hey-api client runs before the README's SDK block, whose setConfig
+ * adds a bearer token to the client they share: the client is checked as it was alone.
+ */
+const RUNNER = `for (const program of ['./client.js', './fetch-client.js', './hey-client.js']) {
+  await import(program)
+  process.stdout.write('\\n')
+}
+await import('./readme-sdk.js')
 await import('./readme-fetch.js')
 await import('./readme-typed.js')
 `
@@ -278,7 +287,7 @@ t.test('a client generated from /openapi.json type-checks and works against a ru
   writeFileSync(join(src, 'readme-sdk.ts'), READER + sdk! + SDK_TYPES + PRINT)
   writeFileSync(join(src, 'readme-fetch.ts'), READER + openapiFetch! + PRINT)
   writeFileSync(join(src, 'readme-typed.ts'), READER + typed!)
-  writeFileSync(join(src, 'readme.ts'), README_RUNNER)
+  writeFileSync(join(src, 'run.ts'), RUNNER)
   writeFileSync(
     join(dir, 'tsconfig.json'),
     JSON.stringify({
@@ -287,18 +296,18 @@ t.test('a client generated from /openapi.json type-checks and works against a ru
     })
   )
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }))
-  // The type check and the four programs at once (tsx runs a program without type-checking it),
-  // each checked below in turn; all without tap's process-info hooks (untracked), about a second
-  // of start-up each.
+  // The type check and the programs at once (tsx runs a program without type-checking it); both
+  // without tap's process-info hooks (untracked).
   const tsc = join(root, 'node_modules/typescript/bin/tsc')
   const checked = run(...untracked(process.execPath, [tsc, '-p', join(dir, 'tsconfig.json')]), { timeout: 120000 })
-  const [plain, readmeRun, ...clients] = ['client.ts', 'readme.ts', 'fetch-client.ts', 'hey-client.ts'].map((client) => run(...untracked(process.execPath, ['--import', 'tsx', join(src, client), base]), { cwd: root, timeout: 60000 }))
-  // Each awaited in its turn below; none left unhandled should an earlier one fail first.
-  for (const child of [checked, plain!, readmeRun!, ...clients]) child.catch(() => {})
+  const ran = run(...untracked(process.execPath, ['--import', 'tsx', join(src, 'run.ts'), base]), { cwd: root, timeout: 60000 })
+  // Each awaited in its turn below; neither left unhandled should the other fail first.
+  for (const child of [checked, ran]) child.catch(() => {})
   await t.resolves(checked, 'the clients and the README blocks type-check')
 
-  const { stdout } = await plain!
-  t.same(JSON.parse(stdout), {
+  // One line each: the plain client, openapi-fetch, @hey-api, then the README blocks' lines.
+  const printed = (await ran).stdout.split('\n')
+  t.same(JSON.parse(printed[0]!), {
     health: true,
     canary: true,
     map: true,
@@ -311,14 +320,13 @@ t.test('a client generated from /openapi.json type-checks and works against a ru
   })
   const everyOperation = { health: true, canary: true, map: true, explicit: true, 'error body': true, validate: true, mappings: true, extensions: true, schema: true }
   for (const [index, client] of ['fetch-client.ts', 'hey-client.ts'].entries()) {
-    const ran = await clients[index]!
-    t.same(JSON.parse(ran.stdout), everyOperation, `${client}: every operation, typed by the named components`)
+    t.same(JSON.parse(printed[1 + index]!), everyOperation, `${client}: every operation, typed by the named components`)
   }
 
   // The README's blocks answer what they say: the SDK and openapi-fetch the citation envelope (no
   // error), the typed call its source and year.
-  const printed = (await readmeRun!).stdout.split('\n')
-  t.same(JSON.parse(printed[0]!), { data: CITED }, 'the @hey-api block: the citation envelope in data')
-  t.same(JSON.parse(printed[1]!), { data: CITED }, 'the openapi-fetch block: the citation envelope in data')
-  t.equal(printed.slice(2).join('\n'), 'import 2024\n', 'the typed block logs the citation\'s source and year')
+  const readme = printed.slice(3)
+  t.same(JSON.parse(readme[0]!), { data: CITED }, 'the @hey-api block: the citation envelope in data')
+  t.same(JSON.parse(readme[1]!), { data: CITED }, 'the openapi-fetch block: the citation envelope in data')
+  t.equal(readme.slice(2).join('\n'), 'import 2024\n', 'the typed block logs the citation\'s source and year')
 })
