@@ -16,7 +16,7 @@ import { resolveConfig } from '../config/resolve.js'
 import { resolveAuthOptions } from '../http/plugins/auth/options.js'
 import { resolveRateLimitOptions } from '../http/plugins/rate-limit/options.js'
 import { buildServer } from '../server.js'
-import { CHART, Helm, MAIN_THREAD_MIB, byKind, validateObjects, kustomize, mebibytes, one, threadsFor, toolsFor, type K8sObject, type Values } from './helm-support.js'
+import { CHART, Helm, MAIN_THREAD_MIB, byKind, validateObjects, kustomize, mebibytes, one, threadsFor, toolsFor, type K8sObject, type ToolRun, type Values } from './helm-support.js'
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget'
 import type { DeployTools } from './deploy-tools.js'
 import { untracked } from './startup-support.js'
@@ -30,11 +30,29 @@ function resolvedAtStart(options: unknown) {
   return { config, auth: config.auth === null ? null : resolveAuthOptions(config.auth), rateLimit: config.rateLimit === false ? false : resolveRateLimitOptions(config.rateLimit) }
 }
 
+/**
+ * helm, each distinct run (arguments and values) made once for the file: several tests render the
+ * same values (the defaults six times), and helm's output is a function of the chart and them.
+ */
+class RunOnce extends Helm {
+  static readonly #runs = new Map<string, Promise<ToolRun>>()
+
+  override run(args: readonly string[], values: Values = {}): Promise<ToolRun> {
+    const key = JSON.stringify([args, values])
+    let run = RunOnce.#runs.get(key)
+    if (run === undefined) {
+      run = super.run(args, values)
+      RunOnce.#runs.set(key, run)
+    }
+    return run
+  }
+}
+
 /** Runs `body` with helm, or skips `t` with the reason helm cannot be had. */
 function withHelm(body: (t: Test, helm: Helm, tools: DeployTools) => Promise<void>): (t: Test) => Promise<void> {
   return async (t) => {
     const tools = await toolsFor(t)
-    if (tools !== undefined) await body(t, new Helm(tools), tools)
+    if (tools !== undefined) await body(t, new RunOnce(tools), tools)
   }
 }
 
