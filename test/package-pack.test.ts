@@ -153,47 +153,72 @@ t.test("the repository's package.json builds a clone at npm ci, and a pack leave
   t.notOk(copyLeft, 'no package.json.prepack is left')
 })
 
-t.test('a pack that fails after prepack is mended by the next; an edit made since stops it', async (t) => {
+/**
+ * A pack made to fail after prepack, the pack after it, and pack-manifest.mjs run by hand over an
+ * edit: started with the shared pack, each observation asserted by the test below. The packs are
+ * each seconds of npm, a nested `npm run build` and tsc, spent waiting one after another before.
+ */
+const mending = (async () => {
   const project = packable(t)
   const before = readFileSync(project.path('package.json'))
   const script = untracked(process.execPath, [project.path('scripts/pack-manifest.mjs')])
   // The tarball cannot be written: npm fails after prepack and runs no postpack.
-  await t.rejects(pack(project.root, project.path('missing')), /ENOENT/, 'the pack fails')
+  const failing = pack(project.root, project.path('missing'))
+  await failing.catch(() => undefined)
   const stripped = JSON.parse(readFileSync(project.path('package.json'), 'utf8')) as Manifest
-  t.same(installScripts(stripped.scripts), [], 'package.json is left stripped')
-  t.ok(readFileSync(project.path('package.json.prepack')).equals(before), 'with its copy beside it')
+  const copyBeside = readFileSync(project.path('package.json.prepack'))
 
   // prepack's strip moves the copy back before stripping again; postpack restores as ever.
   mkdirSync(project.path('out'))
   const tarball = await pack(project.root, project.path('out'))
   const { stdout: text } = await run('tar', ['-xzOf', tarball, 'package/package.json'])
-  t.same(installScripts((JSON.parse(text) as Manifest).scripts), [], 'the next pack packs no install script')
-  t.ok(readFileSync(project.path('package.json')).equals(before), 'and leaves package.json as it was')
-  t.notOk(existsSync(project.path('package.json.prepack')), 'and no copy')
+  const next = { manifest: JSON.parse(text) as Manifest, after: readFileSync(project.path('package.json')), copyLeft: existsSync(project.path('package.json.prepack')) }
 
   // A stripped package.json edited since is neither overwritten nor packed.
   await run(script[0], [...script[1], 'strip'], { cwd: project.root })
   const edited = readFileSync(project.path('package.json'), 'utf8').replace(/"version": "[^"]+"/, '"version": "9.9.9"')
   project.write('package.json', edited)
   const refused = await run(script[0], [...script[1], 'strip'], { cwd: project.root }).then(() => undefined, (error: { code: number; stderr: string }) => error)
+  const kept = { text: readFileSync(project.path('package.json'), 'utf8'), copy: readFileSync(project.path('package.json.prepack')) }
+  await run(script[0], [...script[1], 'restore'], { cwd: project.root })
+  return { before, failing, stripped, copyBeside, next, edited, refused, kept, restored: readFileSync(project.path('package.json')) }
+})()
+mending.catch(() => undefined)
+
+t.test('a pack that fails after prepack is mended by the next; an edit made since stops it', async (t) => {
+  const { before, failing, stripped, copyBeside, next, edited, refused, kept, restored } = await mending
+  await t.rejects(failing, /ENOENT/, 'the pack fails')
+  t.same(installScripts(stripped.scripts), [], 'package.json is left stripped')
+  t.ok(copyBeside.equals(before), 'with its copy beside it')
+
+  t.same(installScripts(next.manifest.scripts), [], 'the next pack packs no install script')
+  t.ok(next.after.equals(before), 'and leaves package.json as it was')
+  t.notOk(next.copyLeft, 'and no copy')
+
   t.equal(refused?.code, 1, 'strip fails')
   t.equal(refused?.stderr, 'pack-manifest: package.json.prepack is left from a pack that did not finish (npm ran no postpack), and package.json has changed since. ' +
     'Compare the two, keep the one you want as package.json, delete package.json.prepack, then pack again.\n', 'saying why and what to do, in one line')
-  t.equal(readFileSync(project.path('package.json'), 'utf8'), edited, 'the edit is kept')
-  t.ok(readFileSync(project.path('package.json.prepack')).equals(before), 'and so is the copy')
-  await run(script[0], [...script[1], 'restore'], { cwd: project.root })
-  t.ok(readFileSync(project.path('package.json')).equals(before), 'restore (npm run postpack) puts the copy back')
+  t.equal(kept.text, edited, 'the edit is kept')
+  t.ok(kept.copy.equals(before), 'and so is the copy')
+  t.ok(restored.equals(before), 'restore (npm run postpack) puts the copy back')
 })
 
-t.test('npm publish of the directory is refused, naming the tarball to publish', async (t) => {
+/** `npm publish --dry-run` of a fresh copy, started with the packs. */
+const publishing = (async () => {
   // npm reads package.json again after postpack and would send the registry that one, prepare included.
   const project = packable(t)
   const { name, version } = JSON.parse(readFileSync(project.path('package.json'), 'utf8')) as Manifest & { name: string }
   const [command, args] = untracked('npm', ['publish', '--dry-run'])
   const refused = await run(command, args, { cwd: project.root, env: NPM_ENV }).then(() => undefined, (error: { stderr: string }) => error)
+  return { name, version, refused, after: readFileSync(project.path('package.json')) }
+})()
+publishing.catch(() => undefined)
+
+t.test('npm publish of the directory is refused, naming the tarball to publish', async (t) => {
+  const { name, version, refused, after } = await publishing
   t.ok(refused, 'the publish fails')
   t.match(refused?.stderr, `pack-manifest: publish the packed tarball, not this directory: npm pack, then npm publish ./${name}-${version}.tgz (`, 'saying what to run')
-  t.ok(readFileSync(project.path('package.json')).equals(readFileSync(join(ROOT, 'package.json'))), 'package.json is untouched')
+  t.ok(after.equals(readFileSync(join(ROOT, 'package.json'))), 'package.json is untouched')
 })
 
 t.test('engines admits Node 20.19+, 22.12+ and 24 and later, and nothing older', async (t) => {
