@@ -6,6 +6,7 @@ import net from 'node:net'
 import t from 'tap'
 import Fastify from 'fastify'
 import mapperService from '../app.js'
+import { MAX_BODY_DEPTH } from '../http/plugins/body.js'
 import { frameworkErrorHandler } from '../http/plugins/errors.js'
 import { ECHO, GENERATED_ID, JSON_TYPE, SECRET, call, originOf, serve, shared } from './http-support.js'
 
@@ -89,6 +90,81 @@ t.test('a long body is read from its bytes as a short one is: marks, characters 
   const broken = await call(app, mapEcho(`{"mapping":"echo","input":{"s":"${long}"}`))
   t.equal(broken.statusCode, 400, 'a long body cut short: 400')
   t.match(broken.data, { code: 'BadRequest' })
+})
+
+t.test('a body whose bytes are not UTF-8 is refused, never decoded with replacement characters', async (t) => {
+  const app = await plain()
+  const NOT_UTF8 = { code: 'BadRequest', message: 'Body must be valid JSON: its bytes are not UTF-8' }
+  const bytes = (...parts: Array<string | number[]>): Buffer => Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part) : Buffer.from(part))))
+  const cases: Array<[string, Buffer]> = [
+    ['a byte that begins no character', bytes('{"mapping":"echo","input":{"s":"', [0xff], '"}}')],
+    ['a continuation byte alone', bytes('{"mapping":"echo","input":{"s":"', [0x80], '"}}')],
+    ['a character encoded in too many bytes', bytes('{"mapping":"echo","input":{"s":"', [0xc0, 0xaf], '"}}')],
+    ['a surrogate half', bytes('{"mapping":"echo","input":{"s":"', [0xed, 0xa0, 0x80], '"}}')],
+    ['a character cut short at the end', bytes('{"mapping":"echo","input":{"s":"x"}} ', [0xe2, 0x82])],
+    ['a long body, the bad byte near its end', bytes('{"mapping":"echo","input":{"s":"', 'é'.repeat(150_000), [0xfe], '"}}')],
+    ['a long body, the bad byte at its start', bytes([0xff], '{"mapping":"echo","input":{"s":"', 'x'.repeat(300_000), '"}}')],
+  ]
+  for (const [name, payload] of cases) {
+    for (const url of ['/map', '/validate']) {
+      const response = await call(app, { method: 'POST', url, payload, headers: { 'content-type': 'application/json' } })
+      t.equal(response.statusCode, 400, `${url}: ${name}`)
+      t.match(response.data, NOT_UTF8)
+    }
+  }
+})
+
+t.test('a body in many chunks, characters cut between them, is decoded whole', async (t) => {
+  const app = await plain()
+  // 1,000-byte chunks through a socket: every third chunk boundary falls inside a three-byte
+  // character, a four-byte one, or between the two; the body is long enough to be decoded in
+  // several slices (DECODE_SLICE_BYTES).
+  const text = '€😀'.repeat(30_000)
+  const body = Buffer.from(`{"mapping":"echo","input":{"s":"${text}"}}`)
+  const { hostname: host, port } = new URL(originOf(app))
+  const answer = await new Promise<string>((resolve, reject) => {
+    const socket = net.connect(Number(port), host)
+    const received: Buffer[] = []
+    socket.on('data', (chunk: Buffer) => received.push(chunk))
+    socket.on('end', () => resolve(Buffer.concat(received).toString('utf8')))
+    socket.on('error', reject)
+    socket.setNoDelay(true)
+    socket.write(`POST /map HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`)
+    let at = 0
+    const send = (): void => {
+      // A few chunks per turn, each written on its own, so the server reads them apart.
+      for (let i = 0; i < 8 && at < body.length; i++, at += 1000) socket.write(body.subarray(at, at + 1000))
+      if (at < body.length) setTimeout(send, 1)
+    }
+    send()
+  })
+  t.match(answer, /^HTTP\/1\.1 200 /, 'answered 200')
+  const json = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as { echo: { s: string } }
+  t.equal(json.echo.s, text, 'every character as sent')
+})
+
+t.test('long bodies arriving together are each answered as they would be alone', async (t) => {
+  const app = await plain()
+  // Twenty-four bodies of 200 to 600 KB at once, whose work goes on a slice per turn in turn: each
+  // gets its own answer (the scheduler hands no body another's text or outcome).
+  const long = (i: number): string => `{"mapping":"echo","input":{"i":${i},"s":"${'y'.repeat(200_000 + 16_000 * i)}"}}`
+  const kinds = [
+    (i: number) => ({ payload: long(i), expect: 200 }),
+    (i: number) => ({ payload: long(i).slice(0, -1), expect: 400 }),
+    (i: number) => ({ payload: Buffer.concat([Buffer.from(long(i).slice(0, -2)), Buffer.from([0xff]), Buffer.from('}}')]), expect: 400 }),
+    (i: number) => ({ payload: `${'['.repeat(MAX_BODY_DEPTH)}${long(i)}${']'.repeat(MAX_BODY_DEPTH)}`, expect: 400 }),
+  ]
+  const requests = Array.from({ length: 24 }, (_, i) => ({ i, ...kinds[i % kinds.length]!(i) }))
+  const answers = await Promise.all(requests.map(({ payload }) => call(app, { method: 'POST', url: '/map', payload, headers: { 'content-type': 'application/json' } })))
+  for (const [index, answer] of answers.entries()) {
+    const { i, expect } = requests[index]!
+    t.equal(answer.statusCode, expect, `body ${i}: ${expect}`)
+    if (expect === 200) t.equal((answer.data as { echo: { i: number; s: string } }).echo.s.length, 200_000 + 16_000 * i, `body ${i}: its own text`)
+    if (expect === 200) t.equal((answer.data as { echo: { i: number } }).echo.i, i)
+  }
+  t.match(answers[1]!.data, { message: /^Body must be valid JSON/ })
+  t.match(answers[2]!.data, { message: 'Body must be valid JSON: its bytes are not UTF-8' })
+  t.match(answers[3]!.data, { message: /^Body must not nest deeper than/ })
 })
 
 t.test('an empty, absent or malformed body: 400 Body must be valid JSON, with where it stops being JSON', async (t) => {

@@ -1,10 +1,15 @@
 // Request bodies (http.md §2): parsed as JSON whatever the Content-Type (a client that forgets the
 // header still works), with the prototype-poisoning guard, and refused past `maxBodyBytes` while
-// streaming, so a chunked body is never buffered past the limit, and refused when it nests deeper
-// than MAX_BODY_DEPTH before it is parsed. A long body is read a slice per turn; one with more values
-// than the main thread should build (service/json-text.ts) is checked by a strict scan and keeps its
-// object and array members as text (JsonText), parsed and evaluated in a worker thread.
-import type { FastifyReply, FastifyRequest } from 'fastify'
+// streaming, so a chunked body is never buffered past the limit, refused when its bytes are not
+// UTF-8 (never decoded with replacement characters), and refused when it nests deeper than
+// MAX_BODY_DEPTH before it is parsed. The work a body's size sets (decoding, counting, scanning,
+// parsing) takes at most BODY_TURN_MS of a turn for all bodies together: a short body alone is
+// parsed the turn it arrives; a long one, or one arriving with many others, goes on a slice per
+// turn. One with more values than the main thread should build (service/json-text.ts) is checked
+// by a strict scan and keeps its object and array members as text (JsonText), parsed and evaluated
+// in a worker thread.
+import { errorCodes, type FastifyReply, type FastifyRequest } from 'fastify'
+import { isUtf8 } from 'node:buffer'
 import fp from 'fastify-plugin'
 import { TypeBoxValidatorCompiler } from '@fastify/type-provider-typebox'
 import secureJson from 'secure-json-parse'
@@ -33,31 +38,138 @@ const SCAN_SLICE_CHARS = 32 * 1024
 /** Characters of a long body counted at a time (`JsonCount` reads strings by indexOf): as quick. */
 const COUNT_SLICE_CHARS = 128 * 1024
 
-/** How long one slice scans bodies, however many are waiting. */
-const SCAN_TURN_MS = 4
-
-/** Long bodies being scanned, taken in turn a slice at a time; each says when it is done. */
-const scanning: Array<() => boolean> = []
+/** Bytes of a body checked as UTF-8 and decoded at a time: a fraction of a millisecond. */
+const DECODE_SLICE_BYTES = 128 * 1024
 
 /**
- * Scan slices of the waiting bodies, in turn, the first slice in this turn of the event loop; a
- * slice (engine/slices.ts) covers at most SCAN_TURN_MS, however many bodies are waiting: four
- * bodies at once take four times as many turns, not four times as long a turn.
+ * Main-thread time (ms) that bodies' work (decoding, counting, scanning, parsing) takes in one turn
+ * of the event loop, however many bodies are waiting: a hundred long bodies whose last bytes arrive
+ * together take a hundred times as many turns, not a hundred times as long a turn.
  */
-async function scanTurns(): Promise<void> {
-  const slice = new Slice(SCAN_TURN_MS)
-  while (scanning.length > 0) {
-    if (slice.due()) await slice.next()
-    const scan = scanning.shift()!
-    let finished = true
-    try {
-      finished = scan()
-    } catch {
-      // Not expected (each step answers its own failures).
-    }
-    if (!finished) scanning.push(scan)
+const BODY_TURN_MS = 4
+
+/** One body's next piece of work; says whether the body is done (answered, or refused). */
+type Step = () => boolean
+
+/** Bodies whose work goes on in later turns, taken in turn a step at a time. */
+const waiting: Step[] = []
+/** Whether `bodyTurns` is working through `waiting` (between its slices too). */
+let turning = false
+/** Time bodies took in this turn before `bodyTurns` (those that arrived and were done at once). */
+let spentThisTurn = 0
+let resetScheduled = false
+const resetSpent = (): void => {
+  spentThisTurn = 0
+  resetScheduled = false
+}
+
+/** A step that failed unexpectedly (each answers its own failures): done, as if finished. */
+function run(step: Step): boolean {
+  try {
+    return step()
+  } catch {
+    return true
   }
 }
+
+/**
+ * Steps of the waiting bodies, in turn, a slice (engine/slices.ts) of at most BODY_TURN_MS at a
+ * time, until none waits.
+ */
+async function bodyTurns(): Promise<void> {
+  turning = true
+  try {
+    const slice = new Slice(BODY_TURN_MS)
+    while (waiting.length > 0) {
+      if (slice.due()) await slice.next()
+      const step = waiting.shift()!
+      if (!run(step)) waiting.push(step)
+    }
+  } finally {
+    turning = false
+  }
+}
+
+/**
+ * A body's work begins: at once, in the turn its last bytes arrived, while no body waits and the
+ * bodies of this turn have taken less than BODY_TURN_MS (a short body, the common case, is parsed
+ * and answered as it always was); otherwise after those before it, a step per turn of theirs.
+ */
+function begin(step: Step): void {
+  if (turning || spentThisTurn >= BODY_TURN_MS) {
+    waiting.push(step)
+    if (!turning) void bodyTurns()
+    return
+  }
+  const began = performance.now()
+  const finished = run(step)
+  spentThisTurn += performance.now() - began
+  if (!resetScheduled) {
+    resetScheduled = true
+    setImmediate(resetSpent)
+  }
+  if (!finished) {
+    waiting.push(step)
+    void bodyTurns()
+  }
+}
+
+/**
+ * Where the last whole character of `bytes` ends: their length, or where a character cut short at
+ * their end (its other bytes in the next chunk) begins. Bytes that are not UTF-8 are left for
+ * `isUtf8` to refuse.
+ */
+function wholeCharactersEnd(bytes: Buffer): number {
+  for (let at = bytes.length - 1; at >= 0 && at >= bytes.length - 4; at--) {
+    const byte = bytes[at]!
+    if ((byte & 0xc0) === 0x80) continue
+    const length = byte < 0xc0 ? 1 : byte < 0xe0 ? 2 : byte < 0xf0 ? 3 : 4
+    return at + length <= bytes.length ? bytes.length : at
+  }
+  return bytes.length
+}
+
+const NOT_UTF8 = 'Body must be valid JSON: its bytes are not UTF-8'
+
+/**
+ * A body's bytes, as text, then parsed (`parseText`): checked as UTF-8 and decoded
+ * DECODE_SLICE_BYTES at a time (a character cut between two chunks is decoded whole), so that a
+ * long body is never decoded in one go. Bytes that are not UTF-8 are refused with 400, never
+ * replaced by U+FFFD: the data would be changed without a word.
+ */
+function bodyStep(request: FastifyRequest, chunks: Buffer[], done: Done): Step {
+  let text = ''
+  let next = 0
+  let carried: Buffer | undefined
+  let parsing: Step | undefined
+  return () => {
+    if (parsing !== undefined) return parsing()
+    let decoded = 0
+    while (next < chunks.length && decoded < DECODE_SLICE_BYTES) {
+      let bytes = chunks[next]!
+      chunks[next++] = EMPTY
+      if (carried !== undefined) {
+        bytes = Buffer.concat([carried, bytes])
+        carried = undefined
+      }
+      const end = next === chunks.length ? bytes.length : wholeCharactersEnd(bytes)
+      if (end < bytes.length) {
+        carried = bytes.subarray(end)
+        bytes = bytes.subarray(0, end)
+      }
+      if (!isUtf8(bytes)) return refuse(done, new BadRequest(NOT_UTF8))
+      text += bytes.toString('utf8')
+      decoded += bytes.length
+    }
+    if (next < chunks.length) return false
+    parsing = parseText(request, text, done)
+    return parsing === undefined || parsing()
+  }
+}
+
+const EMPTY = Buffer.alloc(0)
+
+type Done = (error: Error | null, body?: unknown) => void
 
 /**
  * A body longer than LARGE_BODY_CHARS, read a slice per turn: its values counted (`JsonCount`),
@@ -66,7 +178,7 @@ async function scanTurns(): Promise<void> {
  * A body that is not JSON is refused where the strict scan finds it stops being JSON, never by
  * building what comes before.
  */
-function parseLongBody(request: FastifyRequest, text: string, done: (error: Error | null, body?: unknown) => void): void {
+function longBodyStep(request: FastifyRequest, text: string, done: Done): Step {
   const count = new JsonCount(text, MAX_BODY_DEPTH)
   let scan: JsonScan | undefined
   // JSON.parse refused the text: the scan only says where.
@@ -101,28 +213,111 @@ function parseLongBody(request: FastifyRequest, text: string, done: (error: Erro
     }
     const scanned = scan.run(SCAN_SLICE_CHARS)
     if (scanned === undefined) return false
-    if (scanned.kind === 'deep') return finish(done, new BadRequest(DEEP_BODY))
-    if (scanned.kind === 'invalid') return finish(done, new BadRequest(`${MESSAGES.invalidJson}${whereJsonStops(text, scanned.at)}`))
-    if (refused) return finish(done, new BadRequest(MESSAGES.invalidJson))
+    if (scanned.kind === 'deep') return refuse(done, new BadRequest(DEEP_BODY))
+    if (scanned.kind === 'invalid') return refuse(done, new BadRequest(`${MESSAGES.invalidJson}${whereJsonStops(text, scanned.at)}`))
+    if (refused) return refuse(done, new BadRequest(MESSAGES.invalidJson))
     let body: unknown
     try {
       body = largeBody(scanned.members)
     } catch (error) {
-      return finish(done, error as Error)
+      return refuse(done, error as Error)
     }
     request.bodyText = text
     done(null, body)
     return true
   }
-  // The first turn is this one, when no other body is waiting: a body a turn covers (a few
-  // hundred kilobytes) is answered without waiting for the next.
-  if (scanning.push(step) === 1) void scanTurns()
+  return step
 }
 
-/** A long body refused: done, and its step with it. */
-function finish(done: (error: Error | null, body?: unknown) => void, error: Error): true {
+/** A body refused: done, and its step with it. */
+function refuse(done: Done, error: Error): true {
   done(error, undefined)
   return true
+}
+
+/**
+ * A body's text parsed: a short one at once (returns undefined, `done` called); a long one by the
+ * step it returns (`longBodyStep`).
+ */
+function parseText(request: FastifyRequest, text: string, done: Done): Step | undefined {
+  // A leading byte order mark is allowed (RFC 8259 §8.1 lets a parser ignore it).
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1)
+  if (text.trim() === '') return answered(done, new BadRequest(MESSAGES.invalidJson))
+  if (text.length > LARGE_BODY_CHARS) return longBodyStep(request, text, done)
+  if (jsonNestsDeeper(text, MAX_BODY_DEPTH)) return answered(done, new BadRequest(DEEP_BODY))
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    // Only a refused body pays for the scan that names where it stops being JSON.
+    return answered(done, new BadRequest(`${MESSAGES.invalidJson}${whereJsonFails(text)}`))
+  }
+  // A second, careful pass only when a dangerous key could be present at all (spelled out, or
+  // hidden behind a \u escape such as "\u005f_proto__").
+  if (text.includes('__proto__') || text.includes('constructor') || text.includes('\\u')) {
+    try {
+      parsed = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' })
+    } catch {
+      return answered(done, new BadRequest(POISONED_BODY))
+    }
+  }
+  request.bodyText = text
+  done(null, parsed)
+  return undefined
+}
+
+/** A short body refused: done, no step left. */
+function answered(done: Done, error: Error): undefined {
+  done(error, undefined)
+  return undefined
+}
+
+/** The request's body as Fastify hands it to a parser: the request itself, or what a preParsing hook made of it. */
+type Payload = NodeJS.ReadableStream & { receivedEncodedLength?: number }
+
+/**
+ * Reads a body's bytes, as Fastify's own parsers do (a body past `limit` bytes refused with 413 as
+ * soon as it is, by its Content-Length or while it streams; one whose length differs from its
+ * Content-Length 400; a read that fails 400), keeping its chunks as they arrive; once it has all
+ * arrived, its work begins (`begin`): decoded and parsed at once when it is short and the turn has
+ * time, in slices otherwise.
+ */
+function readBody(request: FastifyRequest, payload: Payload, limit: number, done: Done): void {
+  const declared = Number(request.headers['content-length'])
+  if (declared > limit) return done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE(), undefined)
+  const chunks: Buffer[] = []
+  let received = 0
+  const detach = (): void => {
+    payload.removeListener('data', onData)
+    payload.removeListener('end', onEnd)
+    payload.removeListener('error', onEnd)
+  }
+  function onData(chunk: Buffer | string): void {
+    // A preParsing stream may give strings.
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
+    received += bytes.length
+    if (received > limit || (payload.receivedEncodedLength ?? 0) > limit) {
+      detach()
+      done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE(), undefined)
+      return
+    }
+    chunks.push(bytes)
+  }
+  function onEnd(error?: Error & { statusCode?: number }): void {
+    detach()
+    if (error != null) {
+      if (!(typeof error.statusCode === 'number' && error.statusCode >= 400)) error.statusCode = 400
+      return done(error, undefined)
+    }
+    if (!Number.isNaN(declared) && (payload.receivedEncodedLength || received) !== declared) {
+      return done(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH(), undefined)
+    }
+    begin(bodyStep(request, chunks, done))
+  }
+  payload.on('data', onData)
+  payload.on('end', onEnd)
+  payload.on('error', onEnd)
+  payload.resume()
 }
 
 declare module 'fastify' {
@@ -147,37 +342,13 @@ export const bodyPlugin = fp<BodyPluginOptions>(
     app.removeAllContentTypeParsers()
     // Validation without coercion: `{ "mapping": 5 }` is a bad request, not the id "5".
     app.setValidatorCompiler(TypeBoxValidatorCompiler)
-    const parseBody = (request: FastifyRequest, text: string | Buffer, done: (error: Error | null, body?: unknown) => void): void => {
-      if (typeof text !== 'string') return done(new BadRequest(MESSAGES.invalidJson), undefined)
-      // A leading byte order mark is allowed (RFC 8259 §8.1 lets a parser ignore it).
-      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1)
-      if (text.trim() === '') return done(new BadRequest(MESSAGES.invalidJson), undefined)
-      if (text.length > LARGE_BODY_CHARS) return parseLongBody(request, text, done)
-      if (jsonNestsDeeper(text, MAX_BODY_DEPTH)) return done(new BadRequest(DEEP_BODY), undefined)
-      let parsed: unknown
-      try {
-        parsed = JSON.parse(text)
-      } catch {
-        // Only a refused body pays for the scan that names where it stops being JSON.
-        return done(new BadRequest(`${MESSAGES.invalidJson}${whereJsonFails(text)}`), undefined)
-      }
-      // A second, careful pass only when a dangerous key could be present at all (spelled out, or
-      // hidden behind a \u escape such as "\u005f_proto__").
-      if (text.includes('__proto__') || text.includes('constructor') || text.includes('\\u')) {
-        try {
-          parsed = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' })
-        } catch {
-          return done(new BadRequest(POISONED_BODY), undefined)
-        }
-      }
-      request.bodyText = text
-      done(null, parsed)
-    }
-    // The catch-all takes every body; `application/json` is also named so that Fastify finds its
-    // parser in its cache (a request matched only by the catch-all has its Content-Type parsed anew
-    // every time).
-    app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: maxBodyBytes }, parseBody)
-    app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: maxBodyBytes }, parseBody)
+    // Every body is read by `readBody` (not by Fastify's string parser, which decodes a body whole
+    // in the turn its last bytes arrive). The catch-all takes every body; `application/json` is
+    // also named so that Fastify finds its parser in its cache (a request matched only by the
+    // catch-all has its Content-Type parsed anew every time).
+    const parser = (request: FastifyRequest, payload: Payload, done: Done): void => readBody(request, payload, maxBodyBytes, done)
+    app.addContentTypeParser('application/json', parser)
+    app.addContentTypeParser('*', parser)
   },
   { name: 'mapper-body', fastify: '5.x' }
 )
