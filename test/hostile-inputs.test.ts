@@ -491,10 +491,11 @@ const rows: Row[] = [
       const sizes: number[] = []
       let last: Answer | undefined
       for (let d = 0; d < 30; d++) {
-        const mapping: Record<string, string> = {}
-        // ~17 bytes a pairing: 6000 of them make ~100 KB of document text.
-        for (let p = 0; p < 6000; p++) mapping[`/d${d}p${p}`] = `/v${p % 7}`
-        const text = JSON.stringify({ mapping: { mapping }, input: { v0: 0, v1: 1 } })
+        // ~17 bytes a pairing: 6000 of them make ~100 KB of document text. Written as the text
+        // JSON.stringify gives an object of these pairings (nothing in them needs escaping), in a
+        // quarter of the time a 6000-key object takes to build and print.
+        const pairings = Array.from({ length: 6000 }, (_, p) => `"/d${d}p${p}":"/v${p % 7}"`)
+        const text = `{"mapping":{"mapping":{${pairings.join(',')}}},"input":{"v0":0,"v1":1}}`
         sizes.push(text.length)
         last = await post('/map', text)
         statuses.push(last.status)
