@@ -204,11 +204,14 @@ const curl = { skip: (await have('curl')) ? false : 'curl is not installed (Debi
 // CI (.ci/run) installs it and sets MAPPER_REQUIRE_SYSTEM_SERVICES=1: there a missing curl fails.
 if (curl.skip !== false && process.env.MAPPER_REQUIRE_SYSTEM_SERVICES === '1') t.fail(`MAPPER_REQUIRE_SYSTEM_SERVICES=1 and ${curl.skip}`)
 
-t.test('A first session, and the other sessions against a listening service', curl, async (t) => {
+// The sessions side by side: each waits on bash and curl processes far more than it works, and
+// none changes what another reads (the service is read only; bomb.json is the one file written, read
+// by its own test only).
+t.test('A first session, and the other sessions against a listening service', { ...curl, jobs: 6 }, async (t) => {
   const { port } = await listening(t)
   const work = tempTree(t)
 
-  await t.test('Quick start: a first session', async (t) => {
+  t.test('Quick start: a first session', async (t) => {
     for (const step of session(blockOf('Installing as a package', '$ curl').code)) {
       const ran = await bash(onPort(step.command, port), work.root)
       t.equal(ran.code, 0, `${step.command}: ${ran.stderr}`)
@@ -216,7 +219,7 @@ t.test('A first session, and the other sessions against a listening service', cu
     }
   })
 
-  await t.test('Limits and budgets: the 1.8 KB document whose 27 members each name the next one twice', async (t) => {
+  t.test('Limits and budgets: the 1.8 KB document whose 27 members each name the next one twice', async (t) => {
     // The document the prose describes: 27 members each naming the next twice, and the leaf they
     // end in. A compound document's entry is its last member: the chain is written from its leaf up.
     const id = (i: number): string => `mp${i}`
@@ -230,7 +233,7 @@ t.test('A first session, and the other sessions against a listening service', cu
     t.match(ran.stdout, wildcard(step!.output), step!.command)
   })
 
-  await t.test('Limits and budgets: the BudgetExceeded answer', async (t) => {
+  t.test('Limits and budgets: the BudgetExceeded answer', async (t) => {
     // A document whose static expansion is small (each `each` counts once) and whose input makes
     // the evaluation enter more than the explicit fanOut budget of 100,000 levels at run time.
     const shown = blockOf('Limits and budgets', '{"code":"BudgetExceeded"').code.trim()
@@ -241,7 +244,7 @@ t.test('A first session, and the other sessions against a listening service', cu
     t.match(answer.body, wildcard(shown), 'the answer as the README shows it')
   })
 
-  await t.test('Batches: a stream, its bad line answered in place', async (t) => {
+  t.test('Batches: a stream, its bad line answered in place', async (t) => {
     const code = blockOf('Batches', "curl -sN -X POST 'localhost:3333/map/stream").code
     // The command runs to its here-document's end (NDJSON); what follows is what it prints.
     const lines = code.replace(/\n$/, '').split('\n')
@@ -252,14 +255,14 @@ t.test('A first session, and the other sessions against a listening service', cu
     t.match(ran.stdout.replace(/\n$/, ''), wildcard(lines.slice(end + 1).join('\n')), 'the answers as the README shows them')
   })
 
-  await t.test('Explain: the request and the trace it answers', async (t) => {
+  t.test('Explain: the request and the trace it answers', async (t) => {
     const ran = await bash(onPort(blockOf('Explain', 'curl -s localhost:3333/map').code, port), work.root)
     t.equal(ran.code, 0, ran.stderr)
     const shown = JSON.parse(stripJsonComments(blockOf('Explain', '{').code)) as unknown
     t.strictSame(JSON.parse(ran.stdout), shown, 'the answer is the one shown, member for member')
   })
 
-  await t.test('JSON Schema (editor support): the editor settings name the served schema', async (t) => {
+  t.test('JSON Schema (editor support): the editor settings name the served schema', async (t) => {
     const settings = JSON.parse(stripJsonComments(blockOf('JSON Schema (editor support)', '{').code)) as { 'yaml.schemas': Record<string, string[]> }
     for (const url of Object.keys(settings['yaml.schemas']).filter((key) => key.startsWith('http'))) {
       const ran = await bash(`curl -s -o /dev/null -w '%{http_code} %{content_type}' ${onPort(url, port)}`, work.root)
@@ -305,16 +308,21 @@ t.test('Deployment postures and the rate limit: each OPTIONS line, as the shell 
     ...blockOf('Rate limiting', 'OPTIONS=').code.split('\n'),
   ].filter((line) => line.startsWith('OPTIONS='))
   t.ok(lines.length >= 4, 'the three postures and the rate limit')
-  for (const line of lines) {
-    // The assignment alone (the rate-limit line goes on to start the command): what OPTIONS holds.
-    const assignment = /^OPTIONS='[^']*'/.exec(line)![0]
-    const ran = await bash(`${assignment}; printf '%s' "$OPTIONS"`, ROOT)
-    const options = JSON.parse(ran.stdout) as Record<string, unknown>
-    const app = await buildServer({ options: { ...options, logging: { level: 'silent' } } })
-    await app.ready()
-    t.pass(`starts with ${ran.stdout}`)
-    await app.close()
-  }
+  // The lines at once (a bash each, then a server built, made ready and closed), each passing in
+  // the README's order: one after another they waited on each other's shell for nothing.
+  const started = await Promise.all(
+    lines.map(async (line) => {
+      // The assignment alone (the rate-limit line goes on to start the command): what OPTIONS holds.
+      const assignment = /^OPTIONS='[^']*'/.exec(line)![0]
+      const ran = await bash(`${assignment}; printf '%s' "$OPTIONS"`, ROOT)
+      const options = JSON.parse(ran.stdout) as Record<string, unknown>
+      const app = await buildServer({ options: { ...options, logging: { level: 'silent' } } })
+      await app.ready()
+      await app.close()
+      return ran.stdout
+    })
+  )
+  for (const options of started) t.pass(`starts with ${options}`)
 })
 
 t.test('Rate limiting: the 429 answer, as shown', async (t) => {
@@ -370,10 +378,12 @@ async function healthy(started: { output: () => string; exited: () => boolean },
   await waitUntil(`GET /health on ${port}`, async () => (await exchange(port, 'GET', '/health').catch(() => undefined))?.status === 200, 60000, () => (started.exited() ? `it exited: ${started.output()}` : undefined))
 }
 
-t.test('Metrics and Tracing: `npx mapper-service` in a project that installed it', curl, async (t) => {
+// The two services at once, each on its own port, started by npx in the same project: a start-up
+// (npx, then the service) is seconds, mostly spent waiting on the other's CPU or on a port to answer.
+t.test('Metrics and Tracing: `npx mapper-service` in a project that installed it', { ...curl, jobs: 2 }, async (t) => {
   const project = await consumerProject(t)
 
-  await t.test('Metrics: the path moved, then the grep', async (t) => {
+  t.test('Metrics: the path moved, then the grep', async (t) => {
     const [serve, scrape, ...shown] = blockOf('Metrics', 'OPTIONS=').code.replace(/\n$/, '').split('\n') as [string, string, ...string[]]
     const port = await freePort()
     await healthy(background(t, serve, project, { PORT: String(port) }), port)
@@ -388,7 +398,7 @@ t.test('Metrics and Tracing: `npx mapper-service` in a project that installed it
     for (const line of shown) t.match(line.replace(/^# /, ''), /^mapper_evaluations_total\{mapping="[^"]+",result="(valid|invalid)"\} \d+$/, `the shown line has the printed form: ${line}`)
   })
 
-  await t.test('Tracing: spans printed to stdout by the console exporter', async (t) => {
+  t.test('Tracing: spans printed to stdout by the console exporter', async (t) => {
     const lines = blockOf('Tracing', 'OTEL_EXPORTER_OTLP_ENDPOINT=').code.replace(/\n$/, '').split('\n')
     // The first line exports to a collector this test cannot reach (only 127.0.0.1 may be): its
     // variables are the ones the service starts the SDK for, and the SDK reads (checked below).
