@@ -5,7 +5,7 @@
 // MAX_BODY_DEPTH before it is parsed. The work a body's size sets (decoding, counting, scanning,
 // parsing) takes at most BODY_TURN_MS of a turn for all bodies together: a short body alone is
 // parsed the turn it arrives; a long one, or one arriving with many others, goes on a slice per
-// turn. One with more values than the main thread should build (service/json-text.ts) is checked
+// turn, and keeps to the share of a busy loop that sliced work has (engine/slices.ts). One with more values than the main thread should build (service/json-text.ts) is checked
 // by a strict scan and keeps its object and array members as text (JsonText), parsed and evaluated
 // in a worker thread.
 import { errorCodes, type FastifyReply, type FastifyRequest } from 'fastify'
@@ -63,15 +63,6 @@ const resetSpent = (): void => {
   resetScheduled = false
 }
 
-/** A step that failed unexpectedly (each answers its own failures): done, as if finished. */
-function run(step: Step): boolean {
-  try {
-    return step()
-  } catch {
-    return true
-  }
-}
-
 /**
  * Steps of the waiting bodies, in turn, a slice (engine/slices.ts) of at most BODY_TURN_MS at a
  * time, until none waits.
@@ -83,7 +74,7 @@ async function bodyTurns(): Promise<void> {
     while (waiting.length > 0) {
       if (slice.due()) await slice.next()
       const step = waiting.shift()!
-      if (!run(step)) waiting.push(step)
+      if (!step()) waiting.push(step)
     }
   } finally {
     turning = false
@@ -91,18 +82,20 @@ async function bodyTurns(): Promise<void> {
 }
 
 /**
- * A body's work begins: at once, in the turn its last bytes arrived, while no body waits and the
- * bodies of this turn have taken less than BODY_TURN_MS (a short body, the common case, is parsed
- * and answered as it always was); otherwise after those before it, a step per turn of theirs.
+ * A body's work begins. A short body (at most LARGE_BODY_CHARS bytes) is decoded and parsed at
+ * once, in the turn its last bytes arrived, while no body waits and the bodies of this turn have
+ * taken less than BODY_TURN_MS: the common case, answered as it always was. Any other body goes
+ * after those before it, a step per turn, its first step at once when none waits; as sliced work,
+ * it keeps to its share of a busy loop (engine/slices.ts).
  */
-function begin(step: Step): void {
-  if (turning || spentThisTurn >= BODY_TURN_MS) {
+function begin(step: Step, bytes: number): void {
+  if (turning || bytes > LARGE_BODY_CHARS || spentThisTurn >= BODY_TURN_MS) {
     waiting.push(step)
     if (!turning) void bodyTurns()
     return
   }
   const began = performance.now()
-  const finished = run(step)
+  const finished = step()
   spentThisTurn += performance.now() - began
   if (!resetScheduled) {
     resetScheduled = true
@@ -142,7 +135,7 @@ function bodyStep(request: FastifyRequest, chunks: Buffer[], done: Done): Step {
   let next = 0
   let carried: Buffer | undefined
   let parsing: Step | undefined
-  return () => {
+  const work = (): boolean => {
     if (parsing !== undefined) return parsing()
     let decoded = 0
     while (next < chunks.length && decoded < DECODE_SLICE_BYTES) {
@@ -164,6 +157,14 @@ function bodyStep(request: FastifyRequest, chunks: Buffer[], done: Done): Step {
     if (next < chunks.length) return false
     parsing = parseText(request, text, done)
     return parsing === undefined || parsing()
+  }
+  // Not expected (each step answers the failures it knows): answered all the same, never left waiting.
+  return () => {
+    try {
+      return work()
+    } catch (error) {
+      return refuse(done, error as Error)
+    }
   }
 }
 
@@ -312,7 +313,7 @@ function readBody(request: FastifyRequest, payload: Payload, limit: number, done
     if (!Number.isNaN(declared) && (payload.receivedEncodedLength || received) !== declared) {
       return done(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH(), undefined)
     }
-    begin(bodyStep(request, chunks, done))
+    begin(bodyStep(request, chunks, done), received)
   }
   payload.on('data', onData)
   payload.on('end', onEnd)
