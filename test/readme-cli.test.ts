@@ -138,204 +138,227 @@ const citation = (n: number): object => ({
 })
 const RECORDS = [1, 2, 3].map((n) => JSON.stringify(record(n))).join('\n') + '\n'
 
-t.test('Batches: the CLI maps a file and a decompressed standard input, one envelope per line', async (t) => {
-  if (!toolsHere(t, { zcat: 'gzip' })) return
-  const block = blockWith(fencedBlocks(readmeSection('Batches'), 'sh'), 'mapper-service map citation --ndjson')
-  const tree = cliTree(t, { 'records.ndjson': RECORDS, 'mapping.yaml': 'mapping:\n  /title: /title\n  /year: { source: /issued/year, as: number }\n' })
-  writeFileSync(tree.path('records.ndjson.gz'), gzipSync(RECORDS))
-  const ran = await run(t, block, tree, ['-e'])
-  t.equal(ran.code, 0, `both lines exit 0: ${ran.stderr}`)
-  t.equal(ran.stdout, '', 'the envelopes go to the files')
-  t.same(ndjson(readFileSync(tree.path('citations.ndjson'), 'utf8')), [1, 2, 3].map(citation), 'citations.ndjson: one envelope per record, in order')
-  t.same(
-    ndjson(readFileSync(tree.path('out.ndjson'), 'utf8')),
-    [1, 2, 3].map((n) => ({ title: `Record ${n}`, year: 1990 + n, valid: true, errors: [] })),
-    'out.ndjson: mapping.yaml over the gzipped records, one line each'
-  )
-})
-
-t.test('Command line: each command as written', async (t) => {
-  const code = blockWith(fencedBlocks(readmeSection('Command line'), 'sh'), '# serve')
-  const [serve, ...commands] = lines(code)
-  t.match(serve, /^mapper-service\s+#/, 'the block starts with serving: the command alone')
-
-  const tree = cliTree(t, {
-    'extra.yaml': '$id: extra\nmapping:\n  /copy: /message\n',
-    'record.json': JSON.stringify(record(7)),
-    'records.ndjson': RECORDS,
+// The tests three at a time: each runs its own processes in its own temporary tree on its own port,
+// and spends most of its time waiting on them (a start-up, a reload, a shutdown); one after another,
+// those waits added up.
+t.test('the README\'s command lines, three tests at a time', { jobs: 3 }, async (t) => {
+  t.test('Batches: the CLI maps a file and a decompressed standard input, one envelope per line', async (t) => {
+    if (!toolsHere(t, { zcat: 'gzip' })) return
+    const block = blockWith(fencedBlocks(readmeSection('Batches'), 'sh'), 'mapper-service map citation --ndjson')
+    const tree = cliTree(t, { 'records.ndjson': RECORDS, 'mapping.yaml': 'mapping:\n  /title: /title\n  /year: { source: /issued/year, as: number }\n' })
+    writeFileSync(tree.path('records.ndjson.gz'), gzipSync(RECORDS))
+    const ran = await run(t, block, tree, ['-e'])
+    t.equal(ran.code, 0, `both lines exit 0: ${ran.stderr}`)
+    t.equal(ran.stdout, '', 'the envelopes go to the files')
+    t.same(ndjson(readFileSync(tree.path('citations.ndjson'), 'utf8')), [1, 2, 3].map(citation), 'citations.ndjson: one envelope per record, in order')
+    t.same(
+      ndjson(readFileSync(tree.path('out.ndjson'), 'utf8')),
+      [1, 2, 3].map((n) => ({ title: `Record ${n}`, year: 1990 + n, valid: true, errors: [] })),
+      'out.ndjson: mapping.yaml over the gzipped records, one line each'
+    )
   })
-  copyMappings(tree)
 
-  // Per line, what it must do; a line the README gains or changes has no check and fails.
-  const checks: Array<[RegExp, (t: Test, ran: Exit) => void]> = [
-    [/^mapper-service validate mappings\/ extra\.yaml\s/, (t, ran) => {
-      t.equal(ran.code, 0, ran.stderr)
-      t.equal(ran.stdout, 'mappings/citation.yaml: valid\nmappings/echo.json: valid\nmappings/greet.yaml: valid\nextra.yaml: valid\n4 documents, 0 invalid\n', 'each document valid, the bundled ones and extra.yaml')
-    }],
-    [/^mapper-service test mappings\/\s/, (t, ran) => {
-      t.equal(ran.code, 0, ran.stderr)
-      t.equal(ran.stdout, 'PASS mappings/citation.yaml: 2 examples\nPASS mappings/echo.json: 1 example\nPASS mappings/greet.yaml: 1 example\n3 documents, 4 examples: 4 passed, 0 failed\n', 'every example of each document passes')
-    }],
-    [/^mapper-service map citation record\.json\s/, (t, ran) => {
-      t.equal(ran.code, 0, ran.stderr)
-      t.same(JSON.parse(ran.stdout), citation(7), 'the envelope')
-    }],
-    [/^mapper-service map --explain citation record\.json\s/, (t, ran) => {
-      t.equal(ran.code, 0, ran.stderr)
-      const { explain, ...envelope } = JSON.parse(ran.stdout) as { explain: { pairings: Array<{ target: string }> } }
-      t.same(envelope, citation(7), 'the same envelope')
-      t.same(explain.pairings.map((pairing) => pairing.target), ['/citation/title', '/citation/doi', '/citation/year', '/citation/authors', '/citation/source'], 'its trace, a pairing each')
-    }],
-    [/^echo '\{"message":"hi"\}' \| mapper-service map greet -$/, (t, ran) => {
-      t.equal(ran.code, 0, ran.stderr)
-      t.same(JSON.parse(ran.stdout), { text: 'hi', valid: true, errors: [] })
-    }],
-    [/^mapper-service map citation --ndjson records\.ndjson > out\.ndjson\s/, (t, ran) => {
-      t.equal(ran.code, 0, ran.stderr)
-      t.same(ndjson(readFileSync(tree.path('out.ndjson'), 'utf8')), [1, 2, 3].map(citation), 'one envelope per line')
-    }],
-    [/^mapper-service schema > mapping\.schema\.json\s/, (t, ran) => {
-      t.equal(ran.code, 0, ran.stderr)
-      const schema = JSON.parse(readFileSync(tree.path('mapping.schema.json'), 'utf8')) as { $schema: string }
-      t.equal(schema.$schema, 'https://json-schema.org/draft/2020-12/schema', 'written to the file: a JSON Schema 2020-12 document')
-      const check = new Ajv2020({ strict: true, allowUnionTypes: true }).compile(schema)
-      t.ok(check(JSON.parse(readFileSync(tree.path('mappings/echo.json'), 'utf8'))), 'a JSON Schema that accepts a bundled mapping')
-      t.notOk(check({ mapping: 42 }), 'and refuses a mapping that is a number')
-    }],
-    [/^mapper-service --help\s/, (t, ran) => {
-      t.equal(ran.code, 0, ran.stderr)
-      t.match(ran.stdout, /^Usage: mapper-service \[command\]\n[\s\S]*validate[\s\S]*test[\s\S]*map[\s\S]*schema/, 'the usage, every command in it')
-    }],
-  ]
-  // One at a time: several at once on a busy two-core machine could take longer than their bound.
-  for (const line of commands) {
-    const matching = checks.filter(([pattern]) => pattern.test(line))
-    t.equal(matching.length, 1, `a check for: ${line}`)
-    const ran = await run(t, line, tree)
-    await t.test(line, async (t) => matching[0]?.[1](t, ran))
-  }
-  t.equal(commands.length, checks.length, 'every check met its line')
+  t.test('Command line: each command as written', async (t) => {
+    const code = blockWith(fencedBlocks(readmeSection('Command line'), 'sh'), '# serve')
+    const [serve, ...commands] = lines(code)
+    t.match(serve, /^mapper-service\s+#/, 'the block starts with serving: the command alone')
 
-  // Serving, "the environment above": its port, and on loopback only (the address is the test's choice).
-  const port = await freePort()
-  const server = bash(t, ['-c', serve], tree.root, { ...tree.env, PORT: String(port), OPTIONS: JSON.stringify({ host: '127.0.0.1' }) })
-  await waitForHealth(server, port)
-  t.same(Object.keys(JSON.parse((await exchange(port, 'GET', '/mappings')).body) as object).sort(), BUNDLED, 'the bundled mappings served')
-  server.signal('SIGTERM')
-  const exit = await server.exited
-  t.equal(exit.code, 0, `SIGTERM ends it, exit 0: ${exit.stderr}`)
-  t.match(exit.stdout, /"signal":"SIGTERM","msg":"shutting down"/, 'logged as it stopped')
-})
+    const tree = cliTree(t, {
+      'extra.yaml': '$id: extra\nmapping:\n  /copy: /message\n',
+      'record.json': JSON.stringify(record(7)),
+      'records.ndjson': RECORDS,
+    })
+    copyMappings(tree)
 
-t.test('Command line: validate places each diagnostic in its file, the output shown', async (t) => {
-  const shown = blockWith(fencedBlocks(readmeSection('Command line'), ''), 'places.yaml: invalid')
-  // The document the prose describes (the README shows only the output): its sixth line names a
-  // transformer no surface registers, the value at column 16.
-  const tree = cliTree(t, { 'places.yaml': '$id: places\nmapping:\n  /title: /book/title\n  /slug:\n    source: /book/title\n    transform: slugify\n' })
-  const ran = await run(t, 'mapper-service validate places.yaml', tree)
-  t.equal(ran.code, 1, 'an invalid document exits 1')
-  const pattern = new RegExp(`^${shown.split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('[^\\n]*')}$`)
-  t.match(ran.stdout, pattern, 'the output, as the README shows it')
-})
+    // Per line, what it must do; a line the README gains or changes has no check and fails.
+    const checks: Array<[RegExp, (t: Test, ran: Exit) => void]> = [
+      [/^mapper-service validate mappings\/ extra\.yaml\s/, (t, ran) => {
+        t.equal(ran.code, 0, ran.stderr)
+        t.equal(ran.stdout, 'mappings/citation.yaml: valid\nmappings/echo.json: valid\nmappings/greet.yaml: valid\nextra.yaml: valid\n4 documents, 0 invalid\n', 'each document valid, the bundled ones and extra.yaml')
+      }],
+      [/^mapper-service test mappings\/\s/, (t, ran) => {
+        t.equal(ran.code, 0, ran.stderr)
+        t.equal(ran.stdout, 'PASS mappings/citation.yaml: 2 examples\nPASS mappings/echo.json: 1 example\nPASS mappings/greet.yaml: 1 example\n3 documents, 4 examples: 4 passed, 0 failed\n', 'every example of each document passes')
+      }],
+      [/^mapper-service map citation record\.json\s/, (t, ran) => {
+        t.equal(ran.code, 0, ran.stderr)
+        t.same(JSON.parse(ran.stdout), citation(7), 'the envelope')
+      }],
+      [/^mapper-service map --explain citation record\.json\s/, (t, ran) => {
+        t.equal(ran.code, 0, ran.stderr)
+        const { explain, ...envelope } = JSON.parse(ran.stdout) as { explain: { pairings: Array<{ target: string }> } }
+        t.same(envelope, citation(7), 'the same envelope')
+        t.same(explain.pairings.map((pairing) => pairing.target), ['/citation/title', '/citation/doi', '/citation/year', '/citation/authors', '/citation/source'], 'its trace, a pairing each')
+      }],
+      [/^echo '\{"message":"hi"\}' \| mapper-service map greet -$/, (t, ran) => {
+        t.equal(ran.code, 0, ran.stderr)
+        t.same(JSON.parse(ran.stdout), { text: 'hi', valid: true, errors: [] })
+      }],
+      [/^mapper-service map citation --ndjson records\.ndjson > out\.ndjson\s/, (t, ran) => {
+        t.equal(ran.code, 0, ran.stderr)
+        t.same(ndjson(readFileSync(tree.path('out.ndjson'), 'utf8')), [1, 2, 3].map(citation), 'one envelope per line')
+      }],
+      [/^mapper-service schema > mapping\.schema\.json\s/, (t, ran) => {
+        t.equal(ran.code, 0, ran.stderr)
+        const schema = JSON.parse(readFileSync(tree.path('mapping.schema.json'), 'utf8')) as { $schema: string }
+        t.equal(schema.$schema, 'https://json-schema.org/draft/2020-12/schema', 'written to the file: a JSON Schema 2020-12 document')
+        const check = new Ajv2020({ strict: true, allowUnionTypes: true }).compile(schema)
+        t.ok(check(JSON.parse(readFileSync(tree.path('mappings/echo.json'), 'utf8'))), 'a JSON Schema that accepts a bundled mapping')
+        t.notOk(check({ mapping: 42 }), 'and refuses a mapping that is a number')
+      }],
+      [/^mapper-service --help\s/, (t, ran) => {
+        t.equal(ran.code, 0, ran.stderr)
+        t.match(ran.stdout, /^Usage: mapper-service \[command\]\n[\s\S]*validate[\s\S]*test[\s\S]*map[\s\S]*schema/, 'the usage, every command in it')
+      }],
+    ]
+    // Serving, "the environment above": its port, and on loopback only (the address is the test's
+    // choice). Started first, so its start-up overlaps the commands below rather than following them.
+    const port = await freePort()
+    const server = bash(t, ['-c', serve], tree.root, { ...tree.env, PORT: String(port), OPTIONS: JSON.stringify({ host: '127.0.0.1' }) })
 
-t.test('Command line: --include and --exclude narrow a directory as the comments say', async (t) => {
-  const [validate, test, ...rest] = lines(blockWith(fencedBlocks(readmeSection('Command line'), ''), '--include'))
-  t.same(rest, [], 'two commands')
-  const tree = cliTree(t, {
-    // What --exclude 'drafts/**' is for: a document mid-edit, invalid (the transformer of the
-    // places.yaml test above), which would be reported and fail the run.
-    'mappings/drafts/wip.yaml': '$id: wip\nmapping:\n  /slug: { source: /title, transform: slugify }\n',
+    // Two at a time (two lanes, each taking every other line in the README's order), checked in
+    // that order: more at once on a busy two-core machine could take longer than their bound, and
+    // none writes what another reads (each its own output file, or none).
+    const runs = commands.map(() => {
+      let settle!: (exit: Promise<Exit>) => void
+      const exit = new Promise<Exit>((resolve) => (settle = resolve))
+      return { exit, settle }
+    })
+    for (const lane of [0, 1]) {
+      void (async () => {
+        for (let i = lane; i < commands.length; i += 2) {
+          const exit = run(t, commands[i]!, tree)
+          runs[i]!.settle(exit)
+          await exit
+        }
+      })()
+    }
+    for (const [i, line] of commands.entries()) {
+      const matching = checks.filter(([pattern]) => pattern.test(line))
+      t.equal(matching.length, 1, `a check for: ${line}`)
+      const ran = await runs[i]!.exit
+      await t.test(line, async (t) => matching[0]?.[1](t, ran))
+    }
+    t.equal(commands.length, checks.length, 'every check met its line')
+
+    await waitForHealth(server, port)
+    t.same(Object.keys(JSON.parse((await exchange(port, 'GET', '/mappings')).body) as object).sort(), BUNDLED, 'the bundled mappings served')
+    server.signal('SIGTERM')
+    const exit = await server.exited
+    t.equal(exit.code, 0, `SIGTERM ends it, exit 0: ${exit.stderr}`)
+    t.match(exit.stdout, /"signal":"SIGTERM","msg":"shutting down"/, 'logged as it stopped')
   })
-  copyMappings(tree)
 
-  const validated = await run(t, validate!, tree)
-  t.equal(validated.code, 0, `the drafts left out, the rest valid under --strict: ${validated.stdout}${validated.stderr}`)
-  t.equal(validated.stdout, 'mappings/citation.yaml: valid\nmappings/echo.json: valid\nmappings/greet.yaml: valid\n3 documents, 0 invalid\n', 'the three bundled documents, nothing under drafts/')
+  t.test('Command line: validate places each diagnostic in its file, the output shown', async (t) => {
+    const shown = blockWith(fencedBlocks(readmeSection('Command line'), ''), 'places.yaml: invalid')
+    // The document the prose describes (the README shows only the output): its sixth line names a
+    // transformer no surface registers, the value at column 16.
+    const tree = cliTree(t, { 'places.yaml': '$id: places\nmapping:\n  /title: /book/title\n  /slug:\n    source: /book/title\n    transform: slugify\n' })
+    const ran = await run(t, 'mapper-service validate places.yaml', tree)
+    t.equal(ran.code, 1, 'an invalid document exits 1')
+    const pattern = new RegExp(`^${shown.split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('[^\\n]*')}$`)
+    t.match(ran.stdout, pattern, 'the output, as the README shows it')
+  })
 
-  t.match(test, /# citation\.yaml and greet\.yaml$/, 'the comment names the files it runs')
-  const tested = await run(t, test!, tree)
-  t.equal(tested.code, 0, tested.stderr)
-  t.equal(tested.stdout, 'PASS mappings/citation.yaml: 2 examples\nPASS mappings/greet.yaml: 1 example\n2 documents, 3 examples: 3 passed, 0 failed\n', 'citation.yaml and greet.yaml, and nothing else')
-})
+  t.test('Command line: --include and --exclude narrow a directory as the comments say', async (t) => {
+    const [validate, test, ...rest] = lines(blockWith(fencedBlocks(readmeSection('Command line'), ''), '--include'))
+    t.same(rest, [], 'two commands')
+    const tree = cliTree(t, {
+      // What --exclude 'drafts/**' is for: a document mid-edit, invalid (the transformer of the
+      // places.yaml test above), which would be reported and fail the run.
+      'mappings/drafts/wip.yaml': '$id: wip\nmapping:\n  /slug: { source: /title, transform: slugify }\n',
+    })
+    copyMappings(tree)
 
-t.test('Examples: the document shown passes mapper-service test', async (t) => {
-  const document = blockWith(fencedBlocks(readmeSection('Examples'), 'yaml'), '$id: citation')
-  t.match(document, /\nexamples:\n/, 'a document with examples')
-  const tree = cliTree(t, { 'citation.yaml': document })
-  const ran = await run(t, 'mapper-service test citation.yaml', tree)
-  t.equal(ran.code, 0, ran.stdout + ran.stderr)
-  t.equal(ran.stdout, 'PASS citation.yaml: 2 examples\n1 document, 2 examples: 2 passed, 0 failed\n', 'both examples, of this document')
-})
+    const validated = await run(t, validate!, tree)
+    t.equal(validated.code, 0, `the drafts left out, the rest valid under --strict: ${validated.stdout}${validated.stderr}`)
+    t.equal(validated.stdout, 'mappings/citation.yaml: valid\nmappings/echo.json: valid\nmappings/greet.yaml: valid\n3 documents, 0 invalid\n', 'the three bundled documents, nothing under drafts/')
 
-t.test('Hot reload: the shell session, typed line by line', async (t) => {
-  if (!toolsHere(t, { curl: 'curl', jq: 'jq' })) return
-  const [start, reload, list, ...rest] = lines(blockWith(fencedBlocks(readmeSection('Hot reload'), 'sh'), 'kill -HUP'))
-  t.same(rest, [], 'three lines')
-  t.match(list, 'localhost:3333', 'the default port, which this test replaces by its own')
+    t.match(test, /# citation\.yaml and greet\.yaml$/, 'the comment names the files it runs')
+    const tested = await run(t, test!, tree)
+    t.equal(tested.code, 0, tested.stderr)
+    t.equal(tested.stdout, 'PASS mappings/citation.yaml: 2 examples\nPASS mappings/greet.yaml: 1 example\n2 documents, 3 examples: 3 passed, 0 failed\n', 'citation.yaml and greet.yaml, and nothing else')
+  })
 
-  const tree = cliTree(t, { 'orders.json': JSON.stringify({ $id: 'orders', mapping: { '/total': { source: '/amount', as: 'number' } } }) })
-  copyMappings(tree)
-  const port = await freePort()
-  // One shell, its script on standard input, as a user types it: each line once the one before has
-  // done what it is there for. `%1` is that shell's job; PORT is the test's, in the environment. The
-  // service listens where the line has it listen (OPTIONS sets no host: every address, the
-  // default); the test reaches it on loopback only.
-  const shell = bash(t, ['-s'], tree.root, { ...tree.env, PORT: String(port) }, 'pipe')
-  const type = (line: string): void => {
-    shell.child.stdin!.write(`${line}\n`)
-  }
-  const stop = (): string | undefined => (shell.child.exitCode !== null ? `the shell exited: ${shell.stderr()}` : undefined)
+  t.test('Examples: the document shown passes mapper-service test', async (t) => {
+    const document = blockWith(fencedBlocks(readmeSection('Examples'), 'yaml'), '$id: citation')
+    t.match(document, /\nexamples:\n/, 'a document with examples')
+    const tree = cliTree(t, { 'citation.yaml': document })
+    const ran = await run(t, 'mapper-service test citation.yaml', tree)
+    t.equal(ran.code, 0, ran.stdout + ran.stderr)
+    t.equal(ran.stdout, 'PASS citation.yaml: 2 examples\n1 document, 2 examples: 2 passed, 0 failed\n', 'both examples, of this document')
+  })
 
-  type(start!)
-  await waitForHealth(shell, port)
-  const before = JSON.parse((await exchange(port, 'GET', '/mappings')).body) as object
-  t.same(Object.keys(before).sort(), BUNDLED, 'serving ./mappings')
+  t.test('Hot reload: the shell session, typed line by line', async (t) => {
+    if (!toolsHere(t, { curl: 'curl', jq: 'jq' })) return
+    const [start, reload, list, ...rest] = lines(blockWith(fencedBlocks(readmeSection('Hot reload'), 'sh'), 'kill -HUP'))
+    t.same(rest, [], 'three lines')
+    t.match(list, 'localhost:3333', 'the default port, which this test replaces by its own')
 
-  type(reload!)
-  // Either outcome logs a line: a refused set fails the assertion below rather than a wait.
-  await waitUntil('the reload', () => shell.stdout().includes('"msg":"mappings reload'), 60000, stop)
-  t.match(shell.stdout(), '"mappings":4,"msg":"mappings reloaded: 4 mappings"', 'SIGHUP reloaded the directory, orders.json in it')
+    const tree = cliTree(t, { 'orders.json': JSON.stringify({ $id: 'orders', mapping: { '/total': { source: '/amount', as: 'number' } } }) })
+    copyMappings(tree)
+    const port = await freePort()
+    // One shell, its script on standard input, as a user types it: each line once the one before has
+    // done what it is there for. `%1` is that shell's job; PORT is the test's, in the environment. The
+    // service listens where the line has it listen (OPTIONS sets no host: every address, the
+    // default); the test reaches it on loopback only.
+    const shell = bash(t, ['-s'], tree.root, { ...tree.env, PORT: String(port) }, 'pipe')
+    const type = (line: string): void => {
+      shell.child.stdin!.write(`${line}\n`)
+    }
+    const stop = (): string | undefined => (shell.child.exitCode !== null ? `the shell exited: ${shell.stderr()}` : undefined)
 
-  type(list!.replaceAll('localhost:3333', `localhost:${port}`))
-  shell.child.stdin!.end()
-  t.equal(await shell.ended, 0, `the session ends well: ${shell.stderr()}`)
-  const printed = shell.stdout().split('\n').filter((line) => !line.startsWith('{')).join('\n')
-  t.same(JSON.parse(printed), [...BUNDLED, 'orders'], 'jq keys: the ids served, orders among them')
+    type(start!)
+    await waitForHealth(shell, port)
+    const before = JSON.parse((await exchange(port, 'GET', '/mappings')).body) as object
+    t.same(Object.keys(before).sort(), BUNDLED, 'serving ./mappings')
 
-  // The background job outlives the shell, as it would a user's: stopped as a user would stop it.
-  shell.signal('SIGTERM')
-  const exit = await shell.exited
-  t.match(exit.stdout, /"signal":"SIGTERM","msg":"shutting down"/, 'the service stopped on SIGTERM')
-})
+    type(reload!)
+    // Either outcome logs a line: a refused set fails the assertion below rather than a wait.
+    await waitUntil('the reload', () => shell.stdout().includes('"msg":"mappings reload'), 60000, stop)
+    t.match(shell.stdout(), '"mappings":4,"msg":"mappings reloaded: 4 mappings"', 'SIGHUP reloaded the directory, orders.json in it')
 
-t.test('Hot reload: the embedded Reloader, in a host app, reloads on SIGUSR2', async (t) => {
-  const snippet = blockWith(fencedBlocks(readmeSection('Hot reload'), 'ts'), 'new Reloader(')
-  const printedAs = /SIGUSR2.*\/\/\s*(\{ ok: true, mappings: (\d+) \})\s*$/m.exec(snippet)
-  t.ok(printedAs, 'the snippet says what SIGUSR2 prints')
-  // The host around it: `app` before, a listening server after (the port the test's).
-  const host = `import Fastify from 'fastify'\nconst app = Fastify({ logger: true })\n${snippet}await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' })\n`
-  const entry = await hostProject(tempTree(t), host)
+    type(list!.replaceAll('localhost:3333', `localhost:${port}`))
+    shell.child.stdin!.end()
+    t.equal(await shell.ended, 0, `the session ends well: ${shell.stderr()}`)
+    const printed = shell.stdout().split('\n').filter((line) => !line.startsWith('{')).join('\n')
+    t.same(JSON.parse(printed), [...BUNDLED, 'orders'], 'jq keys: the ids served, orders among them')
 
-  const port = await freePort()
-  // Run from this tree's root, whose ./mappings (the bundled ones) is what the snippet reads.
-  const app = spawnEntryPoint(t, { PORT: String(port) }, 120000, entry)
-  await waitForHealth(app, port, '/mapper/health')
-  const ids = async (): Promise<string[]> => Object.keys(JSON.parse((await exchange(port, 'GET', '/mapper/mappings')).body) as object).sort()
-  t.same(await ids(), ['greet'], "the snippet's last line reloaded a set of its own")
+    // The background job outlives the shell, as it would a user's: stopped as a user would stop it.
+    shell.signal('SIGTERM')
+    const exit = await shell.exited
+    t.match(exit.stdout, /"signal":"SIGTERM","msg":"shutting down"/, 'the service stopped on SIGTERM')
+  })
 
-  app.child.kill('SIGUSR2')
-  const outcome = (): string | undefined => app.stdout().split('\n').find((line) => line.startsWith('{ ok'))
-  await waitUntil('the SIGUSR2 reload', () => outcome() !== undefined, 60000)
-  t.equal(outcome(), printedAs?.[1], 'printed as the comment says')
-  t.equal(Number(printedAs?.[2]), BUNDLED.length, "the count of ./mappings' documents")
-  t.same(await ids(), BUNDLED, 'served after the reload, under /mapper')
+  t.test('Hot reload: the embedded Reloader, in a host app, reloads on SIGUSR2', async (t) => {
+    const snippet = blockWith(fencedBlocks(readmeSection('Hot reload'), 'ts'), 'new Reloader(')
+    const printedAs = /SIGUSR2.*\/\/\s*(\{ ok: true, mappings: (\d+) \})\s*$/m.exec(snippet)
+    t.ok(printedAs, 'the snippet says what SIGUSR2 prints')
+    // The host around it: `app` before, a listening server after (the port the test's).
+    const host = `import Fastify from 'fastify'\nconst app = Fastify({ logger: true })\n${snippet}await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' })\n`
+    const entry = await hostProject(tempTree(t), host)
 
-  app.child.kill('SIGTERM')
-  const exit = await app.exited
-  const errors = exit.stdout
-    .split('\n')
-    .filter((line) => line.startsWith('{"'))
-    .map((line) => JSON.parse(line) as { level: number; msg: string })
-    .filter((line) => line.level >= 50)
-  t.same(errors, [], 'nothing logged at error level')
+    const port = await freePort()
+    // Run from this tree's root, whose ./mappings (the bundled ones) is what the snippet reads.
+    const app = spawnEntryPoint(t, { PORT: String(port) }, 120000, entry)
+    await waitForHealth(app, port, '/mapper/health')
+    const ids = async (): Promise<string[]> => Object.keys(JSON.parse((await exchange(port, 'GET', '/mapper/mappings')).body) as object).sort()
+    t.same(await ids(), ['greet'], "the snippet's last line reloaded a set of its own")
+
+    app.child.kill('SIGUSR2')
+    const outcome = (): string | undefined => app.stdout().split('\n').find((line) => line.startsWith('{ ok'))
+    await waitUntil('the SIGUSR2 reload', () => outcome() !== undefined, 60000)
+    t.equal(outcome(), printedAs?.[1], 'printed as the comment says')
+    t.equal(Number(printedAs?.[2]), BUNDLED.length, "the count of ./mappings' documents")
+    t.same(await ids(), BUNDLED, 'served after the reload, under /mapper')
+
+    app.child.kill('SIGTERM')
+    const exit = await app.exited
+    const errors = exit.stdout
+      .split('\n')
+      .filter((line) => line.startsWith('{"'))
+      .map((line) => JSON.parse(line) as { level: number; msg: string })
+      .filter((line) => line.level >= 50)
+    t.same(errors, [], 'nothing logged at error level')
+  })
 })
