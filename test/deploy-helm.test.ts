@@ -246,8 +246,11 @@ t.test('extraEnv: OTEL_* and REQUEST_ALLOW_HOSTS reach the container; the chart\
   const env = containerOf(objects).env as K8sObject[]
   t.strictSame(env.map((entry) => entry.name), ['PORT', 'MAPPINGS', 'OPTIONS_FILE', ...extraEnv.map((entry) => entry.name)], "after the chart's own, in the order given")
   t.strictSame(env.slice(3), extraEnv, 'as given, valueFrom included')
-  for (const name of ['PORT', 'MAPPINGS', 'OPTIONS', 'OPTIONS_FILE']) {
-    t.match(await helm.refusal({ extraEnv: [{ name, value: 'x' }] }), new RegExp(`extraEnv: ${name} is set by the chart`), `${name} refused`)
+  // The four renders side by side (helm is a process each), checked in turn.
+  const names = ['PORT', 'MAPPINGS', 'OPTIONS', 'OPTIONS_FILE']
+  const refusals = await Promise.all(names.map((name) => helm.refusal({ extraEnv: [{ name, value: 'x' }] })))
+  for (const [index, name] of names.entries()) {
+    t.match(refusals[index], new RegExp(`extraEnv: ${name} is set by the chart`), `${name} refused`)
   }
 }))
 
@@ -405,16 +408,24 @@ t.test('values: autoscaler off, replicas, image, pull secrets, placement, option
 
 t.test('PodDisruptionBudget: whenever more than one pod runs', withHelm(async (t, helm) => {
   const budget = async (values: Values): Promise<K8sObject | undefined> => byKind(await helm.template('prod', values), 'PodDisruptionBudget')[0]
-  const two = await budget({ hpa: { enabled: false }, replicaCount: 2 })
+  // The renders side by side (helm is a process each), checked in turn.
+  const [two, one, keepsTwo, downToOne, off, minAvailable] = await Promise.all([
+    budget({ hpa: { enabled: false }, replicaCount: 2 }),
+    budget({ hpa: { enabled: false }, replicaCount: 1 }),
+    budget({ hpa: { minReplicas: 2 }, replicaCount: 1 }),
+    budget({ hpa: { minReplicas: 1 } }),
+    budget({ podDisruptionBudget: { enabled: false } }),
+    budget({ podDisruptionBudget: { minAvailable: '50%' } }),
+  ])
   t.ok(two, 'replicaCount 2: a budget')
   t.strictSame(two!.spec, { maxUnavailable: 1, selector: { matchLabels: { 'app.kubernetes.io/name': 'mapper-service', 'app.kubernetes.io/instance': 'prod' } } })
   t.doesNotThrow(() => new PodDisruptionBudget(two as never).validate())
-  t.equal(await budget({ hpa: { enabled: false }, replicaCount: 1 }), undefined, 'one pod: none (it would block every drain)')
-  t.ok(await budget({ hpa: { minReplicas: 2 }, replicaCount: 1 }), 'the autoscaler keeps two: a budget, whatever replicaCount says')
-  t.equal(await budget({ hpa: { minReplicas: 1 } }), undefined, 'the autoscaler may go down to one: none')
-  t.equal(await budget({ podDisruptionBudget: { enabled: false } }), undefined, 'turned off')
-  t.strictSame((await budget({ podDisruptionBudget: { minAvailable: '50%' } }))!.spec.minAvailable, '50%', 'minAvailable instead')
-  t.equal((await budget({ podDisruptionBudget: { minAvailable: '50%' } }))!.spec.maxUnavailable, undefined, 'not both')
+  t.equal(one, undefined, 'one pod: none (it would block every drain)')
+  t.ok(keepsTwo, 'the autoscaler keeps two: a budget, whatever replicaCount says')
+  t.equal(downToOne, undefined, 'the autoscaler may go down to one: none')
+  t.equal(off, undefined, 'turned off')
+  t.strictSame(minAvailable!.spec.minAvailable, '50%', 'minAvailable instead')
+  t.equal(minAvailable!.spec.maxUnavailable, undefined, 'not both')
 }))
 
 t.test('isolation.threads follows the CPU limit, and the threads fit in the memory limit', withHelm(async (t, helm) => {
@@ -422,9 +433,11 @@ t.test('isolation.threads follows the CPU limit, and the threads fit in the memo
   type Resources = Parameters<typeof threadsFor>[0]
   const resources = (limits: Record<string, string | number>): { resources: Resources } => ({ resources: { requests: { cpu: '250m', memory: '128Mi' }, limits: { memory: '2Gi', ...limits } } })
   t.equal(await threads({}), 1, 'no CPU limit: from requests.cpu (250m), at least one')
-  for (const [cpu, expected] of [['2', 2], [4, 4], ['2500m', 2], ['500m', 1], ['1.5', 1]] as const) {
-    const values = resources({ cpu })
-    t.equal(await threads(values), expected, `limits.cpu ${cpu}: ${expected}`)
+  // The five limits rendered side by side (helm is a process each), checked in turn.
+  const limits = ([['2', 2], [4, 4], ['2500m', 2], ['500m', 1], ['1.5', 1]] as const).map(([cpu, expected]) => ({ cpu, expected, values: resources({ cpu }) }))
+  const rendered = await Promise.all(limits.map(({ values }) => threads(values)))
+  for (const [index, { cpu, expected, values }] of limits.entries()) {
+    t.equal(rendered[index], expected, `limits.cpu ${cpu}: ${expected}`)
     t.equal(expected, threadsFor(values.resources), 'the rule test/deploy.test.ts holds the kustomization to')
   }
   t.equal(await threads({ ...resources({ cpu: '4' }), options: { isolation: { threads: 2 } } }), 2, 'options.isolation.threads given: kept')
@@ -437,10 +450,17 @@ t.test('isolation.threads follows the CPU limit, and the threads fit in the memo
   // threads × memoryMb + 128 MiB within limits.memory, in whatever unit it is written.
   t.ok(1 * 256 + MAIN_THREAD_MIB <= mebibytes('512Mi'), 'the defaults fit')
   t.equal(await threads({ resources: { limits: { cpu: '2', memory: '0.625Gi' } } }), 2, '2 × 256 + 128 = 640 MiB: fits 0.625Gi exactly')
-  t.match(await helm.refusal({ resources: { limits: { cpu: '2', memory: '512Mi' } } }), /options\.isolation: 2 threads × 256 MiB \(memoryMb\) \+ 128 MiB for the main thread do not fit in resources\.limits\.memory \(512Mi\)/)
-  t.match(await helm.refusal({ options: { isolation: { threads: 1, memoryMb: 512 } } }), /1 thread × 512 MiB/)
-  t.match(await helm.refusal({ resources: { limits: { cpu: 'two', memory: '1Gi' } } }), /resources\.limits\.cpu: "two" is not a CPU quantity/)
-  t.match(await helm.refusal({ resources: { limits: { memory: '1 GB' } } }), /resources\.limits\.memory: "1 GB" is not a memory quantity/)
+  // The four refusals side by side, checked in turn.
+  const [tooSmall, tooLarge, notCpu, notMemory] = await Promise.all([
+    helm.refusal({ resources: { limits: { cpu: '2', memory: '512Mi' } } }),
+    helm.refusal({ options: { isolation: { threads: 1, memoryMb: 512 } } }),
+    helm.refusal({ resources: { limits: { cpu: 'two', memory: '1Gi' } } }),
+    helm.refusal({ resources: { limits: { memory: '1 GB' } } }),
+  ])
+  t.match(tooSmall, /options\.isolation: 2 threads × 256 MiB \(memoryMb\) \+ 128 MiB for the main thread do not fit in resources\.limits\.memory \(512Mi\)/)
+  t.match(tooLarge, /1 thread × 512 MiB/)
+  t.match(notCpu, /resources\.limits\.cpu: "two" is not a CPU quantity/)
+  t.match(notMemory, /resources\.limits\.memory: "1 GB" is not a memory quantity/)
 }))
 
 t.test('preStop: the pod keeps serving while it leaves the endpoints; the grace period covers it', withHelm(async (t, helm) => {
