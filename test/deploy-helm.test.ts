@@ -197,7 +197,17 @@ t.test('default values: the kustomize objects, valid against the API schemas, se
 }))
 
 t.test('standard labels, name overrides and the 63-character limit', withHelm(async (t, helm) => {
-  const objects = await helm.template('mapper', { serviceMonitor: { enabled: true, labels: { release: 'prometheus' } } })
+  // Helm takes release names of up to 53 characters: with the chart's name, 68.
+  const long = `r${'x'.repeat(52)}`
+  // The six renders side by side (helm is a process each), checked in turn.
+  const [objects, sameName, overridden, full, truncated, dashed] = await Promise.all([
+    helm.template('mapper', { serviceMonitor: { enabled: true, labels: { release: 'prometheus' } } }),
+    helm.template('mapper-service'),
+    helm.template('prod', { nameOverride: 'maps' }),
+    helm.template('prod', { fullnameOverride: 'mapper' }),
+    helm.template(long),
+    helm.template('prod', { fullnameOverride: `${'a'.repeat(62)}-b` }),
+  ])
   for (const object of objects) {
     for (const label of STANDARD_LABELS) t.ok(object.metadata.labels[label], `${object.kind} has ${label}`)
     t.equal(object.metadata.labels['app.kubernetes.io/instance'], 'mapper')
@@ -215,22 +225,16 @@ t.test('standard labels, name overrides and the 63-character limit', withHelm(as
   t.strictSame(one(objects, 'ServiceMonitor').spec.selector.matchLabels, selector, 'the ServiceMonitor selects the Service')
   t.equal(one(objects, 'ServiceMonitor').metadata.labels.release, 'prometheus', 'extra labels for the Prometheus selector')
 
-  const named = (await helm.template('mapper-service')).map((object) => object.metadata.name as string)
+  const named = sameName.map((object) => object.metadata.name as string)
   t.ok(named.every((name) => /^mapper-service(-mappings|-options)?$/.test(name)), 'a release named after the chart: not repeated')
-  const overridden = await helm.template('prod', { nameOverride: 'maps' })
   t.equal(one(overridden, 'Deployment').metadata.name, 'prod-maps')
   t.equal(one(overridden, 'Deployment').spec.selector.matchLabels['app.kubernetes.io/name'], 'maps', 'nameOverride is the name label too')
-  const full = await helm.template('prod', { fullnameOverride: 'mapper' })
   t.strictSame(full.map((object) => object.metadata.name as string).sort(), ['mapper', 'mapper', 'mapper', 'mapper', 'mapper-mappings', 'mapper-options'])
 
-  // Helm takes release names of up to 53 characters: with the chart's name, 68.
-  const long = `r${'x'.repeat(52)}`
-  const truncated = await helm.template(long)
   for (const object of truncated.filter((o) => ['Deployment', 'Service', 'HorizontalPodAutoscaler', 'PodDisruptionBudget'].includes(o.kind))) {
     t.equal(object.metadata.name, `${long}-mapper-se`, `${object.kind}: cut to 63 characters`)
   }
   validateObjects(t, truncated)
-  const dashed = await helm.template('prod', { fullnameOverride: `${'a'.repeat(62)}-b` })
   t.equal(one(dashed, 'Deployment').metadata.name, 'a'.repeat(62), 'a name cut before a dash loses the dash')
 }))
 
@@ -292,13 +296,22 @@ t.test('credentials: in a Secret, never in a ConfigMap, joined into the options 
   }
 
   const annotations = async (values: Values): Promise<Record<string, string>> => one(await helm.template('prod', values), 'Deployment').spec.template.metadata.annotations
-  t.equal((await annotations({}))['checksum/credentials'], undefined)
-  t.not((await annotations({ redis: { url } }))['checksum/credentials'], (await annotations({ redis: { url: 'redis://other:6379/0' } }))['checksum/credentials'], 'another Redis rolls the pods')
-  t.equal((await annotations({ redis: { url } }))['checksum/options'], (await annotations({}))['checksum/options'], 'the options themselves unchanged')
+  // The renders side by side (helm is a process each), checked in turn.
+  const [plain, redis, otherRedis, inOptions, redisInOptions, twoStrategies] = await Promise.all([
+    annotations({}),
+    annotations({ redis: { url } }),
+    annotations({ redis: { url: 'redis://other:6379/0' } }),
+    helm.refusal({ options: { auth: { secret } } }),
+    helm.refusal({ options: { rateLimit: { redis: url } } }),
+    helm.refusal({ auth: { secret }, options: { auth: { jwksUri: 'https://issuer.example/jwks' } } }),
+  ])
+  t.equal(plain['checksum/credentials'], undefined)
+  t.not(redis['checksum/credentials'], otherRedis['checksum/credentials'], 'another Redis rolls the pods')
+  t.equal(redis['checksum/options'], plain['checksum/options'], 'the options themselves unchanged')
 
-  t.match(await helm.refusal({ options: { auth: { secret } } }), /options\.auth\.secret would be written into a ConfigMap/)
-  t.match(await helm.refusal({ options: { rateLimit: { redis: url } } }), /options\.rateLimit\.redis would be written into a ConfigMap/)
-  t.match(await helm.refusal({ auth: { secret }, options: { auth: { jwksUri: 'https://issuer.example/jwks' } } }), /exactly one key strategy/)
+  t.match(inOptions, /options\.auth\.secret would be written into a ConfigMap/)
+  t.match(redisInOptions, /options\.rateLimit\.redis would be written into a ConfigMap/)
+  t.match(twoStrategies, /exactly one key strategy/)
 }))
 
 t.test('existingSecret: the user\'s Secret is used and none is rendered', withHelm(async (t, helm) => {
