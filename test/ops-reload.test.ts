@@ -6,7 +6,9 @@
 // The entry points are real processes (the signal and the watcher are the subject), each taking
 // seconds to start: the three this file needs (watch off, watch on, a module MAPPINGS) start
 // together at the top, while the in-process tests run, and the watch-off one serves every SIGHUP
-// test in turn, each starting from the set the one before it left. Load shedding is off in the
+// test in turn, each starting from the set the one before it left. The watch-on and module ones
+// are tested first and stopped, so that the large reload runs beside no other entry point. Each
+// stops once its last test ends. Load shedding is off in the
 // in-process services: the children starting meanwhile delay this process's event loop, and a 503
 // is not what these tests are about.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
@@ -54,6 +56,16 @@ function start(env: Record<string, string>, options: object = {}): Promise<Start
   })()
   started.catch(() => {})
   return started
+}
+
+/**
+ * Stop an entry point once its last test has ended: nothing is left running (a watcher, the idle
+ * release, a set of 100,000 pairings held) beside the tests after it, in this file or in the next
+ * file of its group, which the root test's teardown would only reach once the whole process ends.
+ */
+async function stop(service: EntryPoint): Promise<void> {
+  if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill('SIGKILL')
+  await service.exited
 }
 
 // Watch off (SIGHUP only, within reload.maxBytes), with the plugin that holds a request in flight.
@@ -160,6 +172,52 @@ t.test('a reload is checked like a start: a failing example keeps the old set; /
   t.equal(await metric(/^mapper_plugin_calls_total\{mapping="double",plugin="twice"\} (\d+)$/m), 1, "the reloaded engine's plugin calls are counted under their mapping")
 })
 
+t.test('watch: a ConfigMap update (the ..data link swapped) is served without a signal', async (t) => {
+  const tree = configMap
+  const at = (relative: string): string => tree.path(`m/${relative}`)
+  const { service, port } = await watchStarted
+  t.teardown(() => stop(service))
+  t.strictSame(await servedIds(port), ['a'])
+
+  // What kubelet does: a new snapshot, a `..data_tmp` link to it renamed over `..data`, the new
+  // key's top-level link, the old snapshot removed.
+  tree.write('m/..2026_01_01_00_01_00.2/a.json', mapping('a', '/renamed'))
+  tree.write('m/..2026_01_01_00_01_00.2/b.json', mapping('b', '/b'))
+  symlinkSync('..2026_01_01_00_01_00.2', at('..data_tmp'))
+  renameSync(at('..data_tmp'), at('..data'))
+  symlinkSync('..data/b.json', at('b.json'))
+  rmSync(at('..2026_01_01_00_00_00.1'), { recursive: true })
+
+  await waitUntil('the new snapshot to be served', async () => {
+    const served = JSON.parse((await exchange(port, 'GET', '/mappings')).body) as Record<string, { mapping: object }>
+    return served.b !== undefined && JSON.stringify(served.a?.mapping) === JSON.stringify({ '/renamed': '/' })
+  })
+  const map = await exchange(port, 'POST', '/map', { mapping: 'a', input: 1 })
+  t.strictSame(JSON.parse(map.body), { renamed: 1, valid: true, errors: [] }, 'the updated mapping evaluates')
+  t.ok(reloadLines(service).every((line) => line.startsWith('mappings reloaded: ')), 'no reload failed on the way')
+
+  // A file in a nested real directory is watched too.
+  mkdirSync(at('..2026_01_01_00_01_00.2/nested'))
+  tree.write('m/..2026_01_01_00_01_00.2/nested/n.json', mapping('n', '/n'))
+  symlinkSync('..data/nested', at('nested'))
+  await waitUntil('the nested file to be served', async () => (await servedIds(port)).includes('n'))
+  tree.write('m/..2026_01_01_00_01_00.2/nested/n.json', mapping('n', '/changed'))
+  await waitUntil('the nested change to be served', async () => {
+    const served = JSON.parse((await exchange(port, 'GET', '/mappings')).body) as Record<string, { mapping: object }>
+    return JSON.stringify(served.n?.mapping) === JSON.stringify({ '/changed': '/' })
+  })
+  t.pass('a change inside a nested directory is served')
+})
+
+t.test('a module MAPPINGS is not reloaded: SIGHUP says to restart', async (t) => {
+  const { service, port } = await moduleStarted
+  t.teardown(() => stop(service))
+  service.child.kill('SIGHUP')
+  await waitUntil('the reload line', () => reloadLines(service).length === 1)
+  t.match(reloadLines(service)[0], `${moduleTree.path('mappings.js')} is a module; its mappings are loaded once, restart the service to change them`)
+  t.strictSame(await servedIds(port), ['a'], 'still served')
+})
+
 t.test('watch off: a change waits for SIGHUP', async (t) => {
   const { service, port } = await hupStarted
   t.strictSame(await servedIds(port), ['a'])
@@ -227,6 +285,7 @@ t.test('a request in flight during a reload finishes with the mapping it started
 t.test('reload.maxBytes: a set over it is refused before it is read, in one line; a large set reloads while /health answers', async (t) => {
   // The set so far: a, b, c and slow (a few hundred bytes), within reload.maxBytes (4,000,000).
   const { service, port } = await hupStarted
+  t.teardown(() => stop(service))
   const earlier = reloadLines(service).length
   const since = (): string[] => reloadLines(service).slice(earlier)
   // ~3.5 MB: 100,000 pairings in one file, read and parsed off the event loop.
@@ -270,48 +329,4 @@ t.test('reload.maxBytes: a set over it is refused before it is read, in one line
   await waitUntil('the refused reload line', () => since().length === 2)
   t.match(since()[1], /^mappings reload failed, still serving the previous 5 mappings: MAPPINGS: .* holds \d+ bytes of mapping documents, over reload\.maxBytes \(4000000\)$/)
   t.strictSame(await servedIds(port), ['a', 'b', 'c', 'large', 'slow'], 'the served set is kept')
-})
-
-t.test('watch: a ConfigMap update (the ..data link swapped) is served without a signal', async (t) => {
-  const tree = configMap
-  const at = (relative: string): string => tree.path(`m/${relative}`)
-  const { service, port } = await watchStarted
-  t.strictSame(await servedIds(port), ['a'])
-
-  // What kubelet does: a new snapshot, a `..data_tmp` link to it renamed over `..data`, the new
-  // key's top-level link, the old snapshot removed.
-  tree.write('m/..2026_01_01_00_01_00.2/a.json', mapping('a', '/renamed'))
-  tree.write('m/..2026_01_01_00_01_00.2/b.json', mapping('b', '/b'))
-  symlinkSync('..2026_01_01_00_01_00.2', at('..data_tmp'))
-  renameSync(at('..data_tmp'), at('..data'))
-  symlinkSync('..data/b.json', at('b.json'))
-  rmSync(at('..2026_01_01_00_00_00.1'), { recursive: true })
-
-  await waitUntil('the new snapshot to be served', async () => {
-    const served = JSON.parse((await exchange(port, 'GET', '/mappings')).body) as Record<string, { mapping: object }>
-    return served.b !== undefined && JSON.stringify(served.a?.mapping) === JSON.stringify({ '/renamed': '/' })
-  })
-  const map = await exchange(port, 'POST', '/map', { mapping: 'a', input: 1 })
-  t.strictSame(JSON.parse(map.body), { renamed: 1, valid: true, errors: [] }, 'the updated mapping evaluates')
-  t.ok(reloadLines(service).every((line) => line.startsWith('mappings reloaded: ')), 'no reload failed on the way')
-
-  // A file in a nested real directory is watched too.
-  mkdirSync(at('..2026_01_01_00_01_00.2/nested'))
-  tree.write('m/..2026_01_01_00_01_00.2/nested/n.json', mapping('n', '/n'))
-  symlinkSync('..data/nested', at('nested'))
-  await waitUntil('the nested file to be served', async () => (await servedIds(port)).includes('n'))
-  tree.write('m/..2026_01_01_00_01_00.2/nested/n.json', mapping('n', '/changed'))
-  await waitUntil('the nested change to be served', async () => {
-    const served = JSON.parse((await exchange(port, 'GET', '/mappings')).body) as Record<string, { mapping: object }>
-    return JSON.stringify(served.n?.mapping) === JSON.stringify({ '/changed': '/' })
-  })
-  t.pass('a change inside a nested directory is served')
-})
-
-t.test('a module MAPPINGS is not reloaded: SIGHUP says to restart', async (t) => {
-  const { service, port } = await moduleStarted
-  service.child.kill('SIGHUP')
-  await waitUntil('the reload line', () => reloadLines(service).length === 1)
-  t.match(reloadLines(service)[0], `${moduleTree.path('mappings.js')} is a module; its mappings are loaded once, restart the service to change them`)
-  t.strictSame(await servedIds(port), ['a'], 'still served')
 })
