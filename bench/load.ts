@@ -16,7 +16,9 @@ const result = await autocannon({
   headers: { 'content-type': 'application/json' },
   body: scenario.body,
   connections: scenario.connections,
-  ...(scenario.amount === undefined ? { duration: scenario.duration } : { amount: scenario.amount }),
+  // A fixed amount ends at autocannon's first sample tick after its last answer: every 100 ms
+  // rather than every second, since its rate is the total over the duration, not the samples.
+  ...(scenario.amount === undefined ? { duration: scenario.duration } : { amount: scenario.amount, sampleInt: 100 }),
 })
 // Per-second samples need whole seconds: a run of a fixed amount may end within the first.
 const perSecond = scenario.amount === undefined ? result.requests.average : result.requests.total / Math.max(result.duration, 0.001)
