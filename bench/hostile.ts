@@ -273,6 +273,8 @@ const amplified = (levels: number): string => {
 }
 const amplifiedBody = amplified(32)
 const echoBody = JSON.stringify({ mapping: 'echo', input: Array.from({ length: 340_000 }, () => ({})) })
+// Just short enough to be parsed the turn it arrives (64 KiB: service/json-text.ts LARGE_BODY_CHARS).
+const shortBody = JSON.stringify({ mapping: 'echo', input: { s: 'z'.repeat(60 * 1024) } })
 
 // Built before it is measured: making 37 MB of text would stall this process.
 const hugeMapping: Record<string, string> = {}
@@ -386,6 +388,7 @@ const attacks: Attack[] = [
   ['/validate, 32 nested switch around a 900 KB constant', () => post(plain, '/validate', amplifiedBody)],
   ['/validate, the same, 8 at once', async () => tally(await Promise.all(Array.from({ length: 8 }, () => post(plain, '/validate', amplifiedBody))))],
   ['/validate, the same, 150 clients that never read', () => neverRead(plain, 150, '/validate', amplifiedBody, 10_000), { soak: false }],
+  ['/map, 400 clients that never read, a 60 KB body each', () => neverRead(plain, 400, '/map', shortBody, 10_000), { soak: false }],
   ['/map/stream, 20,000 malformed tiny lines (40 KB)', () => postStream(plain, '?mapping=echo', 'x\n'.repeat(20_000))],
   ['/map/stream, 1,000,000 malformed tiny lines (2 MB)', () => postStream(plain, '?mapping=echo', 'x\n'.repeat(1_000_000))],
   ['/map/stream, 1,000,000 tiny valid lines (3 MB)', () => postStream(plain, '?mapping=echo', '{}\n'.repeat(1_000_000))],
