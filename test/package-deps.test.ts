@@ -244,22 +244,26 @@ async function failsWith(t: Test, exiting: Promise<Exit>, line: string): Promise
   t.equal(exit.stdout, '', 'nothing on stdout')
 }
 
+// The light install's processes that must fail start as the file's tests are queued: they start up
+// while the tests before parse the shipped files, and alongside the two that serve below; each is
+// checked in a test of its own.
+const extensions = join(light.root, 'extensions.ts')
+writeFileSync(extensions, 'export default {}\n')
+const failing = {
+  traces: startFailing(t, light.entry, { OTEL_TRACES_EXPORTER: 'console' }),
+  endpoint: startFailing(t, light.entry, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:1' }),
+  pretty: startFailing(t, light.entry, { OPTIONS: JSON.stringify({ logging: { format: 'pretty' }, host: '127.0.0.1' }) }),
+  redis: startFailing(t, light.entry, { OPTIONS: JSON.stringify({ logging: { level: 'silent' }, host: '127.0.0.1', rateLimit: { redis: 'redis://:secret@127.0.0.1:1/0' } }) }),
+  typescript: startFailing(t, light.entry, { EXTENSIONS: extensions }),
+}
+// Awaited by the tests below, where a failure is reported; this only keeps them from being unhandled before then.
+for (const exiting of Object.values(failing)) exiting.catch(() => undefined)
+
 // Its subtests side by side: the two that serve start a process each, seconds on a loaded machine,
 // which waited for each other before.
 const lightTests = t.test('a light install: serves without the optional packages, and a feature that needs one says which', { jobs: 7 }, async (t) => {
   const { root, entry } = light
   for (const name of OPTIONAL) t.throws(() => readdirSync(join(root, 'node_modules', name)), `${name} is absent`)
-
-  // The processes that must fail start at once, alongside the two that serve; each is checked in a test of its own below.
-  const extensions = join(root, 'extensions.ts')
-  writeFileSync(extensions, 'export default {}\n')
-  const failing = {
-    traces: startFailing(t, entry, { OTEL_TRACES_EXPORTER: 'console' }),
-    endpoint: startFailing(t, entry, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:1' }),
-    pretty: startFailing(t, entry, { OPTIONS: JSON.stringify({ logging: { format: 'pretty' }, host: '127.0.0.1' }) }),
-    redis: startFailing(t, entry, { OPTIONS: JSON.stringify({ logging: { level: 'silent' }, host: '127.0.0.1', rateLimit: { redis: 'redis://:secret@127.0.0.1:1/0' } }) }),
-    typescript: startFailing(t, entry, { EXTENSIONS: extensions }),
-  }
 
   t.test('no tracing, no TypeScript module, no cheerio: it serves', async (t) => {
     const port = await freePort()
