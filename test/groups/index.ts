@@ -11,6 +11,7 @@
 // settings, a root `beforeEach`, a check that nothing in the process still listens on a channel)
 // are first in their group or in a group of their own. Every test file is in exactly one group (test/suite.test.ts holds it);
 // `npx tap test/<file>.test.ts` still runs one file alone.
+import { readFileSync } from 'node:fs'
 import t from 'tap'
 
 export const GROUPS: Readonly<Record<string, readonly string[]>> = {
@@ -57,6 +58,24 @@ export function runnerName(name: string): string {
   return `${String(Object.keys(GROUPS).indexOf(name) + 1).padStart(2, '0')}-${name}.test.ts`
 }
 
+/**
+ * CPU time (ms) this process has used, all its threads, and its children that have ended (Linux
+ * /proc: `cutime` and `cstime`): the suite is bound by the CPU of two cores, so a file's CPU is
+ * what it costs the suite, however long it waits.
+ */
+function cpuMs(): { own: number; children: number } {
+  const { userCPUTime, systemCPUTime } = process.resourceUsage()
+  let children = 0
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    children = (Number(fields[13]) + Number(fields[14])) * 10
+  } catch {
+    // Not Linux: children are not counted.
+  }
+  return { own: Math.round((userCPUTime + systemCPUTime) / 1000), children }
+}
+
 /** Per file: what tap gives a file alone (.taprc `timeout`) and more, as a file may ask for itself. */
 const FILE_TIMEOUT_MS = 300_000
 
@@ -67,6 +86,7 @@ export async function runGroup(name: string): Promise<void> {
   for (const file of files) {
     t.setTimeout(FILE_TIMEOUT_MS)
     const began = performance.now()
+    const cpu = cpuMs()
     // Loaded inside a test of the root: a root that once took a teardown ends itself as soon as it
     // is idle (tap's autoend), and loading a file takes longer than that. The file's own tests,
     // created while this one runs, are queued after it.
@@ -79,6 +99,7 @@ export async function runGroup(name: string): Promise<void> {
       t.pass('its tests ended before the next file was loaded')
     })
     // Where the suite's time goes, file by file (the group's own time is tap's).
-    t.comment(`${file}: ${Math.round(performance.now() - began)} ms`)
+    const used = cpuMs()
+    t.comment(`${file}: ${Math.round(performance.now() - began)} ms, CPU ${used.own - cpu.own} ms + ${used.children - cpu.children} ms in child processes`)
   }
 }
