@@ -18,6 +18,7 @@ import t from 'tap'
 import mapperService from '../app.js'
 import { loadMappings } from '../sources/mappings.js'
 import { RELOAD_CHANNEL, Reloader, type ReloadOutcome } from '../service/reloader.js'
+import { compiledEntry } from './proc-compiled.js'
 import { DELAYED_EXTENSIONS, exchange, freePort, spawnEntryPoint, tempTree, waitForHealth, waitUntil, type EntryPoint } from './startup-support.js'
 
 t.setTimeout(300000)
@@ -46,11 +47,17 @@ interface Started {
   readonly port: number
 }
 
+/**
+ * The shipped files compiled as the build is (test/proc-compiled.ts): each child, and each loading
+ * thread a reload starts in it, then runs without the test loader's hooks, as `npm start` runs.
+ */
+const ENTRY = compiledEntry()
+
 /** Start the entry point now; the test that uses it awaits it (a failed start fails that test, never the process). */
 function start(env: Record<string, string>, options: object = {}): Promise<Started> {
   const started = (async () => {
     const port = await freePort()
-    const service = spawnEntryPoint(t, { PORT: String(port), OPTIONS: JSON.stringify({ host: '127.0.0.1', logging: { level: 'info' }, ...options }), ...env }, 280000)
+    const service = spawnEntryPoint(t, { PORT: String(port), OPTIONS: JSON.stringify({ host: '127.0.0.1', logging: { level: 'info' }, ...options }), ...env }, 280000, await ENTRY)
     await waitForHealth(service, port)
     return { service, port }
   })()
