@@ -1,6 +1,7 @@
 // Examples in a mapping document: run at registration (a failing one fails startup with one line),
 // by POST /validate (EXAMPLE-1 errors where the caller may evaluate, an EXAMPLE-2 warning where it
 // may not), and by `mapper-service test` (exit codes, the readable diff, progress on long runs).
+import { compiledEntry } from './proc-compiled.js'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { runCommand } from '../bin/commands.js'
@@ -117,7 +118,7 @@ t.test('startup: a failing example fails registration with one line naming the m
 
 t.test('startup through the entry point: exit 1, one line on stderr', async (t) => {
   const dir = tempTree(t, { 'maps/wrong.yaml': '$id: wrong\nmapping: { /a: /b }\nexamples:\n  - { input: { b: "1" }, output: { a: 1 } }\n' })
-  const exit = await spawnEntryPoint(t, { PORT: '0', MAPPINGS: dir.path('maps'), OPTIONS: JSON.stringify(SILENT) }, 90000).exited
+  const exit = await spawnEntryPoint(t, { PORT: '0', MAPPINGS: dir.path('maps'), OPTIONS: JSON.stringify(SILENT) }, 90000, await compiledEntry()).exited
   t.equal(exit.code, 1)
   t.equal(exit.stderr, `mapper-service: mapping "wrong" from ${dir.path('maps/wrong.yaml')}: example 0 fails: /a: expected 1, got "1" (at /examples/0)\n`)
 })

@@ -4,6 +4,7 @@
 // the upstream sees `traceparent` only when the plugin's header allowlist lets it through. Real
 // listening servers, real upstreams on 127.0.0.1. Load shedding is off in the servers built here:
 // a loaded machine's event-loop delay must not answer 503 for what these tests are about.
+import { compiledEntry } from './proc-compiled.js'
 import type { IncomingHttpHeaders } from 'node:http'
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api'
 import { NodeSDK } from '@opentelemetry/sdk-node'
@@ -212,7 +213,7 @@ t.test('the standalone server exports its spans where OTEL_* says, and none with
     const port = await freePort()
     const otel = { OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'mapper-under-test' }
     // Load shedding off: on a loaded machine a fresh process's first request may be shed (503).
-    const service = spawnEntryPoint(t, { PORT: String(port), OPTIONS: '{"logging":{"level":"silent"},"underPressure":false}', ...otel, ...(configured ? { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: sink.endpoint } : {}) }, 120000)
+    const service = spawnEntryPoint(t, { PORT: String(port), OPTIONS: '{"logging":{"level":"silent"},"underPressure":false}', ...otel, ...(configured ? { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: sink.endpoint } : {}) }, 120000, await compiledEntry())
     await waitForHealth(service, port)
     const status = (await exchange(port, 'POST', '/map', { mapping: 'echo', input: { traced: configured } })).status
     // Shutting down flushes what the batch processor still holds: the count is final once it exits.
