@@ -176,16 +176,21 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
     complete(this.locating(document, mapping, base))
   }
 
-  /** `locate` step by step (engine/steps.ts). */
-  private * locating(document: object, mapping: string | undefined, base: string): Steps<void> {
-    if (this.places.has(document)) return
+  /**
+   * `locate` step by step (engine/steps.ts); `found`, when given, is told every pairing value the
+   * walk reaches. False when the document was placed already (nothing walked).
+   */
+  private * locating(document: object, mapping: string | undefined, base: string, found?: (value: Record<string, unknown>) => void): Steps<boolean> {
+    if (this.places.has(document)) return false
     // Only what can be a level's pairing map is placed: the root and the pairing values its keywords hold.
     if (!Array.isArray(document)) this.places.set(document, { mapping, pointer: base })
     yield * walking(document, base, {
       pairingMap: (value, pointer) => {
         if (!this.places.has(value)) this.places.set(value, { mapping, pointer })
+        found?.(value)
       },
     })
+    return true
   }
 
   /**
@@ -195,15 +200,14 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
    * compiles more than one pairing's own descriptor. The plan is the one `plan` makes.
    */
   * compiling(document: object, mapping: string | undefined): Steps<Plan> {
-    yield * this.locating(document, mapping, '')
     // Every pairing map the document holds, a map before the maps inside it: compiled from the
-    // last, a map's inner maps are compiled before it is.
+    // last, a map's inner maps are compiled before it is. Gathered by the walk that places them
+    // (or by a walk of its own when the document was placed already).
     const maps: Record<string, unknown>[] = []
-    yield * walking(document, '', {
-      pairingMap: (value) => {
-        if (documentForm(value) === 'pairings' && standingAlone(value) === undefined) maps.push(value)
-      },
-    })
+    const gather = (value: Record<string, unknown>): void => {
+      if (documentForm(value) === 'pairings' && standingAlone(value) === undefined) maps.push(value)
+    }
+    if (!(yield * this.locating(document, mapping, '', gather))) yield * walking(document, '', { pairingMap: gather })
     for (let i = maps.length - 1; i >= 0; i--) {
       if (!this.pairingMaps.has(maps[i]!)) yield * this.buildingPairings(maps[i]!)
     }
