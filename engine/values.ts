@@ -307,13 +307,24 @@ function isJsonSpace(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
 }
 
+/** Whether `text` holds at most `limit` `{` and `[` characters, in strings or not. */
+function fewOpenings(text: string, limit: number): boolean {
+  let count = 0
+  for (let at = text.indexOf('{'); at !== -1; at = text.indexOf('{', at + 1)) if (++count > limit) return false
+  for (let at = text.indexOf('['); at !== -1; at = text.indexOf('[', at + 1)) if (++count > limit) return false
+  return true
+}
+
 /**
  * True when JSON text opens more than `limit` arrays and objects inside one another, found by one
  * linear scan before any parser builds the structure (strings are skipped whole).
  */
 export function jsonNestsDeeper(text: string, limit: number): boolean {
-  // Every level takes two characters at least: a shorter text cannot be too deep.
-  if (text.length <= 2 * limit) return false
+  // Every level takes two characters at least: a shorter text cannot be too deep. Nor can one with
+  // at most `limit` brackets that open, counted first by indexOf (those inside strings too, which
+  // only ever sends a text to the full scan): most texts have a few, and the count stops at
+  // `limit + 1`, so a text with many costs that many searches more, never a second pass over it.
+  if (text.length <= 2 * limit || fewOpenings(text, limit)) return false
   let depth = 0
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)
