@@ -7,10 +7,10 @@
 // shipped files, compiled as the build compiles them, beside a node_modules without the optional
 // packages, started through the entry point as `npm start` starts it (no test loader).
 import { cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
-import { builtinModules } from 'node:module'
+import { builtinModules, createRequire } from 'node:module'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import t, { type Test } from 'tap'
-import ts from 'typescript'
+import type TS from 'typescript'
 import { mappingEntries } from '../sources/mappings.js'
 import type { MappingDocument } from '../engine/index.js'
 import { createRequest } from '../extensions/request/index.js'
@@ -23,6 +23,10 @@ import { compiledEntry } from './proc-compiled.js'
 import { ROOT, exchange, freePort, spawnEntryPoint, tempTree, waitForHealth, type Exit } from './startup-support.js'
 
 t.setTimeout(300000)
+
+// Required, not imported: an import of a CommonJS module first has its 9 MB scanned for the names
+// it exports (Node's cjs-module-lexer), most of a second of CPU that require() does not spend.
+const ts = createRequire(import.meta.url)('typescript') as typeof TS
 
 interface Manifest {
   dependencies: Record<string, string>
@@ -52,45 +56,76 @@ interface Specifier {
   readonly onDemand: boolean
 }
 
-const isCreateRequire = (node: ts.Node): boolean => ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'createRequire'
+interface Imports {
+  /** The module specifiers the text loads at run time: type-only imports are erased and left out. */
+  readonly runtime: Specifier[]
+  /** Every module specifier the text names, type-only imports and `import('…')` types included. */
+  readonly named: string[]
+}
 
-/** The module specifiers a source text loads at run time: type-only imports are erased and left out. */
-function specifiersIn(file: string, text: string): Specifier[] {
+const isCreateRequire = (node: TS.Node): boolean => ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'createRequire'
+
+/**
+ * What a source text imports, from one parse: both tests below read it (a second pass over the
+ * 175 shipped files, ts.preProcessFile, cost half a second of CPU of its own).
+ */
+function importsIn(file: string, text: string): Imports {
   // Neither parent links nor JSDoc (a comment never loads a module): a third less of the parse,
   // which is most of this file's own CPU over the 175 shipped files.
   const source = ts.createSourceFile(file, text, { languageVersion: ts.ScriptTarget.ES2022, jsDocParsingMode: ts.JSDocParsingMode.ParseNone }, false)
   // `require`, and whatever a createRequire(…) is assigned to.
   const requires = new Set(['require'])
-  const bindings = (node: ts.Node): void => {
+  const bindings = (node: TS.Node): void => {
     if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name) && node.initializer !== undefined && isCreateRequire(node.initializer)) requires.add(node.name.text)
     ts.forEachChild(node, bindings)
   }
   bindings(source)
-  const found: Specifier[] = []
-  const visit = (node: ts.Node, inFunction: boolean): void => {
+  const runtime: Specifier[] = []
+  const named: string[] = []
+  const visit = (node: TS.Node, inFunction: boolean): void => {
     if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
       const clause = node.importClause
       const typeOnly =
         clause !== undefined &&
         (clause.isTypeOnly ||
           (clause.name === undefined && clause.namedBindings !== undefined && ts.isNamedImports(clause.namedBindings) && clause.namedBindings.elements.length > 0 && clause.namedBindings.elements.every((element) => element.isTypeOnly)))
-      if (!typeOnly) found.push({ text: node.moduleSpecifier.text, onDemand: false })
+      if (!typeOnly) runtime.push({ text: node.moduleSpecifier.text, onDemand: false })
+      named.push(node.moduleSpecifier.text)
     } else if (ts.isExportDeclaration(node) && node.moduleSpecifier !== undefined && ts.isStringLiteral(node.moduleSpecifier)) {
-      if (!node.isTypeOnly) found.push({ text: node.moduleSpecifier.text, onDemand: false })
+      if (!node.isTypeOnly) runtime.push({ text: node.moduleSpecifier.text, onDemand: false })
+      named.push(node.moduleSpecifier.text)
+    } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference) && ts.isStringLiteral(node.moduleReference.expression)) {
+      named.push(node.moduleReference.expression.text)
+    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
+      named.push(node.argument.literal.text)
     } else if (ts.isCallExpression(node) && node.arguments.length >= 1) {
       const [first] = node.arguments
       const callee = node.expression
       // import('x'), require('x') (under any name createRequire gave it), createRequire(…)('x')
       const loads = callee.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(callee) && requires.has(callee.text)) || isCreateRequire(callee)
-      if (loads) found.push({ text: first !== undefined && ts.isStringLiteralLike(first) ? first.text : '(computed)', onDemand: inFunction })
+      if (loads) {
+        const literal = first !== undefined && ts.isStringLiteralLike(first) ? first.text : undefined
+        runtime.push({ text: literal ?? '(computed)', onDemand: inFunction })
+        if (literal !== undefined) named.push(literal)
+      }
     }
     ts.forEachChild(node, (child) => visit(child, inFunction || ts.isFunctionLike(node)))
   }
   visit(source, false)
-  return found
+  return { runtime, named }
 }
 
-const runtimeSpecifiers = (file: string): Specifier[] => specifiersIn(file, readFileSync(join(ROOT, file), 'utf8'))
+/** The module specifiers a source text loads at run time: type-only imports are erased and left out. */
+const specifiersIn = (file: string, text: string): Specifier[] => importsIn(file, text).runtime
+
+/** importsIn() of each shipped file, parsed once, when a test first asks. */
+let shippedImports: Map<string, Imports> | undefined
+const importsOf = (file: string): Imports => {
+  shippedImports ??= new Map(SHIPPED.map((shipped) => [shipped, importsIn(shipped, readFileSync(join(ROOT, shipped), 'utf8'))]))
+  return shippedImports.get(file)!
+}
+
+const runtimeSpecifiers = (file: string): Specifier[] => importsOf(file).runtime
 
 const packageOf = (specifier: string): string => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/')
 const isBuiltin = (specifier: string): boolean => specifier.startsWith('node:') || builtinModules.includes(specifier)
@@ -156,11 +191,10 @@ t.test('the shipped files load only dependencies; optional packages only through
  * stay in the published declaration files, where a circle is as much a circle (issue 20).
  */
 function localImports(file: string, shipped: ReadonlySet<string>): string[] {
-  const { importedFiles } = ts.preProcessFile(readFileSync(join(ROOT, file), 'utf8'), true, true)
   const targets: string[] = []
-  for (const { fileName } of importedFiles) {
-    if (!fileName.startsWith('.')) continue
-    const target = relative(ROOT, resolve(ROOT, dirname(file), fileName)).split(sep).join('/').replace(/\.js$/, '.ts')
+  for (const specifier of importsOf(file).named) {
+    if (!specifier.startsWith('.')) continue
+    const target = relative(ROOT, resolve(ROOT, dirname(file), specifier)).split(sep).join('/').replace(/\.js$/, '.ts')
     const found = [target, `${target}.ts`, `${target}/index.ts`].find((path) => shipped.has(path))
     if (found !== undefined) targets.push(found)
   }
