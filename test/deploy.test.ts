@@ -15,7 +15,8 @@ import { resolveConfig } from '../config/resolve.js'
 import { resolveRateLimitOptions } from '../http/plugins/rate-limit/options.js'
 import { buildServer, DEFAULT_PORT } from '../server.js'
 import { packageInfo } from '../support/package.js'
-import { MAIN_THREAD_MIB, byKind, validateObjects, kustomize, mebibytes, one, threadsFor, toolsFor, type K8sObject } from './helm-support.js'
+import { MAIN_THREAD_MIB, byKind, validateObjects, mebibytes, one, threadsFor, toolsFor, type K8sObject } from './helm-support.js'
+import { kustomized } from './deploy-kustomized.js'
 import { untracked } from './startup-support.js'
 
 const root = packageInfo().root
@@ -81,7 +82,7 @@ t.test('Kubernetes manifests validate against the API schemas and match the app'
 t.test('kubectl kustomize deploy/: no replicas beside the autoscaler, ConfigMaps mounted whole, a preStop, worker threads sized to the pod', async (t) => {
   const tools = await toolsFor(t)
   if (tools === undefined) return
-  const objects = await kustomize(tools)
+  const objects = await kustomized(tools)
   t.strictSame(objects.map((object) => object.kind).sort(), ['ConfigMap', 'ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'Service'])
   validateObjects(t, objects)
 
