@@ -8,10 +8,9 @@
 // Shell lines run through bash as written, with one substitution: the README's port 3333 becomes
 // the test server's own (tests run in parallel; a developer's `npm start` may hold 3333). An output
 // shown in the README is compared with the real one, `…` standing for any text (a request id).
-import { execFile, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import type { FastifyInstance } from 'fastify'
 import stripJsonComments from 'strip-json-comments'
 import t, { type Test } from 'tap'
@@ -25,11 +24,9 @@ import { buildServer } from '../server.js'
 import { bundledMappingsPath, loadMappings } from '../sources/mappings.js'
 import { packageLayout } from './package-support.js'
 import { placedBlocks, type PlacedBlock } from './readme-support.js'
-import { exchange, freePort, ROOT, runCli, tempTree, waitUntil } from './startup-support.js'
+import { exchange, freePort, ROOT, runCli, tempTree, untracked, waitUntil } from './startup-support.js'
 
 t.setTimeout(180000)
-
-const execute = promisify(execFile)
 
 /** Where a block is run: its section, the start of its first line, and the test file that runs it. */
 interface Place {
@@ -84,10 +81,14 @@ const PLACES: readonly Place[] = [
   { section: 'Tests and benchmarks', first: 'scenario ', by: HERE },
 ]
 
+/** README.md's blocks, read and split once for the file: every `blockOf` did it again, two dozen times. */
+let readmeBlocks: PlacedBlock[] | undefined
+const blocksNow = (): PlacedBlock[] => (readmeBlocks ??= placedBlocks())
+
 const claims = (place: Place, block: PlacedBlock): boolean => block.section === place.section && block.first.startsWith(place.first.trim()) && (place.first.endsWith(' ') ? block.first.length > place.first.length && block.code.split('\n')[0]!.trimStart().startsWith(place.first) : true)
 
 t.test('every README block is run by a test, and every entry of the table names a block', async (t) => {
-  const blocks = placedBlocks()
+  const blocks = blocksNow()
   for (const block of blocks) {
     const owners = PLACES.filter((place) => claims(place, block))
     t.ok(owners.length > 0, `README.md line ${block.line} (${block.section}, ${block.lang || 'no language'}: ${block.first.slice(0, 60)}) is run by a test listed in PLACES`)
@@ -108,7 +109,7 @@ t.test('every README block is run by a test, and every entry of the table names 
 
 /** The blocks of README section `section` (as listed under that heading only) whose first line starts with `first`. */
 function blockOf(section: string, first: string): PlacedBlock {
-  const found = placedBlocks().filter((block) => block.section === section && block.first.startsWith(first))
+  const found = blocksNow().filter((block) => block.section === section && block.first.startsWith(first))
   if (found.length !== 1) throw new Error(`README section "${section}" has ${found.length} blocks starting ${JSON.stringify(first)}`)
   return found[0]!
 }
@@ -121,15 +122,24 @@ function wildcard(expected: string): RegExp {
 /** The README's port, 3333, as the test's own. */
 const onPort = (line: string, port: number): string => line.replaceAll('localhost:3333', `localhost:${port}`)
 
-/** Run a shell text through bash in `cwd`, bounded in time; resolves with its output and exit code. */
-async function bash(script: string, cwd: string, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await execute('bash', ['-c', script], { cwd, timeout: 30000, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? cwd, ...env } })
-    return { code: 0, stdout, stderr }
-  } catch (error) {
-    const failed = error as { code?: number; stdout?: string; stderr?: string }
-    return { code: typeof failed.code === 'number' ? failed.code : -1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? String(error) }
-  }
+/**
+ * Run a shell text through bash in `cwd`, bounded in time; resolves with its output and exit code.
+ * Its standard input is /dev/null, not a pipe: node's pipes are socket pairs, and bash (as Debian
+ * builds it) whose standard input is a socket takes itself for a remote shell and reads ~/.bashrc,
+ * which a developer's machine may fill with anything (here pyenv's set-up, a fifth of a second of
+ * CPU a line, and shims put first on PATH). No line reads bash's own input.
+ */
+function bash(script: string, cwd: string, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('bash', ['-c', script], { cwd, timeout: 30000, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? cwd, ...env } })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+    child.once('error', (error) => resolve({ code: -1, stdout, stderr: `${stderr}${String(error)}` }))
+    // A line killed at its bound has no exit code: -1, as a failure to start.
+    child.once('close', (code) => resolve({ code: code ?? -1, stdout, stderr }))
+  })
 }
 
 /** A shell session: `$ command` lines, each followed by the output it prints. */
@@ -169,7 +179,7 @@ async function consumerProject(t: Test): Promise<string> {
 
 t.test('Quick start: the commands name the scripts package.json has', async (t) => {
   const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts
-  for (const block of placedBlocks().filter((block) => block.section === 'Quick start')) {
+  for (const block of blocksNow().filter((block) => block.section === 'Quick start')) {
     for (const line of block.code.split('\n')) {
       const command = line.replace(/#.*$/, '').trim()
       if (command === '') continue
@@ -350,9 +360,14 @@ t.test('Rate limiting: the 429 answer, as shown', async (t) => {
   t.equal(answer.body, body.trim().replaceAll('req_5f0c2a9e1b7d3c48', id), 'the body, its request id the answer\'s')
 })
 
-/** A shell line started in the background in its own process group (npx, then node), killed with its group at teardown. */
+/**
+ * A shell line started in the background in its own process group (npx, then node), killed with its
+ * group at teardown. Without tap's process-info hooks (untracked): tap puts them in NODE_OPTIONS of
+ * every process a test starts, so npx and the service it starts, node both, would each load them
+ * (a second of start-up apiece), and neither is a process tap reports on.
+ */
 function background(t: Test, line: string, cwd: string, env: Record<string, string>): { output: () => string; exited: () => boolean } {
-  const child = spawn('bash', ['-c', line], { cwd, detached: true, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? cwd, npm_config_update_notifier: 'false', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(...untracked('bash', ['-c', line]), { cwd, detached: true, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? cwd, npm_config_update_notifier: 'false', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
@@ -477,7 +492,7 @@ t.test('Tests and benchmarks: the outputs shown have the columns the benchmarks 
     t.ok(first.includes(column), `shown: ${column}`)
     t.ok(engine.includes(column), `printed: ${column}`)
   }
-  for (const block of placedBlocks().filter((block) => block.section === 'Tests and benchmarks' && block.first.startsWith('scenario '))) {
+  for (const block of blocksNow().filter((block) => block.section === 'Tests and benchmarks' && block.first.startsWith('scenario '))) {
     for (const line of block.code.split('\n').filter((line) => line.includes('÷'))) {
       const label = line.split(':')[0]!.trim()
       t.ok(http.includes(label), `bench/http.ts prints "${label}"`)
