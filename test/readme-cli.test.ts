@@ -6,7 +6,8 @@
 // `mapper-service` first on PATH that runs this tree's bin compiled as the shipped build is
 // (test/proc-compiled.ts, as test/cli.test.ts runs the real process: half the start-up of the
 // loader's), so a line meets the command a user meets. The one change to a line: `localhost:3333`
-// becomes the test's own port, since test files run in parallel.
+// becomes the test's own port, since test files run in parallel. The two commands the README does
+// not spell out (only an output, or a document for `test`) are the test's own, run in this process.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { accessSync, chmodSync, constants, cpSync, readFileSync, writeFileSync } from 'node:fs'
 import { delimiter, join } from 'node:path'
@@ -17,7 +18,7 @@ import t, { type Test } from 'tap'
 import { hostProject } from './package-support.js'
 import { compiledEntry } from './proc-compiled.js'
 import { fencedBlocks, readmeSection, type FencedBlock } from './readme-support.js'
-import { exchange, freePort, ROOT, spawnEntryPoint, tempTree, untracked, waitForHealth, waitUntil, type EntryPoint, type Exit } from './startup-support.js'
+import { exchange, freePort, ROOT, runCli, spawnEntryPoint, tempTree, untracked, waitForHealth, waitUntil, type EntryPoint, type Exit } from './startup-support.js'
 
 t.setTimeout(180000)
 
@@ -138,6 +139,50 @@ const citation = (n: number): object => ({
 })
 const RECORDS = [1, 2, 3].map((n) => JSON.stringify(record(n))).join('\n') + '\n'
 
+/**
+ * `mapper-service args` in this process, run in `tree` (the command prints the paths as given, so it
+ * runs where they are relative to): the same runCommand, output and exit code as the binary
+ * (startup-support's runCli), for the tests whose command line is the test's own, not the README's.
+ */
+async function inTree(tree: { root: string }, args: string[]): Promise<Exit> {
+  const before = process.cwd()
+  process.chdir(tree.root)
+  try {
+    const ran = await runCli(args)
+    return { ...ran, signal: null, killed: false }
+  } finally {
+    process.chdir(before)
+  }
+}
+
+// What the README shows of a command it does not spell out (a diagnostic's output, a document that
+// `test` passes): the command line is the test's own, so it runs in this process, through what the
+// binary runs (the process adds its stdout and exit code, which the README's lines below and
+// test/cli.test.ts's real process meet: exit 1 included). Two start-ups of the command saved, a
+// second and a half of CPU. Before the tests below and one at a time: each changes the working
+// directory while it runs.
+t.test('Command line and Examples: what the README shows of a command, run in this process', async (t) => {
+  t.test('Command line: validate places each diagnostic in its file, the output shown', async (t) => {
+    const shown = blockWith(fencedBlocks(readmeSection('Command line'), ''), 'places.yaml: invalid')
+    // The document the prose describes (the README shows only the output): its sixth line names a
+    // transformer no surface registers, the value at column 16.
+    const tree = tempTree(t, { 'places.yaml': '$id: places\nmapping:\n  /title: /book/title\n  /slug:\n    source: /book/title\n    transform: slugify\n' })
+    const ran = await inTree(tree, ['validate', 'places.yaml'])
+    t.equal(ran.code, 1, 'an invalid document exits 1')
+    const pattern = new RegExp(`^${shown.split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('[^\\n]*')}$`)
+    t.match(ran.stdout, pattern, 'the output, as the README shows it')
+  })
+
+  t.test('Examples: the document shown passes mapper-service test', async (t) => {
+    const document = blockWith(fencedBlocks(readmeSection('Examples'), 'yaml'), '$id: citation')
+    t.match(document, /\nexamples:\n/, 'a document with examples')
+    const tree = tempTree(t, { 'citation.yaml': document })
+    const ran = await inTree(tree, ['test', 'citation.yaml'])
+    t.equal(ran.code, 0, ran.stdout + ran.stderr)
+    t.equal(ran.stdout, 'PASS citation.yaml: 2 examples\n1 document, 2 examples: 2 passed, 0 failed\n', 'both examples, of this document')
+  })
+})
+
 // The tests three at a time: each runs its own processes in its own temporary tree on its own port,
 // and spends most of its time waiting on them (a start-up, a reload, a shutdown); one after another,
 // those waits added up.
@@ -249,17 +294,6 @@ t.test('the README\'s command lines, three tests at a time', { jobs: 3 }, async 
     t.match(exit.stdout, /"signal":"SIGTERM","msg":"shutting down"/, 'logged as it stopped')
   })
 
-  t.test('Command line: validate places each diagnostic in its file, the output shown', async (t) => {
-    const shown = blockWith(fencedBlocks(readmeSection('Command line'), ''), 'places.yaml: invalid')
-    // The document the prose describes (the README shows only the output): its sixth line names a
-    // transformer no surface registers, the value at column 16.
-    const tree = cliTree(t, { 'places.yaml': '$id: places\nmapping:\n  /title: /book/title\n  /slug:\n    source: /book/title\n    transform: slugify\n' })
-    const ran = await run(t, 'mapper-service validate places.yaml', tree)
-    t.equal(ran.code, 1, 'an invalid document exits 1')
-    const pattern = new RegExp(`^${shown.split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('[^\\n]*')}$`)
-    t.match(ran.stdout, pattern, 'the output, as the README shows it')
-  })
-
   t.test('Command line: --include and --exclude narrow a directory as the comments say', async (t) => {
     const [validate, test, ...rest] = lines(blockWith(fencedBlocks(readmeSection('Command line'), ''), '--include'))
     t.same(rest, [], 'two commands')
@@ -278,15 +312,6 @@ t.test('the README\'s command lines, three tests at a time', { jobs: 3 }, async 
     const tested = await run(t, test!, tree)
     t.equal(tested.code, 0, tested.stderr)
     t.equal(tested.stdout, 'PASS mappings/citation.yaml: 2 examples\nPASS mappings/greet.yaml: 1 example\n2 documents, 3 examples: 3 passed, 0 failed\n', 'citation.yaml and greet.yaml, and nothing else')
-  })
-
-  t.test('Examples: the document shown passes mapper-service test', async (t) => {
-    const document = blockWith(fencedBlocks(readmeSection('Examples'), 'yaml'), '$id: citation')
-    t.match(document, /\nexamples:\n/, 'a document with examples')
-    const tree = cliTree(t, { 'citation.yaml': document })
-    const ran = await run(t, 'mapper-service test citation.yaml', tree)
-    t.equal(ran.code, 0, ran.stdout + ran.stderr)
-    t.equal(ran.stdout, 'PASS citation.yaml: 2 examples\n1 document, 2 examples: 2 passed, 0 failed\n', 'both examples, of this document')
   })
 
   t.test('Hot reload: the shell session, typed line by line', async (t) => {
