@@ -1,14 +1,17 @@
 // Isolation (options.isolation, workers/isolation.ts): caller-authored work runs in worker threads
 // under hard limits, through a real listening server. Extensions come from a module written to a
 // temp dir, as a deployment's EXTENSIONS would: `thread` tells where a value was transformed,
-// `spin` never returns, `hog` allocates without end, `count` is a plugin the metrics count.
+// `spin` never returns, `hog` allocates without end, `count` is a plugin the metrics count, `hold` a
+// plugin whose call never answers (its evaluation waits, idle, until its time budget ends it).
 //
 // A worker thread takes seconds to start on a loaded machine, so tests that need the same options
 // share one server (and its warm pool) and run in order: `limited` (a 200 ms timeMs, one thread,
 // no queue, registered mappings isolated too) for the hard time limit, the full queue and
-// isolation.registered, `shared` (one thread of 128 MiB, a fanOut of 5, a 10 s timeMs, stdout
+// isolation.registered, `shared` (one thread of 64 MiB, a fanOut of 5, a 10 s timeMs, stdout
 // allowed, a debug log) for the rest. A worker stopped by a test is replaced at the next task, a
-// second or two of CPU: one spinning task shows both the hard time limit and the full queue. Load
+// second or two of CPU: one spinning task shows both the hard time limit and the full queue, and
+// the task that keeps isolation.queueMs's one worker busy waits without spinning and ends within
+// its budget, so that its worker serves on (the hard limit is the spinning tests'). Load
 // shedding is off everywhere: a loaded machine's event-loop delay must not answer 503 for what
 // these tests are about.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -35,7 +38,10 @@ export default {
     spin: (value) => { for (;;) { if (value === Symbol.iterator) return value } },
     hog: () => { const kept = []; for (;;) kept.push(new Array(100000).fill(kept.length)) },
   },
-  plugins: { count: async (_options, value) => value },
+  plugins: {
+    count: async (_options, value) => value,
+    hold: () => new Promise(() => {}),
+  },
 }
 `
 )
@@ -88,10 +94,11 @@ const limited = await served(t, { map: { explicit: true }, limits: { explicit: {
 /** What `shared` logged (the tests that read it empty it first). */
 const sharedLog: Array<Record<string, unknown>> = []
 /**
- * One thread with a 128 MiB heap, a fanOut budget of 5, stdout allowed, a debug log; a 10 s timeMs,
- * so that a worker filling its heap on a loaded machine meets the memory limit, never the time limit.
+ * One thread with a 64 MiB heap (the least isolation.memoryMb allows: the heap the memory test
+ * fills), a fanOut budget of 5, stdout allowed, a debug log; a 10 s timeMs, so that a worker
+ * filling its heap on a loaded machine meets the memory limit, never the time limit.
  */
-const shared = await served(t, { map: { explicit: { stdout: true } }, limits: { explicit: { fanOut: 5, timeMs: 10_000 } }, isolation: { memoryMb: 128, threads: 1 }, logging: { level: 'debug' } }, sharedLog)
+const shared = await served(t, { map: { explicit: { stdout: true } }, limits: { explicit: { fanOut: 5, timeMs: 10_000 } }, isolation: { memoryMb: 64, threads: 1 }, logging: { level: 'debug' } }, sharedLog)
 /** Their workers start side by side, while the first tests run; the first test that uses them waits for both. */
 const warming = Promise.all([limited, shared].map((service) => service.post({ mapping: where, input: { x: 1 } })))
 warming.catch(() => {})
@@ -186,7 +193,11 @@ t.test('a document that never returns: its worker is terminated, 422 timeMs, the
 })
 
 t.test('isolation.queueMs: a task that waits too long is 503; the pool serves on', async (t) => {
-  const spin = { mapping: { mapping: { '/x': { source: '/a', transform: 'spin' } } }, input: { a: 1 } }
+  // Holds the one worker until its 1.5 s budget ends it: a plugin call waiting, which the budget
+  // stops without stopping the worker, a second before the hard limit would (graceMs left at its
+  // default). It uses no CPU meanwhile, where a spin would use 1.5 s and its worker's replacement a
+  // second more.
+  const hold = { mapping: { mapping: { '/x': { source: '/a', hold: {} } } }, input: { a: 1 } }
   /**
    * Until a worker has started (a start may outlast a short queueMs, many times over on a loaded
    * machine): then a quick document is served.
@@ -196,19 +207,18 @@ t.test('isolation.queueMs: a task that waits too long is 503; the pool serves on
     t.fail('the worker never started')
   }
 
-  const slow = await served(t, { map: { explicit: true }, limits: { explicit: { timeMs: 1500 } }, isolation: { threads: 1, queueMs: 300, graceMs: 0 } })
+  const slow = await served(t, { map: { explicit: true }, limits: { explicit: { timeMs: 1500 } }, isolation: { threads: 1, queueMs: 300 } })
   await warm(slow)
-  const blocking = slow.post(spin)
+  const blocking = slow.post(hold)
   await began(100)
   const started = performance.now()
   const waited = await slow.post({ mapping: where, input: { x: 1 } })
   const ms = performance.now() - started
-  t.equal(waited.status, 503, 'queued behind the spinning task past queueMs')
+  t.equal(waited.status, 503, 'queued behind the busy worker past queueMs')
   t.match(waited.data, { code: 'Unavailable' })
   t.ok(ms >= 250, `answered once it had waited (${Math.round(ms)} ms)`)
   t.match((await blocking).data, { code: 'BudgetExceeded', budget: 'timeMs', limit: 1500 })
-  await warm(slow)
-  t.pass('a new worker serves the next task')
+  t.same((await slow.post({ mapping: where, input: { x: 1 } })).data, { where: 'worker', valid: true, errors: [] }, 'the worker serves the next task')
 })
 
 t.test('a document that allocates without end: 422 memory, and the process lives on', async (t) => {
@@ -216,7 +226,7 @@ t.test('a document that allocates without end: 422 memory, and the process lives
   const hogging = service.post({ mapping: { mapping: { '/x': { source: '/a', transform: 'hog' } } }, input: { a: 1 } })
   const { result, answered } = await healthDuring(service, hogging)
   t.equal(result.status, 422)
-  t.match(result.data, { code: 'BudgetExceeded', budget: 'memory', limit: 128 })
+  t.match(result.data, { code: 'BudgetExceeded', budget: 'memory', limit: 64 })
   t.ok(answered >= 1, '/health answered while the worker allocated')
   t.same((await service.post({ mapping: where, input: { x: 1 } })).data, { where: 'worker', valid: true, errors: [] }, 'a new worker took its place')
 })
