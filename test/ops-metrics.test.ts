@@ -6,9 +6,10 @@
 //
 // A build costs a few hundred milliseconds and a worker pool (explicit documents) a second more, so
 // the tests of registered mappings share one server, and those of explicit documents (the budget
-// trip among them) another, each in a group that closes it; a test on a shared server measures
-// what its own requests moved (the series after them less the series before). Load shedding is
-// off: a loaded machine's event-loop delay must not answer 503 for what these tests are about.
+// trip among them) and of registered mappings run isolated another (one pool), each in a group
+// that closes it; a test on a shared server measures what its own requests moved (the series after
+// them less the series before). Load shedding is off: a loaded machine's event-loop delay must not
+// answer 503 for what these tests are about.
 import { channel, hasSubscribers } from 'node:diagnostics_channel'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
@@ -157,9 +158,11 @@ t.test('with map.invalidStatus, valid: false is still an invalid evaluation (ans
   t.equal(await server.value('http_requests_total', { route: '/map', status: '422' }), 1)
 })
 
-t.test('explicit documents, on one server (and its worker pool)', async (t) => {
-  // With a fanOut budget for the budget trip: one worker pool for every explicit test.
-  const explicit = await listening(t, { options: { ...EXPLICIT, limits: { explicit: { fanOut: 10 } } } })
+t.test('explicit documents, and registered mappings run isolated, on one server (and its worker pool)', async (t) => {
+  // With a fanOut budget for the budget trip, and isolation.registered for the made-up ids sent to
+  // registered routes (last: until then the server sees explicit documents only): one worker pool
+  // for every isolated test.
+  const explicit = await listening(t, { options: { ...EXPLICIT, limits: { explicit: { fanOut: 10 } }, isolation: { registered: true } } })
 
   t.test('an invalid explicit document: its validation errors by rule id, and no evaluation', async (t) => {
     const server = explicit
@@ -240,6 +243,10 @@ t.test('explicit documents, on one server (and its worker pool)', async (t) => {
     t.equal(await moved('mapper_evaluation_failures_total', { mapping: '(explicit)', code: 'BudgetExceeded' }), 1)
     t.equal(await moved('mapper_evaluations_total', { mapping: '(explicit)', result: 'failed' }), 1)
   })
+
+  t.test('labels stay bounded: an id that is not served is counted under one value, however many a caller makes up (isolated)', async (t) => {
+    await madeUpIds(t, explicit, 'isolated')
+  })
 })
 
 t.test('request-plugin calls per mapping, with the status each upstream answered', async (t) => {
@@ -293,10 +300,6 @@ async function madeUpIds(t: Tap, server: Scraped, where: string): Promise<void> 
   t.equal((await server.post({ mapping: 'echo', input: {} })).status, 200)
   t.equal(await moved('mapper_evaluations_total', { mapping: 'echo', result: 'valid' }), 1, `${where}: a served id keeps its own label`)
 }
-
-t.test('labels stay bounded: an id that is not served is counted under one value, however many a caller makes up (isolated)', async (t) => {
-  await madeUpIds(t, await listening(t, { options: { isolation: { registered: true } } }), 'isolated')
-})
 
 t.test("reload attempts are counted by the instance they reload, never another's; off-contract upstream messages are ignored", async (t) => {
   const reloader = new Reloader()
