@@ -6,6 +6,7 @@
 // with the old one kept. The set crosses from the loading thread in parts (workers/load.ts), checked
 // here against the value it was made from. test/ops-reload.test.ts reloads the top-level case in a
 // real process, through SIGHUP.
+import { isDeepStrictEqual } from 'node:util'
 import { Worker } from 'node:worker_threads'
 import Fastify from 'fastify'
 import t from 'tap'
@@ -35,35 +36,37 @@ function pairings(prefix: string): Record<string, string> {
   return built
 }
 
-// /health from a worker thread, one request at a time on one keep-alive connection, every 10 ms:
-// asked, it answers the slowest wait since it last answered (one still in flight counted at its
-// age), and starts counting afresh: a request in flight then counts from that moment on.
+// /health from a worker thread, one request at a time on one keep-alive connection, every 10 ms
+// from 'start' until 'stop' (a reload's time: between two, the probe is idle, and so is the server
+// it asks). Asked, it answers the slowest wait since it last answered (one still in flight counted
+// at its age), and starts counting afresh: a request in flight then counts from that moment on.
 const PROBE = `
 const { parentPort, workerData } = require('node:worker_threads')
 const http = require('node:http')
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
-let worst = 0, answered = 0, failed = 0, since = 0, from = 0, stopped = false
+let worst = 0, answered = 0, failed = 0, since = 0, from = 0, probing = false, timer
 const waited = () => since === 0 ? 0 : performance.now() - Math.max(since, from)
 parentPort.on('message', (message) => {
-  if (message === 'stop') { stopped = true; agent.destroy() }
+  if (message === 'start' && !probing) { probing = true; probe() }
+  if (message === 'stop' || message === 'end') { probing = false; clearTimeout(timer) }
+  if (message === 'end') agent.destroy()
   parentPort.postMessage({ worst: Math.max(worst, waited()), answered, failed })
   worst = 0; answered = 0; failed = 0; from = performance.now()
 })
 function probe() {
-  if (stopped) return
+  if (!probing || since !== 0) return
   since = performance.now()
   const done = (ok) => {
     worst = Math.max(worst, waited())
     since = 0
     if (ok) answered++; else failed++
-    setTimeout(probe, 10)
+    if (probing) timer = setTimeout(probe, 10)
   }
   http.get(workerData, { agent }, (response) => {
     response.resume()
     response.on('end', () => done(response.statusCode === 200))
   }).on('error', () => done(false))
 }
-probe()
 `
 
 interface Health {
@@ -78,17 +81,26 @@ class HealthProbe {
     this.#worker = new Worker(PROBE, { eval: true, workerData: `${origin}/health` })
   }
 
-  /** The slowest /health wait since the last report, and how many were answered. */
-  report(message = 'report'): Promise<Health> {
+  /** Ask /health from now on. */
+  async start(): Promise<void> {
+    await this.#tell('start')
+  }
+
+  /** Stop asking: the slowest /health wait since `start`, and how many were answered. */
+  stop(): Promise<Health> {
+    return this.#tell('stop')
+  }
+
+  async end(): Promise<void> {
+    await this.#tell('end')
+    await this.#worker.terminate()
+  }
+
+  #tell(message: 'start' | 'stop' | 'end'): Promise<Health> {
     return new Promise((resolve) => {
       this.#worker.once('message', resolve)
       this.#worker.postMessage(message)
     })
-  }
-
-  async stop(): Promise<void> {
-    await this.report('stop')
-    await this.#worker.terminate()
   }
 }
 
@@ -102,7 +114,7 @@ async function service(t: { teardown(fn: () => unknown): void }): Promise<{ orig
   await app.register(mapperService, { mappings: [versioned('old')], reloader, options: { logging: { level: 'silent' }, underPressure: false } })
   const origin = await listening(t, app)
   const probe = new HealthProbe(origin)
-  t.teardown(() => probe.stop())
+  t.teardown(() => probe.end())
   const map = async (id: string, input: unknown): Promise<{ status: number; body: unknown }> => {
     const response = await app.inject({ method: 'POST', url: '/map', payload: { mapping: id, input } })
     return { status: response.statusCode, body: response.json() }
@@ -117,7 +129,7 @@ type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
  * over here: the outcome, the slowest /health, and every version of `a` that answered, in order.
  */
 async function reloadWatched(t: Tap, served: Awaited<ReturnType<typeof service>>, source: MappingsSource): Promise<{ ok: boolean; error?: string; health: Health; versions: string[] }> {
-  await served.probe.report()
+  await served.probe.start()
   let reloading = true
   const versions: string[] = []
   const watching = (async () => {
@@ -134,7 +146,7 @@ async function reloadWatched(t: Tap, served: Awaited<ReturnType<typeof service>>
   const outcome = await served.reloader.reload(source)
   reloading = false
   await watching
-  const health = await served.probe.report()
+  const health = await served.probe.stop()
   t.ok(health.answered >= 10 && health.failed === 0, `/health answered ${health.answered} times during the reload, never failed`)
   // Each step of the reload is a pairing or a part at most; what is left is the slice's own 8 ms,
   // one call over a whole map's keys (tens of milliseconds for 50,000) and V8's collections of
@@ -205,28 +217,54 @@ t.test('a set with one huge member reloads while /health answers within a slice,
   }
 })
 
+/**
+ * `t.same` for a value of thousands of members: Node's deep strict comparison first, which takes
+ * milliseconds where tap's takes a few hundred of them (and what is strictly equal is the same);
+ * tap's own only when it finds a difference, for tap's verdict and its diff.
+ */
+function same(t: Tap, actual: unknown, expected: unknown, message: string): void {
+  if (isDeepStrictEqual(actual, expected)) t.pass(message)
+  else t.same(actual, expected, message)
+}
+
+/**
+ * A valid document of more than one part (3 × PART_NODES pairings; strings, objects and arrays), as
+ * a parsed document file has it: `__proto__` as a member (a warning, not an error).
+ */
+const ONE = `{"$id":"one","__proto__":"kept as data","mapping":${JSON.stringify(
+  Object.fromEntries(Array.from({ length: 3 * PART_NODES }, (_, i) => [`/k${i}`, i % 3 === 0 ? `/v${i}` : i % 3 === 1 ? { source: `/v${i}`, default: [i, null, true] } : [`/v${i}`]]))
+)}}`
+/** A YAML file. */
+const TWO = 'mappings:\n  two:\n    $id: two\n    mapping:\n      /t: /t\n'
+
 t.test('a compound document file with one huge member, read and handed over by the loading thread', async (t) => {
+  // Beside it, ONE and TWO: what the thread hands over is checked against what loadMappings gives,
+  // for files of every kind (one thread started for both checks: each costs a second of CPU here).
   const tree = tempTree(t, {
     'm/set.json': JSON.stringify({ mappings: { a: versioned('new'), small: { $id: 'small', mapping: { '/s': '/' } }, huge: { $id: 'huge', mapping: pairings('c') } } }),
+    'm/one.json': ONE,
+    'm/two.yaml': TWO,
   })
-  const source = (): ReturnType<typeof loadOffThread> => loadOffThread({ path: tree.path('m'), timeoutMs: 60_000, maxBytes: 10_000_000 }, () => {})
+  let loaded: unknown
+  const source = async (): Promise<Awaited<ReturnType<typeof loadOffThread>>> => (loaded = await loadOffThread({ path: tree.path('m'), timeoutMs: 60_000, maxBytes: 10_000_000 }, () => {}))
   const { ok, versions } = await reloadWatched(t, served, source)
   t.equal(ok, true)
   t.same(versions, [current, 'new'], 'the old set answered, then the new one')
   current = 'new'
   t.same((await served.map('huge', { s12345: { v: 'x' } })).body, { c12345: { v: 'x' }, valid: true, errors: [] })
   t.same((await served.map('small', 2)).body, { s: 2, valid: true, errors: [] })
+  // Through the thread: what loadMappings gives, whole.
+  same(t, loaded, await loadMappings(tree.path('m')), 'what loadMappings gives')
 })
 
 /** The values in a value: itself, and those of its members. */
 const nodes = (value: unknown): number => (value !== null && typeof value === 'object' ? 1 + Object.values(value).reduce((sum: number, member) => sum + nodes(member), 0) : 1)
 
 t.test('a value crosses from the loading thread in parts and is rebuilt as it was', async (t) => {
-  const wide = Object.fromEntries(Array.from({ length: 3 * PART_NODES }, (_, i) => [`/k${i}`, i % 3 === 0 ? `/v${i}` : i % 3 === 1 ? { source: `/v${i}`, default: [i, null, true] } : [i]]))
-  // As a parsed document file has them: `__proto__` as a member, keys that are array indexes.
-  const one = `{"$id":"one","__proto__":"kept as data","mapping":${JSON.stringify(wide)}}`
+  // As parsed files have them: `__proto__` as a member (ONE), keys that are array indexes. (Through
+  // the thread, files of every kind: the compound test above.)
   const original = JSON.parse(`[
-    {"id":"one","source":"x","document":${one}},
+    {"id":"one","source":"x","document":${ONE}},
     {"id":"two","source":"y","document":{"$id":"two","mapping":{"/a":"/a","10":"ten","2":"two","z":"zed"}}},
     [[[[{"deep":${JSON.stringify(Array.from({ length: PART_NODES + 5 }, (_, i) => ({ i })))}}]]]],
     "scalar",
@@ -242,16 +280,14 @@ t.test('a value crosses from the loading thread in parts and is rebuilt as it wa
     assembly.add(part)
   }
   t.ok(count >= 5, `${count} parts`)
-  t.same(assembly.value, original, 'the same value')
+  same(t, assembly.value, original, 'the same value')
   t.equal(JSON.stringify(assembly.value), JSON.stringify(original), 'with its keys in the same order')
   const document = (assembly.value as Array<{ document: { mapping: object } }>)[0]!.document
   t.ok(Object.isFrozen(document.mapping), 'a large object comes frozen, its keys remembered for the registration that reads it')
   t.equal(Object.getPrototypeOf(document), Object.prototype, '__proto__ stays a member')
   t.ok(Object.hasOwn(document, '__proto__'))
 
-  // Through the thread: what loadMappings gives, whole.
-  const tree = tempTree(t, { 'm/one.json': one, 'm/two.yaml': 'mappings:\n  two:\n    $id: two\n    mapping:\n      /t: /t\n' })
-  t.same(await loadOffThread({ path: tree.path('m'), timeoutMs: 60_000, maxBytes: 10_000_000 }, () => {}), await loadMappings(tree.path('m')))
-  tree.write('m/broken.json', '{ "$id": ')
+  // A file that does not parse fails the load in the thread, named.
+  const tree = tempTree(t, { 'm/two.yaml': TWO, 'm/broken.json': '{ "$id": ' })
   await t.rejects(loadOffThread({ path: tree.path('m'), timeoutMs: 60_000, maxBytes: 10_000_000 }, () => {}), { name: 'SourceError', message: /broken\.json does not parse as JSON/ })
 })
