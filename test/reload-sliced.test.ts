@@ -227,44 +227,28 @@ function same(t: Tap, actual: unknown, expected: unknown, message: string): void
   else t.same(actual, expected, message)
 }
 
-/**
- * A valid document of more than one part (3 × PART_NODES pairings; strings, objects and arrays), as
- * a parsed document file has it: `__proto__` as a member (a warning, not an error).
- */
-const ONE = `{"$id":"one","__proto__":"kept as data","mapping":${JSON.stringify(
-  Object.fromEntries(Array.from({ length: 3 * PART_NODES }, (_, i) => [`/k${i}`, i % 3 === 0 ? `/v${i}` : i % 3 === 1 ? { source: `/v${i}`, default: [i, null, true] } : [`/v${i}`]]))
-)}}`
-/** A YAML file. */
-const TWO = 'mappings:\n  two:\n    $id: two\n    mapping:\n      /t: /t\n'
-
 t.test('a compound document file with one huge member, read and handed over by the loading thread', async (t) => {
-  // Beside it, ONE and TWO: what the thread hands over is checked against what loadMappings gives,
-  // for files of every kind (one thread started for both checks: each costs a second of CPU here).
   const tree = tempTree(t, {
     'm/set.json': JSON.stringify({ mappings: { a: versioned('new'), small: { $id: 'small', mapping: { '/s': '/' } }, huge: { $id: 'huge', mapping: pairings('c') } } }),
-    'm/one.json': ONE,
-    'm/two.yaml': TWO,
   })
-  let loaded: unknown
-  const source = async (): Promise<Awaited<ReturnType<typeof loadOffThread>>> => (loaded = await loadOffThread({ path: tree.path('m'), timeoutMs: 60_000, maxBytes: 10_000_000 }, () => {}))
+  const source = (): ReturnType<typeof loadOffThread> => loadOffThread({ path: tree.path('m'), timeoutMs: 60_000, maxBytes: 10_000_000 }, () => {})
   const { ok, versions } = await reloadWatched(t, served, source)
   t.equal(ok, true)
   t.same(versions, [current, 'new'], 'the old set answered, then the new one')
   current = 'new'
   t.same((await served.map('huge', { s12345: { v: 'x' } })).body, { c12345: { v: 'x' }, valid: true, errors: [] })
   t.same((await served.map('small', 2)).body, { s: 2, valid: true, errors: [] })
-  // Through the thread: what loadMappings gives, whole.
-  same(t, loaded, await loadMappings(tree.path('m')), 'what loadMappings gives')
 })
 
 /** The values in a value: itself, and those of its members. */
 const nodes = (value: unknown): number => (value !== null && typeof value === 'object' ? 1 + Object.values(value).reduce((sum: number, member) => sum + nodes(member), 0) : 1)
 
 t.test('a value crosses from the loading thread in parts and is rebuilt as it was', async (t) => {
-  // As parsed files have them: `__proto__` as a member (ONE), keys that are array indexes. (Through
-  // the thread, files of every kind: the compound test above.)
+  const wide = Object.fromEntries(Array.from({ length: 3 * PART_NODES }, (_, i) => [`/k${i}`, i % 3 === 0 ? `/v${i}` : i % 3 === 1 ? { source: `/v${i}`, default: [i, null, true] } : [i]]))
+  // As a parsed document file has them: `__proto__` as a member, keys that are array indexes.
+  const one = `{"$id":"one","__proto__":"kept as data","mapping":${JSON.stringify(wide)}}`
   const original = JSON.parse(`[
-    {"id":"one","source":"x","document":${ONE}},
+    {"id":"one","source":"x","document":${one}},
     {"id":"two","source":"y","document":{"$id":"two","mapping":{"/a":"/a","10":"ten","2":"two","z":"zed"}}},
     [[[[{"deep":${JSON.stringify(Array.from({ length: PART_NODES + 5 }, (_, i) => ({ i })))}}]]]],
     "scalar",
@@ -287,7 +271,9 @@ t.test('a value crosses from the loading thread in parts and is rebuilt as it wa
   t.equal(Object.getPrototypeOf(document), Object.prototype, '__proto__ stays a member')
   t.ok(Object.hasOwn(document, '__proto__'))
 
-  // A file that does not parse fails the load in the thread, named.
-  const tree = tempTree(t, { 'm/two.yaml': TWO, 'm/broken.json': '{ "$id": ' })
+  // Through the thread: what loadMappings gives, whole.
+  const tree = tempTree(t, { 'm/one.json': one, 'm/two.yaml': 'mappings:\n  two:\n    $id: two\n    mapping:\n      /t: /t\n' })
+  same(t, await loadOffThread({ path: tree.path('m'), timeoutMs: 60_000, maxBytes: 10_000_000 }, () => {}), await loadMappings(tree.path('m')), 'what loadMappings gives')
+  tree.write('m/broken.json', '{ "$id": ')
   await t.rejects(loadOffThread({ path: tree.path('m'), timeoutMs: 60_000, maxBytes: 10_000_000 }, () => {}), { name: 'SourceError', message: /broken\.json does not parse as JSON/ })
 })
