@@ -31,10 +31,10 @@ export function parsePointer(expression: unknown): Tokens {
   if (text.startsWith('#')) text = decodeFragment(text.slice(1))
   if (text === '') return []
   if (!text.startsWith('/')) throw new DocumentSyntaxError(`Invalid JSON Pointer ${expression}`)
-  return text
-    .slice(1)
-    .split('/')
-    .map((token) => token.replace(/~1/g, '/').replace(/~0/g, '~'))
+  const tokens = text.slice(1).split('/')
+  // Most pointers have no escape: no regular expression runs for them.
+  if (text.includes('~')) for (let i = 0; i < tokens.length; i++) tokens[i] = tokens[i]!.replace(/~1/g, '/').replace(/~0/g, '~')
+  return tokens
 }
 
 /** Escape one reference token for use in a pointer (`~` → `~0`, `/` → `~1`). */
@@ -46,7 +46,7 @@ export function escapeToken(token: string): string {
 
 /** True when a slash-form pointer has a `..` segment (PTR-9). */
 export function hasDotDotSegment(pointer: string): boolean {
-  return pointer.split('/').includes('..')
+  return pointer.includes('..') && pointer.split('/').includes('..')
 }
 
 const CANONICAL_INDEX = /^(?:0|[1-9][0-9]*)$/
