@@ -1,10 +1,14 @@
 // Generated levels (engine/codegen.ts): the same envelopes as the closure plan, whatever text a
 // document carries, and document text never runs as code.
+import { pathToFileURL } from 'node:url'
 import fc from 'fast-check'
 import t from 'tap'
 import { literal, MAX_GENERATED, MAX_INLINE_TOKENS, MAX_SOURCE, PART_SOURCE } from '../engine/codegen.js'
 import { Mapper } from '../engine/index.js'
 import { escapeToken } from '../engine/pointer.js'
+import { binaryUnit } from './codegen-binary.js'
+import { compiledEntry } from './proc-compiled.js'
+import { untracked } from './startup-support.js'
 
 const SENTINEL = '__codegenRan'
 const sentinelCode = `globalThis.${SENTINEL} = 1`
@@ -35,7 +39,8 @@ const HOSTILE = [
   '-',
 ]
 
-const hostileKey = fc.oneof(fc.constantFrom(...HOSTILE), fc.string({ maxLength: 6 }), fc.string({ unit: 'binary', maxLength: 4 }))
+// binaryUnit: fast-check's 'binary' unit, the same draws without its first use costing seconds (codegen-binary.ts).
+const hostileKey = fc.oneof(fc.constantFrom(...HOSTILE), fc.string({ maxLength: 6 }), fc.string({ unit: binaryUnit, maxLength: 4 }))
 /** Few keys, so that documents and inputs meet: reads find values, finds match, each runs over arrays. */
 const narrowKey = fc.constantFrom('a', 'b', 'c', '0', '1', '-', '__proto__', 'constructor', '')
 const pointerTo = (tokens: string[]): string => tokens.map((token) => `/${escapeToken(token)}`).join('')
@@ -94,7 +99,7 @@ async function envelope(codegen: boolean, document: object, input: unknown, limi
 
 t.test('a string literal is the only way document text enters generated source, and it round-trips', async (t) => {
   fc.assert(
-    fc.property(fc.oneof(hostileKey, fc.string({ unit: 'binary' })), (text) => {
+    fc.property(fc.oneof(hostileKey, fc.string({ unit: binaryUnit })), (text) => {
       const source = literal(text)
       t.notOk(/[\u2028\u2029]/.test(source), 'line and paragraph separators are escaped')
       // eslint-disable-next-line no-new-func -- the property under test
@@ -213,17 +218,20 @@ t.test('plugins: a generated level continues asynchronously from the pairing tha
 
 t.test('a process that forbids code generation gets the closure plan and the same envelope', async (t) => {
   // A real Node process started with --disallow-code-generation-from-strings (what a locked-down
-  // host runs): compiling must not throw, and the envelope is the generated path's.
+  // host runs): compiling must not throw, and the envelope is the generated path's. It imports the
+  // shipped engine compiled (proc-compiled.ts), as such a host would, with neither the test loader
+  // nor tap's process-info hooks in the process (untracked): no part of the subject, they cost the
+  // child most of its start.
+  const engine = new URL('../engine/index.js', pathToFileURL(await compiledEntry())).href
   const script = [
-    "import { Mapper } from './engine/index.ts'",
+    `import { Mapper } from ${JSON.stringify(engine)}`,
     'const mapper = new Mapper({}, {}, { stdout: () => {} })',
     "const envelope = await mapper.map({ mapping: { '/t': '/title', '/n': { source: '/a/b', as: 'string' } } }, { title: 'x', a: { b: 2 } })",
     'process.stdout.write(JSON.stringify(envelope))',
   ].join('\n')
-  const loader = new URL('./loader/register.mjs', import.meta.url).href
   const { execFile } = await import('node:child_process')
   const out = await new Promise<string>((resolve, reject) => {
-    execFile(process.execPath, ['--disallow-code-generation-from-strings', '--import', loader, '--input-type=module', '-e', script], { cwd: new URL('..', import.meta.url), timeout: 60000 }, (error, stdout, stderr) =>
+    execFile(...untracked(process.execPath, ['--disallow-code-generation-from-strings', '--input-type=module', '-e', script]), { cwd: new URL('..', import.meta.url), timeout: 60000 }, (error, stdout, stderr) =>
       error === null ? resolve(stdout) : reject(new Error(`${error.message}\n${stderr}`))
     )
   })
@@ -254,12 +262,18 @@ t.test(`pointers past ${MAX_INLINE_TOKENS} tokens go through their compiled clos
   t.equal(generated, await envelope(false, document, input))
   t.match(JSON.parse(generated), { short: { x: 2 }, r: { a: 'bottom' }, m: 'm', valid: true })
 
+  // Each of these pairings writes about 7 KB of source: 100 of them write about 700 KB, well past
+  // MAX_SOURCE (900 did the same at nine times the cost), and still under MAX_GENERATED pairings.
   const wide: Record<string, unknown> = {}
-  for (let i = 0; i < 900; i++) wide[`/f${i}`] = { first: Array.from({ length: 40 }, (_, k) => `/p${k}/q${i}`), default: i }
+  for (let i = 0; i < 100; i++) wide[`/f${i}`] = { first: Array.from({ length: 40 }, (_, k) => `/p${k}/q${i}`), default: i }
   const sparse = { p39: { q5: 'last' } }
-  const a = await envelope(true, { mapping: wide }, sparse)
+  const sources: string[] = []
+  const a = await watchingSources(sources, () => envelope(true, { mapping: wide }, sparse))
   t.equal(a, await envelope(false, { mapping: wide }, sparse))
-  t.match(JSON.parse(a), { f0: 0, f5: 'last', f899: 899 })
+  t.match(JSON.parse(a), { f0: 0, f5: 'last', f99: 99 })
+  // Document text enters generated source only as literals: had the level been generated, its
+  // source would name the last pairing's tokens (30 such pairings, under the bound, do).
+  t.notOk(sources.some((source) => source.includes(literal('q99'))), 'no source was generated for the level')
 })
 
 /** Run `work` with the sources the engine generates meanwhile collected in `sources`, as they are handed to the host. */
