@@ -10,7 +10,7 @@ import { Readable } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import type { Plugin } from '../engine/index.js'
-import { bearer, ECHO, originOf, SECRET, serve, type Teardown } from './http-support.js'
+import { bearer, ECHO, originOf, SECRET, serve, STRICT, type Teardown } from './http-support.js'
 import type { BuildConfig } from '../server.js'
 
 /** A listening server (logging silenced, load shedding off) and its origin. */
@@ -274,7 +274,8 @@ t.test('the other streams, side by side', { jobs: 11 }, async (t) => {
   })
 
   t.test('the stream is refused whole, before any answer, as /map would refuse it', async (t) => {
-    const { origin } = await listening(t, { options: { map: { invalidStatus: 422 } } })
+    // One server for both halves: map.invalidStatus changes only what a valid: false envelope answers.
+    const { origin } = await listening(t, { mappings: [ECHO, STRICT], options: { map: { invalidStatus: 409 } } })
     const unknown = await send(origin, '/map/stream?mapping=nope', '{}\n')
     t.equal(unknown.status, 404)
     t.match(unknown.lines[0], { code: 'NotFound', message: 'No mapping registered as "nope"' })
@@ -289,8 +290,7 @@ t.test('the other streams, side by side', { jobs: 11 }, async (t) => {
     t.equal((await send(origin, '/map/stream?other=1', '')).status, 400, 'an unknown query member')
 
     // map.invalidStatus: a valid: false envelope is an error line with that status, as /map answers it.
-    const strict = await listening(t, { mappings: [{ $id: 'strict', mapping: { '/name': { source: '/name', type: 'string' } } }], options: { map: { invalidStatus: 409 } } })
-    const promoted = await send(strict.origin, '/map/stream?mapping=strict', '{"name":"ok"}\n{"name":5}\n')
+    const promoted = await send(origin, '/map/stream?mapping=strict', '{"name":"ok"}\n{"name":5}\n')
     t.strictSame(promoted.lines[0], { name: 'ok', valid: true, errors: [] })
     t.match(promoted.lines[1], { line: 2, status: 409, error: { code: 'ValidationError', message: 'Mapping validation failed', errors: [{}] } })
   })
