@@ -82,15 +82,27 @@ function safeRead(document: unknown, pointer: string): { value?: unknown; error?
   }
 }
 
+/**
+ * Records in a large body: 1,000 print to about 120 KB, past JSON_OFF_THREAD_BYTES, whose records
+ * cross back in two batches and the whole body in three (pack.ts), and whose chunks, sent 9,999
+ * bytes at a time, split five of its characters (asserted below). 2,500 made twice the bytes to
+ * parse, send and compare for no path more, and no chunk of theirs split a character.
+ */
+const RECORDS = 1000
+/** Numbers in the large array: 15,000 print to about 79 KB, in two batches. */
+const NUMBERS = 15_000
+/** The bytes of each chunk of a chunked answer. */
+const CHUNK = 9_999
+
 /** A large body of a given shape, its text over JSON_OFF_THREAD_BYTES. */
 function largeBody(seed: number): unknown {
   const records = []
-  for (let i = 0; i < 2500; i++) records.push({ id: `${seed}-${i}`, n: i * seed, tags: ['a', i % 3 === 0 ? null : 'b'], deep: { list: [[i], { k: i % 7 === 0 }] } })
+  for (let i = 0; i < RECORDS; i++) records.push({ id: `${seed}-${i}`, n: i * seed, tags: ['a', i % 3 === 0 ? null : 'b'], deep: { list: [[i], { k: i % 7 === 0 }] } })
   return JSON.parse(JSON.stringify({ records, meta: { seed, 'a/b': 'slash', 'm~n': 'tilde', '': 'empty key' }, text: 'é€😀'.repeat(5000) }))
 }
 
 t.test('through the plugin: large JSON bodies, declared or chunked, read by any pointer, give what an inline parse gives', async (t) => {
-  const bodies = [largeBody(1), largeBody(7), JSON.parse(`{"__proto__":{"x":1},"big":${JSON.stringify('x'.repeat(100_000))}}`), Array.from({ length: 30_000 }, (_, i) => i)]
+  const bodies = [largeBody(1), largeBody(7), JSON.parse(`{"__proto__":{"x":1},"big":${JSON.stringify('x'.repeat(100_000))}}`), Array.from({ length: NUMBERS }, (_, i) => i)]
   // Printed once: the upstream answers each body 34 times.
   const texts = bodies.map((body) => JSON.stringify(body))
   const up = await upstream(t, (req, res) => {
@@ -100,7 +112,7 @@ t.test('through the plugin: large JSON bodies, declared or chunked, read by any 
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' })
       // Cut anywhere, a character's bytes included.
       const bytes = Buffer.from(text)
-      for (let i = 0; i < bytes.length; i += 9_999) res.write(bytes.subarray(i, i + 9_999))
+      for (let i = 0; i < bytes.length; i += CHUNK) res.write(bytes.subarray(i, i + CHUNK))
       res.end()
     } else {
       res.writeHead(200, { 'content-type': 'application/vnd.api+json', 'content-length': Buffer.byteLength(text) })
@@ -108,7 +120,16 @@ t.test('through the plugin: large JSON bodies, declared or chunked, read by any 
     }
   })
   for (const body of bodies) t.ok(Buffer.byteLength(JSON.stringify(body)) > JSON_OFF_THREAD_BYTES, 'each body is parsed in a parse thread')
-  const pointers = ['/json', '/json/records/0', '/json/records/2499/deep/list/1/k', '/json/records/2500', '/json/meta/a~1b', '/json/meta/m~0n', '/json/meta/', '/json/__proto__', '/json/big', '/json/29999', '/json/-', '/json/text/0', '/status', '/content-type', '#/json/meta/a~1b', '/json/records/length', '']
+  for (const body of [(bodies[0] as { records: unknown }).records, (bodies[1] as { records: unknown }).records, bodies[3]]) {
+    t.ok(pack(body).length > 1, 'the records and the numbers cross back in several batches, their arrays filled member by member')
+  }
+  for (const text of texts.slice(0, 2)) {
+    const bytes = Buffer.from(text)
+    let split = 0
+    for (let i = CHUNK; i < bytes.length; i += CHUNK) if ((bytes[i]! & 0xc0) === 0x80) split++
+    t.ok(split > 0, `the chunked answer splits ${split} characters between two chunks`)
+  }
+  const pointers = ['/json', '/json/records/0', `/json/records/${RECORDS - 1}/deep/list/1/k`, `/json/records/${RECORDS}`, '/json/meta/a~1b', '/json/meta/m~0n', '/json/meta/', '/json/__proto__', '/json/big', `/json/${NUMBERS - 1}`, '/json/-', '/json/text/0', '/status', '/content-type', '#/json/meta/a~1b', '/json/records/length', '']
   const mappings: MappingDocument[] = []
   for (const [i] of bodies.entries()) {
     for (const mode of ['declared', 'chunked']) {
