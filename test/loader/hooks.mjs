@@ -5,12 +5,17 @@ import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync } from 'node:fs'
 import { readFile, rename, writeFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
-import { transform, version } from 'esbuild'
+import { createRequire } from 'node:module'
 
 // Compiled output is kept by content hash: every test process and worker thread would otherwise
 // compile the same few hundred files again (seconds for each worker thread the service starts).
 const CACHE = fileURLToPath(new URL('../../node_modules/.cache/mapper-test-loader/', import.meta.url))
 mkdirSync(CACHE, { recursive: true })
+
+// esbuild's version keys the cache; esbuild itself is loaded only on a miss. Every test process,
+// child process and worker thread starts a hooks thread, and loading esbuild there cost about 80 ms
+// of CPU each, with every file it was asked for already compiled.
+const version = createRequire(import.meta.url)('esbuild/package.json').version
 
 const TS_OPTIONS = {
   loader: 'ts',
@@ -37,6 +42,7 @@ export async function load(url, context, nextLoad) {
   const cached = `${CACHE}${key}.js`
   const hit = await readFile(cached, 'utf8').catch(() => undefined)
   if (hit !== undefined) return { format: 'module', source: hit, shortCircuit: true }
+  const { transform } = await import('esbuild')
   const { code } = await transform(text, { ...TS_OPTIONS, sourcefile: path })
   // Written aside and renamed: a concurrent reader sees the whole file or none.
   const partial = `${cached}.${process.pid}.${Math.random().toString(36).slice(2)}`
