@@ -84,23 +84,30 @@ async function bodyTurns(): Promise<void> {
   }
 }
 
+/** `step` goes after the bodies waiting, a step per turn (bodyTurns). */
+function queue(step: Step): void {
+  waiting.push(step)
+  if (!turning) void bodyTurns()
+}
+
 /**
- * A body's work begins. A body of at most UNCOUNTED_BODY_BYTES is parsed at once. A short body (at
- * most LARGE_BODY_CHARS bytes) is decoded and parsed at once too, in the turn its last bytes arrived, while no body waits and the bodies of this turn have
- * taken less than BODY_TURN_MS: the common case, answered as it always was. Any other body goes
- * after those before it, a step per turn, its first step at once when none waits; as sliced work,
- * it keeps to its share of a busy loop (engine/slices.ts).
+ * A body's work begins. A body of at most UNCOUNTED_BODY_BYTES is parsed at once, with no account
+ * kept of it. A short body (at most LARGE_BODY_CHARS bytes) is decoded and parsed at once too, in
+ * the turn its last bytes arrived, while no body waits and the bodies of this turn have taken less
+ * than BODY_TURN_MS: the common case, answered as it always was. Any other body goes after those
+ * before it, a step per turn, its first step at once when none waits; as sliced work, it keeps to
+ * its share of a busy loop (engine/slices.ts). A body whose first step does not finish it goes on
+ * the same way, whichever path it took.
  */
 function begin(step: Step, bytes: number): void {
   // A body of a few kilobytes costs less to parse than its request costs the service anyway
   // (routing, the handler, the answer): no account is kept of it, and no turn is waited for.
   if (bytes <= UNCOUNTED_BODY_BYTES) {
-    step()
+    if (!step()) queue(step)
     return
   }
   if (turning || bytes > LARGE_BODY_CHARS || spentThisTurn >= BODY_TURN_MS) {
-    waiting.push(step)
-    if (!turning) void bodyTurns()
+    queue(step)
     return
   }
   const began = performance.now()
@@ -110,10 +117,7 @@ function begin(step: Step, bytes: number): void {
     resetScheduled = true
     setImmediate(resetSpent)
   }
-  if (!finished) {
-    waiting.push(step)
-    void bodyTurns()
-  }
+  if (!finished) queue(step)
 }
 
 /**
