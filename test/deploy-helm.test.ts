@@ -4,7 +4,7 @@
 // would read is given to the app itself: the options and mappings ConfigMaps, the init container's
 // script joining the Secret's credentials into the options. Skipped, with the reason, where helm
 // cannot be fetched (no network).
-import { execFile, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -19,8 +19,8 @@ import { buildServer } from '../server.js'
 import { CHART, Helm, MAIN_THREAD_MIB, byKind, validateObjects, mebibytes, one, threadsFor, toolsFor, type K8sObject, type ToolRun, type Values } from './helm-support.js'
 import { kustomized } from './deploy-kustomized.js'
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget'
-import { cacheDirectory, type DeployTools } from './deploy-tools.js'
-import { ROOT, untracked } from './startup-support.js'
+import type { DeployTools } from './deploy-tools.js'
+import { untracked } from './startup-support.js'
 
 /**
  * Options as start-up resolves them (app.ts): resolveConfig, then what the auth and rate-limit
@@ -32,41 +32,17 @@ function resolvedAtStart(options: unknown) {
 }
 
 /**
- * `helm <args> -f -`, the values on standard input, as Helm.run runs it otherwise (the same homes,
- * only PATH from this environment). The values go as JSON, which is YAML and what helm turns its
- * YAML into: no temporary file, and no YAML printer, per run. Go's collector off (GOGC=off): a
- * run lives a tenth of a second and allocates some 50 MB, and collecting cost a fifth of its CPU
- * over the file's fifty-odd runs.
- */
-function helmRun(helm: string, args: readonly string[], values: Values): Promise<ToolRun> {
-  const home = join(cacheDirectory(), 'helm-home')
-  const env = { PATH: process.env.PATH ?? '', HOME: home, HELM_CACHE_HOME: join(home, 'cache'), HELM_CONFIG_HOME: join(home, 'config'), HELM_DATA_HOME: join(home, 'data'), GOGC: 'off' }
-  return new Promise((resolve) => {
-    const child = execFile(helm, [...args, '-f', '-'], { cwd: ROOT, timeout: 60_000, maxBuffer: 16 * 1024 * 1024, encoding: 'utf8', env }, (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr: stderr || (error?.message ?? '') })
-    })
-    child.stdin!.end(typeof values === 'string' ? values : JSON.stringify(values))
-  })
-}
-
-/**
  * helm, each distinct run (arguments and values) made once for the file: several tests render the
  * same values (the defaults six times), and helm's output is a function of the chart and them.
  */
 class RunOnce extends Helm {
   static readonly #runs = new Map<string, Promise<ToolRun>>()
-  readonly #helm: string
-
-  constructor(tools: DeployTools) {
-    super(tools)
-    this.#helm = tools.helm
-  }
 
   override run(args: readonly string[], values: Values = {}): Promise<ToolRun> {
     const key = JSON.stringify([args, values])
     let run = RunOnce.#runs.get(key)
     if (run === undefined) {
-      run = helmRun(this.#helm, args, values)
+      run = super.run(args, values)
       RunOnce.#runs.set(key, run)
     }
     return run
