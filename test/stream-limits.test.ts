@@ -308,14 +308,16 @@ t.test('streams against servers of their own, side by side', { jobs: 8 }, async 
   })
 
   t.test('through inject (no socket to end or probe): a stream that goes idle still ends with its last line', async (t) => {
+    // Line 1 is answered within the idle timeout even on a machine busy with the suite (at 200 ms
+    // it once was not, and the stream ended naming line 1); line 2 waits three times as long.
     const wait: Plugin = async (_options, value) => {
-      if (value === 2) await pause(1500)
+      if (value === 2) await pause(3000)
       return value
     }
     const app = await serve(t, {
       mappings: [{ $id: 'wait', mapping: { '/v': { source: '/v', wait: {} } } }],
       extensions: { plugins: { wait } },
-      options: { underPressure: false, isolation: false, stream: { idleTimeout: 200 } },
+      options: { underPressure: false, isolation: false, stream: { idleTimeout: 1000 } },
     })
     const response = await app.inject({ method: 'POST', url: '/map/stream?mapping=wait&concurrency=1', headers: { 'content-type': 'application/x-ndjson' }, payload: '{"v":1}\n{"v":2}\n{"v":3}\n' })
     t.equal(response.statusCode, 200)
