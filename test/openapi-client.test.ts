@@ -15,6 +15,7 @@ import { bundledMappingsPath, loadMappings } from '../sources/mappings.js'
 import { packageInfo } from '../support/package.js'
 import { fencedBlocks, readmeSection } from './readme-support.js'
 import { untracked } from './startup-support.js'
+import { tsc } from './tsc.js'
 
 const run = promisify(execFile)
 const root = packageInfo().root
@@ -308,11 +309,11 @@ t.test('a client generated from /openapi.json type-checks and works against a ru
     writeFileSync(join(out, file.replace(/\.ts$/, '.js')), code)
   }
   // The type check and the programs at once, both without tap's process-info hooks (untracked). The
-  // check stays tsc's own process: through TypeScript's API in this one, the check alone cost what
-  // the whole tsc process does (about 5.5 s of CPU either way, measured), and would hold the server
-  // the programs call while it ran.
-  const tsc = join(root, 'node_modules/typescript/bin/tsc')
-  const checked = run(...untracked(process.execPath, [tsc, '-p', join(dir, 'tsconfig.json')]), { timeout: 120000 })
+  // check is the project's compiler (TypeScript 7's tsc, test/tsc.ts) in its own process: through
+  // TypeScript 5.9's API in this one it would hold the server the programs call while it ran.
+  const checked = tsc(['-p', join(dir, 'tsconfig.json')]).then((compiled) => {
+    if (compiled.code !== 0) throw new Error(compiled.output)
+  })
   const ran = run(...untracked(process.execPath, [join(out, 'run.js'), base]), { cwd: root, timeout: 60000 })
   // Each awaited in its turn below; neither left unhandled should the other fail first.
   for (const child of [checked, ran]) child.catch(() => {})

@@ -14,7 +14,7 @@
 // to fail after prepack, then the one every packed file is read from, which mends what the first
 // left (the same steps as a pack of a clean project, with the copy put back first).
 import { execFile } from 'node:child_process'
-import { copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
@@ -96,7 +96,8 @@ const GLOBALS = ['Array<T>', 'Boolean', 'CallableFunction', 'Function', 'IArgume
 
 /**
  * A project to pack: COPIED, a one-file tsconfig.build.json for `npm run build` (noLib, GLOBALS
- * instead: only `export const built = true` to compile) and the real tsc, linked where npm links it.
+ * instead: only `export const built = true` to compile) and the real compiler the build names
+ * (TypeScript 7's, test/tsc.ts), linked where npm installs it.
  */
 function packable(t: Parameters<typeof tempTree>[0]): ReturnType<typeof tempTree> {
   const tree = tempTree(t, {
@@ -108,8 +109,8 @@ function packable(t: Parameters<typeof tempTree>[0]): ReturnType<typeof tempTree
     mkdirSync(dirname(tree.path(file)), { recursive: true })
     copyFileSync(join(ROOT, file), tree.path(file))
   }
-  mkdirSync(tree.path('node_modules/.bin'), { recursive: true })
-  symlinkSync(realpathSync(join(ROOT, 'node_modules/.bin/tsc')), tree.path('node_modules/.bin/tsc'))
+  mkdirSync(tree.path('node_modules'), { recursive: true })
+  symlinkSync(join(ROOT, 'node_modules/typescript-7'), tree.path('node_modules/typescript-7'), 'dir')
   return tree
 }
 
@@ -173,7 +174,7 @@ t.test('the packed package.json has no install script; the build runs at pack ti
   const { manifest, files } = await packed
   for (const name of INSTALL_SCRIPTS) t.notOk(name in manifest.scripts, `no ${name} script`)
   t.match(manifest.scripts.prepack, /\bnpm run build\b/, 'prepack builds dist/')
-  t.match(manifest.scripts.build, /^tsc -p tsconfig\.build\.json\b/, 'the build is tsc')
+  t.match(manifest.scripts.build, /^node node_modules\/typescript-7\/bin\/tsc -p tsconfig\.build\.json\b/, 'the build is TypeScript 7\'s tsc')
   const own = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Manifest
   for (const name of installScripts(own.scripts)) delete own.scripts[name]
   t.same(manifest, own, 'otherwise the packed package.json is this one')

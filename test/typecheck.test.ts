@@ -1,20 +1,17 @@
-// The project's type check (`npm run typecheck`: tsc --noEmit -p tsconfig.json) as a test of the
-// suite: every source, test and benchmark file compiles under `strict` with no diagnostic. Run
-// here, through TypeScript's API, it shares the machine with the other test processes instead of
-// holding one core alone before them (the suite is CPU-bound on two cores). The program is
-// test/typescript-project.ts's, which test/package-types.test.ts emits the declarations from.
+// The project's type check (`npm run typecheck`: TypeScript 7's tsc --noEmit -p tsconfig.json, see
+// test/tsc.ts) as a test of the suite: every source, test and benchmark file compiles under
+// `strict` with no diagnostic. Run here, it shares the machine with the other test processes
+// instead of holding the cores alone before them.
 import t from 'tap'
-import ts from 'typescript'
-import { ROOT } from './startup-support.js'
-import { typescriptProject } from './typescript-project.js'
+import { tsc } from './tsc.js'
 
 t.setTimeout(300000)
 
 t.test('tsc --noEmit -p tsconfig.json: no diagnostic', async (t) => {
-  const { config, program } = typescriptProject()
-  t.same(config.errors.map((error) => ts.flattenDiagnosticMessageText(error.messageText, '\n')), [], 'tsconfig.json has no error')
-  t.ok(config.fileNames.length > 100, `it names the project's files (${config.fileNames.length})`)
-  const diagnostics = ts.getPreEmitDiagnostics(program)
-  const host: ts.FormatDiagnosticsHost = { getCanonicalFileName: (name) => name, getCurrentDirectory: () => ROOT, getNewLine: () => '\n' }
-  t.equal(diagnostics.length, 0, diagnostics.length === 0 ? 'no diagnostic' : ts.formatDiagnostics(diagnostics, host))
+  const checked = await tsc(['--noEmit', '-p', 'tsconfig.json', '--diagnostics'])
+  t.same(checked.diagnostics, [], 'no error in any file')
+  t.equal(checked.code, 0, checked.code === 0 ? 'tsc exits 0' : checked.output)
+  // --diagnostics ends with the program's figures: the project's files and what they import.
+  const files = Number(/^Files:\s+(\d+)$/m.exec(checked.output)?.[1])
+  t.ok(files > 1000, `it checked the project's files and their declarations (${files})`)
 })
