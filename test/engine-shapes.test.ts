@@ -13,16 +13,18 @@
 // ran 25 % slower in that process (docs/engine.md §7).
 import { execFile } from 'node:child_process'
 import t from 'tap'
+import { untracked } from './startup-support.js'
 
 /** The lines `script` (a module run from the project's root) writes with V8's `flags`. */
 async function traced(flags: readonly string[], script: string): Promise<string[]> {
   const loader = new URL('./loader/register.mjs', import.meta.url).href
   const { stdout } = await new Promise<{ stdout: string }>((resolve, reject) => {
     execFile(
-      process.execPath,
-      [...flags, '--import', loader, '--input-type=module', '-e', script],
-      // Without tap's NODE_OPTIONS: its process-tracking hooks change what V8 inlines.
-      { cwd: new URL('..', import.meta.url), env: { ...process.env, NODE_OPTIONS: '' }, timeout: 60000, maxBuffer: 64 * 1024 * 1024 },
+      ...untracked(process.execPath, [...flags, '--import', loader, '--input-type=module', '-e', script]),
+      // Without tap's process-tracking hooks (untracked): they change what V8 inlines, and they
+      // parse the source maps of the modules the script loads, whose parser's functions then show
+      // among those deoptimized.
+      { cwd: new URL('..', import.meta.url), timeout: 60000, maxBuffer: 64 * 1024 * 1024 },
       (error, stdout, stderr) => (error === null ? resolve({ stdout }) : reject(new Error(`${error.message}\n${stderr}`)))
     )
   })
