@@ -21,14 +21,17 @@ if (workerThreads.isMainThread) {
  * (the process's execArgv) and tap's process-info hooks (NODE_OPTIONS, which a worker reads from
  * its environment; the suite does not use them, coverage is off). Each gives the worker a hooks
  * thread of its own through which every module it loads passes (Node 20 and 22): about a second of
- * CPU for a worker that loads the service, and the suite starts about fifty. The rest of execArgv
- * and of the environment is kept; a worker whose entry is a `.ts` file, or that is given its own
- * `execArgv`, starts as asked.
+ * CPU for a worker that loads the service, and the suite starts about fifty. The rest of the
+ * environment is kept; a worker whose entry is a `.ts` file, or that is given its own `execArgv`,
+ * starts as asked.
  */
 function startWorkersPlain() {
   const { Worker, SHARE_ENV } = workerThreads
   const imports = (arg, index, all) => arg.startsWith('--import') || all[index - 1] === '--import'
-  const execArgv = process.execArgv.filter((arg, index, all) => !imports(arg, index, all))
+  // Of the rest, only what a worker may be given (source maps: tap runs the tests with them). V8's
+  // flags (--expose-gc, --max-semi-space-size…) are the process's, its workers' too, and given to a
+  // worker by name they throw ERR_WORKER_INVALID_EXEC_ARGV.
+  const execArgv = process.execArgv.filter((arg) => arg === '--enable-source-maps')
   const withoutImports = (env) => {
     if (env === SHARE_ENV || env?.NODE_OPTIONS === undefined) return env
     const options = env.NODE_OPTIONS.split(' ').map((arg) => arg.replace(/^"(.*)"$/, '$1'))
