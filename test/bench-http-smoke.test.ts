@@ -1,6 +1,8 @@
 // One short round of `npm run bench:http`, so the HTTP benchmark cannot rot. It asserts the shape
 // of the report and that every scenario answered, never a speed.
 import { execFile } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
 import { packageInfo } from '../support/package.js'
@@ -12,10 +14,15 @@ t.test('bench:http runs one short round and reports every scenario', async (t) =
   // A fixed amount of requests per scenario and round (--amount), not a duration: autocannon would
   // stop at its first one-second sample after --duration at the least. What time is left is the
   // six load-generator processes starting (bench/load-client.ts, a process per scenario and round; one round, for the shape of the report).
-  // As `npm run bench:http` runs: without tap's process-info hooks (untracked), which the benchmark
-  // and each load generator it starts would otherwise load too, about a second of start-up each.
-  const { stdout } = await run(...untracked(process.execPath, ['--import', './test/loader/register.mjs', 'bench/http.ts', '--json', '--amount', '200', '--connections', '2', '--warmup', '0', '--rounds', '1']), {
-    cwd: packageInfo().root,
+  // As `npm run bench:http` runs: node's arguments taken from the script itself (its V8 flags once
+  // stopped the test loader's worker threads, and only this script has them), and without tap's
+  // process-info hooks (untracked), which the benchmark and each load generator it starts would
+  // otherwise load too, about a second of start-up each.
+  const { root } = packageInfo()
+  const [command, ...script] = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts['bench:http']!.split(' ')
+  t.equal(command, 'node', 'npm run bench:http is node with arguments')
+  const { stdout } = await run(...untracked(process.execPath, [...script, '--json', '--amount', '200', '--connections', '2', '--warmup', '0', '--rounds', '1']), {
+    cwd: root,
     timeout: 90000,
   })
   const report = JSON.parse(stdout) as {
