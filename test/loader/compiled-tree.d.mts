@@ -7,7 +7,6 @@ export declare function shippedSources(): Map<string, string>
 export declare function compiledTree(
   name: string,
   options?: {
-    sourcemap?: boolean
     salt?: string
     compile?: (path: string, text: string) => Promise<string>
     finish?: (folder: string) => Promise<void>

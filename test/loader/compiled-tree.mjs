@@ -59,12 +59,12 @@ const STALE_MS = 3600_000
 /**
  * The tree `name` of the shipped sources as they are now: node_modules/.cache/<name>/<hash>, the
  * hash over esbuild's version, `salt` and every source. Built by the first process to need it:
- * each source compiled (by `compile`, or by esbuild with `sourcemap` or not) to <file>.js, then
+ * each source compiled (by `compile`, else by esbuild without source maps) to <file>.js, then
  * `finish(folder)` adds what else the tree holds, all aside, then renamed into place, so a
  * concurrent process sees the whole tree or none; trees of earlier sources are then removed.
  * Packages resolve from the project's node_modules, above it. Resolves with the tree's path.
  */
-export async function compiledTree(name, { sourcemap = false, salt = '', compile, finish = async () => {} } = {}) {
+export async function compiledTree(name, { salt = '', compile, finish = async () => {} } = {}) {
   const sources = shippedSources()
   const hash = createHash('sha1').update(ESBUILD_VERSION).update('\0').update(salt)
   for (const [file, text] of sources) hash.update('\0').update(file).update('\0').update(text)
@@ -73,7 +73,7 @@ export async function compiledTree(name, { sourcemap = false, salt = '', compile
   const tree = join(cache, key)
   if (existsSync(tree)) return tree
   mkdirSync(cache, { recursive: true })
-  const options = transformOptions(sourcemap)
+  const options = transformOptions(false)
   const transform = compile ?? (async (path, text) => (await (await import('esbuild')).transform(text, { ...options, sourcefile: path })).code)
   const partial = `${tree}.${process.pid}.${Math.random().toString(36).slice(2)}`
   await Promise.all(

@@ -54,7 +54,6 @@ function shippedSource(url) {
 let mirror
 const mirrorUrl = () =>
   (mirror ??= compiledTree('mapper-test-mirror', {
-    sourcemap: true,
     compile: compiled,
     finish: (folder) => writeFile(`${folder}/package.json`, '{ "type": "module", "private": true }\n'),
   }).then((tree) => `${pathToFileURL(tree).href}/`))
@@ -66,13 +65,9 @@ export async function resolve(specifier, context, nextResolve) {
     const typescript = new URL(`${specifier.slice(0, -3)}.ts`, parent)
     if (!existsSync(new URL(specifier, parent)) && existsSync(typescript)) url = typescript.href
   }
-  if (url === undefined) {
-    const resolved = await nextResolve(specifier, context)
-    if (shippedSource(resolved.url) === undefined) return resolved
-    url = resolved.url
-  }
-  const source = shippedSource(url)
-  if (source === undefined) return { url, shortCircuit: true }
+  const resolved = url === undefined ? await nextResolve(specifier, context) : { url, shortCircuit: true }
+  const source = shippedSource(resolved.url)
+  if (source === undefined) return resolved
   return { url: `${await mirrorUrl()}${source.slice(0, -3)}.js`, format: 'module', shortCircuit: true }
 }
 
