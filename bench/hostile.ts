@@ -24,6 +24,8 @@
 // sent from this script's main thread at the ordinary priority.
 //
 // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of every service thread into <dir> (--cpu-prof).
+// BENCH_SERVICE_FLAGS="<flags>" adds Node flags to both services' command lines (after the
+// shipped `--max-semi-space-size=32`), to measure a flag before shipping it.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http'
 import { connect, type Socket } from 'node:net'
@@ -38,10 +40,10 @@ import { Worker } from 'node:worker_threads'
 import { canRaisePriority, CLIENT_PRIORITY, cpuSplit, onCpus, pin, runLoad } from './load-client.js'
 import { citationInput, DOCUMENTS } from './workloads.js'
 
-const { values: flags } = parseArgs({ options: { soak: { type: 'string' }, only: { type: 'string' } } })
+const { values: flags } = parseArgs({ options: { soak: { type: 'string' }, only: { type: 'string' }, skip: { type: 'string' } } })
 const soakSeconds = flags.soak === undefined ? undefined : Number(flags.soak)
 if (soakSeconds !== undefined && !(soakSeconds > 0)) {
-  process.stderr.write('usage: bench/hostile.ts [--soak <seconds>] [--only <text in the attack names>]\n')
+  process.stderr.write('usage: bench/hostile.ts [--soak <seconds>] [--only <text in the attack names>] [--skip <text in the attack names>]\n')
   process.exit(2)
 }
 // The soak measures the service as it runs on a machine of its own: it alone on CPU 0, this
@@ -50,7 +52,7 @@ const split = soakSeconds === undefined ? undefined : cpuSplit()
 if (split !== undefined) pin(process.pid, split.clients)
 const TARGET_MS = 100
 const RSS_TARGET_MB = 50
-// In the soak a stream shares the main thread with the load (a tenth of it while others wait), so it
+// In the soak a stream shares the main thread with the load (a twentieth of it while others wait), so it
 // takes longer than alone: the soak waits for it past its end.
 const ATTACK_LIMIT_MS = soakSeconds === undefined ? 60_000 : (soakSeconds + 120) * 1000
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -128,7 +130,7 @@ async function startService(name: string, options: Record<string, unknown>, cpus
   const probe = createServer()
   const port = (await listen(probe)).split(':')[2]!
   await new Promise<void>((resolve) => probe.close(() => resolve()))
-  const [command, args] = onCpus(cpus, process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), '--max-semi-space-size=32', 'dist/bin/mapper-service.js'])
+  const [command, args] = onCpus(cpus, process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), '--max-semi-space-size=32', ...(process.env.BENCH_SERVICE_FLAGS?.split(/\s+/).filter((flag) => flag !== '') ?? []), 'dist/bin/mapper-service.js'])
   const child = spawn(command, args, {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', ...mallocSettings(), PORT: port, MAPPINGS: mappings, REQUEST_ALLOW_HOSTS: '127.0.0.1', OPTIONS: JSON.stringify({ host: '127.0.0.1', logging: { level: 'error' }, ...options }) },
@@ -406,7 +408,7 @@ const attacks: Attack[] = [
     return 'reload attempted'
   }, { soak: false }],
 ]
-const selected = flags.only === undefined ? attacks : attacks.filter(([name]) => name.includes(flags.only!))
+const selected = attacks.filter(([name]) => (flags.only === undefined || name.includes(flags.only)) && (flags.skip === undefined || !name.includes(flags.skip)))
 
 /** A figure of a service's /proc status (Linux): `VmRSS` (in kB) or `Threads`. */
 function procStatus(service: Service, field: 'VmRSS' | 'Threads'): number {
