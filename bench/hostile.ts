@@ -7,7 +7,8 @@
 // got, the worst /health wait while it ran, and the CPU time both services used for it (every
 // thread: what the attack cost the machine; then the main threads' part, and the part of the
 // threads that run beside them at their priority: V8's collector and compiler threads, which work
-// for the worker threads' heaps too); the target is 100 ms for every attack
+// for the worker threads' heaps too), and the most memory it made a service hold (its peak RSS
+// over its RSS before, Linux's VmHWM reset per attack); the target is 100 ms for every attack
 // (README "Reliability": no request holds the main thread beyond a small slice). Then each
 // service's resident memory at the start and once idle (target: back within 50 MB). Bounded:
 // every attack has a 60 s limit, and the script stops the services and its upstreams at the end.
@@ -412,12 +413,22 @@ const attacks: Attack[] = [
 ]
 const selected = attacks.filter(([name]) => (flags.only === undefined || name.includes(flags.only)) && (flags.skip === undefined || !name.includes(flags.skip)))
 
-/** A figure of a service's /proc status (Linux): `VmRSS` (in kB) or `Threads`. */
-function procStatus(service: Service, field: 'VmRSS' | 'Threads'): number {
+/** A figure of a service's /proc status (Linux): `VmRSS` or `VmHWM` (its peak since a reset, `resetPeak`; in kB), or `Threads`. */
+function procStatus(service: Service, field: 'VmRSS' | 'VmHWM' | 'Threads'): number {
   const status = readFileSync(`/proc/${service.child.pid}/status`, 'utf8')
   return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0)
 }
 const rssMb = (service: Service): number => Math.round(procStatus(service, 'VmRSS') / 1024)
+
+/** Start a service's peak RSS (VmHWM) afresh from its RSS now (Linux 4.0+); false where the system refuses. */
+function resetPeak(service: Service): boolean {
+  try {
+    writeFileSync(`/proc/${service.child.pid}/clear_refs`, '5')
+    return true
+  } catch {
+    return false
+  }
+}
 
 /** CPU time (ms, every thread, user and system) a process has used so far (Linux /proc). */
 function cpuMs(pid: number, file = `/proc/${pid}/stat`): number {
@@ -495,7 +506,7 @@ const probes = new Map(services.map((service) => [service, new HealthProbe(servi
 
 async function runAttacks(): Promise<void> {
   console.log(`mapper-service hostile benchmark — node ${process.version}; /health of both services polled every 10 ms from a worker thread; target ≤ ${TARGET_MS} ms\n`)
-  console.log(`${'attack'.padEnd(74)}${'answer'.padEnd(64)}worst /health   alive   service CPU (main threads; threads beside them at their priority)`)
+  console.log(`${'attack'.padEnd(74)}${'answer'.padEnd(64)}worst /health   alive   service CPU (main threads; threads beside them at their priority)   peak RSS over the RSS before`)
   const start = new Map(services.map((service) => [service, { rss: rssMb(service), threads: procStatus(service, 'Threads') }]))
   let met = 0
   for (const [name, attack, traits] of selected) {
@@ -504,6 +515,8 @@ async function runAttacks(): Promise<void> {
     const cpuBefore = services.map((service) => cpuMs(service.child.pid!))
     const mainBefore = services.map((service) => mainCpuMs(service.child.pid!))
     const peersBefore = services.map((service) => peerCpuMs(service.child.pid!))
+    // What the attack made the services hold at most, whichever of them it was sent to.
+    const rssBefore = services.map((service) => (resetPeak(service) ? rssMb(service) : undefined))
     try {
       outcome = await attack()
     } catch (error) {
@@ -521,7 +534,7 @@ async function runAttacks(): Promise<void> {
     const wrongStatus = traits?.badInput === true && !outcome.startsWith('4')
     const ok = worst <= TARGET_MS && alive && failures === 0 && !wrongStatus
     if (ok) met++
-    console.log(`${name.padEnd(74)}${outcome.padEnd(64)}${`${Math.round(worst)} ms`.padStart(10)} ${ok ? '✓' : '✗'}${failures > 0 ? ` (${failures} /health failed)` : ''}${wrongStatus ? ' (bad input must be 4xx)' : ''}   ${alive ? 'yes' : 'NO '}   ${services.map((service, i) => cpuMs(service.child.pid!) - cpuBefore[i]!).reduce((a, b) => a + b)} ms (${services.map((service, i) => mainCpuMs(service.child.pid!) - mainBefore[i]!).reduce((a, b) => a + b)} ms; ${services.map((service, i) => peerCpuMs(service.child.pid!) - peersBefore[i]!).reduce((a, b) => a + b)} ms)`)
+    console.log(`${name.padEnd(74)}${outcome.padEnd(64)}${`${Math.round(worst)} ms`.padStart(10)} ${ok ? '✓' : '✗'}${failures > 0 ? ` (${failures} /health failed)` : ''}${wrongStatus ? ' (bad input must be 4xx)' : ''}   ${alive ? 'yes' : 'NO '}   ${services.map((service, i) => cpuMs(service.child.pid!) - cpuBefore[i]!).reduce((a, b) => a + b)} ms (${services.map((service, i) => mainCpuMs(service.child.pid!) - mainBefore[i]!).reduce((a, b) => a + b)} ms; ${services.map((service, i) => peerCpuMs(service.child.pid!) - peersBefore[i]!).reduce((a, b) => a + b)} ms)   ${peakLine(rssBefore)}`)
   }
   console.log(`\n${met} of ${selected.length} attacks within ${TARGET_MS} ms with every /health answered, the services alive and bad input answered 4xx`)
   for (const service of services) {
@@ -530,6 +543,12 @@ async function runAttacks(): Promise<void> {
     const grew = settled.rss - rss
     console.log(`RSS of the ${service.name} service: ${rss} MB at start, ${settled.rss} MB once idle (${settled.seconds} s after the last attack; ${settled.memory}) (${grew >= 0 ? '+' : ''}${grew} MB; target ≤ +${RSS_TARGET_MB} MB ${grew <= RSS_TARGET_MB ? '✓' : '✗'})`)
   }
+}
+
+/** The largest peak RSS over the RSS before, in MB, of the services whose peak could be reset. */
+function peakLine(before: ReadonlyArray<number | undefined>): string {
+  const grown = services.flatMap((service, i) => (before[i] === undefined ? [] : [Math.round(procStatus(service, 'VmHWM') / 1024) - before[i]!]))
+  return grown.length === 0 ? '?' : `+${grown.reduce((a, b) => Math.max(a, b))} MB`
 }
 
 async function runSoak(seconds: number): Promise<void> {
