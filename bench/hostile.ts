@@ -432,21 +432,37 @@ function resetPeak(service: Service): boolean {
 
 /** CPU time (ms, every thread, user and system) a process has used so far (Linux /proc). */
 function cpuMs(pid: number, file = `/proc/${pid}/stat`): number {
+  return statCpuMs(statFields(file))
+}
+
+/** The fields of a /proc stat file from the third on (state, ppid, …): what follows the command's name. */
+function statFields(file: string): string[] {
   const stat = readFileSync(file, 'utf8')
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  // utime and stime, fields 14 and 15 of stat, in clock ticks (100 a second on Linux).
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+}
+
+/** utime and stime, fields 14 and 15 of stat, in clock ticks (100 a second on Linux), as ms. */
+function statCpuMs(fields: readonly string[]): number {
   return (Number(fields[11]) + Number(fields[12])) * 10
+}
+
+/** Every thread of process `pid` alive now (Linux /proc): its id, its nice value (field 19) and its CPU time (ms). */
+function threadsOf(pid: number): Array<{ readonly id: string; readonly nice: number; readonly cpuMs: number }> {
+  const threads = []
+  for (const id of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const fields = statFields(`/proc/${pid}/task/${id}/stat`)
+      threads.push({ id, nice: Number(fields[16]), cpuMs: statCpuMs(fields) })
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return threads
 }
 
 /** CPU time (ms) the main thread of process `pid` has used so far (its task of the same id). */
 function mainCpuMs(pid: number): number {
   return cpuMs(pid, `/proc/${pid}/task/${pid}/stat`)
-}
-
-/** A thread's nice value (Linux /proc stat, field 19). */
-function niceOf(file: string): number {
-  const stat = readFileSync(file, 'utf8')
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])
 }
 
 /**
@@ -455,18 +471,9 @@ function niceOf(file: string): number {
  * included) and libuv's; the service's worker threads lower theirs (engine/slices.ts), these cannot.
  */
 function peerCpuMs(pid: number): number {
-  const main = niceOf(`/proc/${pid}/task/${pid}/stat`)
-  let total = 0
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    if (task === String(pid)) continue
-    try {
-      const file = `/proc/${pid}/task/${task}/stat`
-      if (niceOf(file) === main) total += cpuMs(pid, file)
-    } catch {
-      // The thread ended meanwhile.
-    }
-  }
-  return total
+  const threads = threadsOf(pid)
+  const main = threads.find((thread) => thread.id === String(pid))?.nice
+  return threads.filter((thread) => thread.id !== String(pid) && thread.nice === main).reduce((total, thread) => total + thread.cpuMs, 0)
 }
 
 /**
@@ -577,15 +584,9 @@ async function runSoak(seconds: number): Promise<void> {
   // CPU time (ms) of the service's threads by nice value, those alive now (Linux /proc/<pid>/task).
   const threadCpu = (): Map<number, number> => {
     const byNice = new Map<number, number>()
-    for (const task of readdirSync(`/proc/${target.child.pid}/task`)) {
-      try {
-        const stat = readFileSync(`/proc/${target.child.pid}/task/${task}/stat`, 'utf8')
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-        const nice = task === String(target.child.pid) ? -100 : Number(fields[16])
-        byNice.set(nice, (byNice.get(nice) ?? 0) + (Number(fields[11]) + Number(fields[12])) * 10)
-      } catch {
-        // The thread ended meanwhile.
-      }
+    for (const { id, nice, cpuMs } of threadsOf(target.child.pid!)) {
+      const key = id === String(target.child.pid) ? -100 : nice
+      byNice.set(key, (byNice.get(key) ?? 0) + cpuMs)
     }
     return byNice
   }
