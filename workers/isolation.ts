@@ -257,6 +257,7 @@ export class IsolationPool {
       if (this.#inFlight.size === 0) {
         clearInterval(this.#sweeper)
         this.#sweeper = undefined
+        if (this.#retired) this.#stop()
       }
     }
   }
@@ -283,8 +284,20 @@ export class IsolationPool {
     return this.#timeMs
   }
 
-  /** Let running tasks finish, then stop the threads; settles nothing anyone awaits, so never rejects. */
+  /** Whether the set these threads serve was replaced: they stop once no task is in flight. */
+  #retired = false
+
+  /**
+   * Let every task given to the pool finish, then stop the threads; settles nothing anyone awaits,
+   * so never rejects. Waited for here, task by task, not by the pool's own close: that waits only
+   * for tasks a thread has taken, and ends one still queued for a thread that is starting.
+   */
   retire(): void {
+    this.#retired = true
+    if (this.#inFlight.size === 0) this.#stop()
+  }
+
+  #stop(): void {
     this.#pool
       .close()
       .catch(() => this.#pool.destroy())
