@@ -29,11 +29,13 @@ import { methodRoutes, ServedPaths } from './http/routes/methods.js'
 import { metricsRoutes } from './http/routes/metrics.js'
 import { playgroundRoutes } from './http/routes/playground.js'
 import { registryRoutes } from './http/routes/registry.js'
+import { managedRoutes } from './http/routes/managed.js'
 import { schemaRoutes } from './http/routes/schema.js'
 import { streamRoutes } from './http/routes/stream.js'
 import { validateRoutes } from './http/routes/validation.js'
 import { cheerioWarning } from './service/cheerio-warning.js'
 import { EngineRegistry, MapperHandle } from './service/mapping-service.js'
+import { ManagedMappings } from './service/managed.js'
 import type { ExtensionsSpec } from './workers/isolation.js'
 import { ServiceMetrics } from './observability/metrics.js'
 import { Evaluator } from './service/evaluator.js'
@@ -137,6 +139,10 @@ const servicePlugin: FastifyPluginAsync<ServerPluginOptions> = async (app, opts)
   const extensions = evaluations.surface(surface)
   const crossing = config.isolation === false ? undefined : isolatedExtensions(surface, opts.extensionsModule, config.isolation, (message) => app.log.warn(message))
   const isolation = crossing === undefined ? false : config.isolation
+  // The mapping store, when one is configured: opened and read before the first set is admitted,
+  // which serves its mappings beside the files'.
+  const store = config.store === null ? undefined : await ManagedMappings.open(config.store, app.log, metrics?.mappingStore())
+  if (store !== undefined) app.addHook('onClose', () => store.managed.close())
   const registry = await EngineRegistry.open(
     entries,
     extensions,
@@ -147,9 +153,20 @@ const servicePlugin: FastifyPluginAsync<ServerPluginOptions> = async (app, opts)
       strict: config.validate.strict,
       cacheBytes: config.map.explicit === false ? 0 : config.map.explicit.cacheBytes,
     },
-    isolation === false ? undefined : { config: isolation, extensions: crossing! }
-  )
+    isolation === false ? undefined : { config: isolation, extensions: crossing! },
+    store?.initial
+  ).catch(async (error: unknown) => {
+    await store?.managed.close()
+    throw error
+  })
   app.addHook('onClose', () => registry.close())
+  if (store !== undefined) {
+    store.managed.serve(registry)
+    app.log.info({ store: store.managed.description, mappings: store.initial.entries.length }, 'managed mappings: serving the mapping store')
+    if (config.auth === null) {
+      app.log.warn('options.store with options.auth off: anyone who can reach this service can change the mappings it serves (PUT and DELETE /mappings/{id}); turn authentication on and set options.mappings.write.claims, or keep the port private (README "Deployment postures")')
+    }
+  }
   opts.handle?.serve(registry)
   // Once, after the mappings are admitted: a missing cheerio is found before the first page arrives.
   const missingCheerio = cheerioWarning(entries, surface)
@@ -209,6 +226,7 @@ const servicePlugin: FastifyPluginAsync<ServerPluginOptions> = async (app, opts)
   await app.register(streamRoutes, { map: config.map, evaluator, maxBodyBytes: config.maxBodyBytes, errorDetail: config.errorDetail, metrics, stream: config.stream })
   await app.register(validateRoutes, { validate: config.validate, map: config.map, evaluator })
   await app.register(registryRoutes)
+  if (store !== undefined) await app.register(managedRoutes, { managed: store.managed, evaluator, write: config.mappings.write })
   await app.register(schemaRoutes)
   if (config.playground) await app.register(playgroundRoutes, { auth: config.auth !== null, explicit: config.map.explicit !== false })
   if (metrics !== undefined && config.metrics !== false) await app.register(metricsRoutes, { ...config.metrics, metrics })

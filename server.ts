@@ -16,7 +16,7 @@ import { ConfigError, resolveConfig, type ServerConfig, type ServiceConfig } fro
 import { loadPinoPretty } from './support/optional.js'
 import { startTelemetry } from './observability/telemetry.js'
 import { watchMappings } from './sources/watch.js'
-import type { Extensions } from './engine/index.js'
+import { isObject, type Extensions } from './engine/index.js'
 import { stockExtensions } from './extensions/stock.js'
 import { clientErrorHandler } from './http/client-errors.js'
 import { RegistrationError } from './service/mapping-service.js'
@@ -146,12 +146,23 @@ async function fromSetting<T>(setting: string, load: () => Promise<T>): Promise<
 
 const isSet = (value: string | undefined): value is string => value !== undefined && value !== ''
 
+/**
+ * STORE_URL as options.store.url (the mapping store: README "Managed mappings"), where the options
+ * name none; both naming one refuse to start, since neither can be taken for the other.
+ */
+function withStoreUrl(options: Record<string, unknown>, url: string | undefined): Record<string, unknown> {
+  if (!isSet(url)) return options
+  const given = isObject(options.store) ? options.store.url : undefined
+  if (given !== undefined && given !== url) throw new ConfigError('STORE_URL and options.store.url name two different stores: set one of them')
+  return { ...options, store: { ...(isObject(options.store) ? options.store : {}), url } }
+}
+
 /** Everything the environment configures (http.md §8); throws a one-line error on any mistake. */
 export async function configFromEnvironment(
   env: NodeJS.ProcessEnv,
   warn: (message: string) => void
 ): Promise<BuildConfig & { port: number; mappingsPath: string }> {
-  const options = await readOptions(env)
+  const options = withStoreUrl(await readOptions(env), env.STORE_URL)
   const timeoutMs = resolveConfig(options).server.loadTimeout
   const portText = env.PORT ?? String(DEFAULT_PORT)
   const port = Number(portText)

@@ -15,11 +15,18 @@
 // --amount <n>: each scenario sends n requests and stops (instead of running --duration seconds),
 // requests/s being the total over the time taken: the smoke test's quick run,
 // --amount 200 --connections 2 --warmup 0.
+// --store <url|file>: the service has a mapping store (README "Managed mappings"; `file` is a
+// directory store in a temporary directory, anything else a STORE_URL, postgres://… included), the
+// citation mapping is written into it with PUT as `citation-stored`, and one more scenario maps
+// it: the read path with a store configured, against the same echo.
 import { parseArgs } from 'node:util'
 import Fastify, { LogController } from 'fastify'
 import { pino, type Logger } from 'pino'
 import { parse } from 'yaml'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { REDACTED_PATHS } from '../http/plugins/logging.js'
 import { buildServer } from '../server.js'
 import { bundledMappingsPath, loadMappings } from '../sources/mappings.js'
@@ -35,6 +42,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '1' },
     amount: { type: 'string' },
     json: { type: 'boolean', default: false },
+    store: { type: 'string' },
   },
 })
 const duration = Number(values.duration)
@@ -43,7 +51,7 @@ const warmup = Number(values.warmup)
 const rounds = Number(values.rounds)
 const amount = values.amount === undefined ? undefined : Number(values.amount)
 if (!(duration > 0) || !(warmup >= 0) || !Number.isInteger(connections) || connections < 1 || !Number.isInteger(rounds) || rounds < 1 || (amount !== undefined && !(Number.isInteger(amount) && amount > 0))) {
-  process.stderr.write('usage: bench/http.ts [--duration <seconds> | --amount <requests>] [--connections <n>] [--warmup <seconds>] [--rounds <n>] [--json]\n')
+  process.stderr.write('usage: bench/http.ts [--duration <seconds> | --amount <requests>] [--connections <n>] [--warmup <seconds>] [--rounds <n>] [--store <url|file>] [--json]\n')
   process.exit(2)
 }
 
@@ -62,12 +70,19 @@ while (JSON.stringify(arrayInput(records)).length < 100 * 1024) records += 20
  */
 const benchLogger = (): Logger => pino({ level: 'info', redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, pino.destination({ dest: '/dev/null', sync: false }))
 
+const storeDirectory = values.store === 'file' ? mkdtempSync(join(tmpdir(), 'mapper-bench-store-')) : undefined
+const storeUrl = storeDirectory === undefined ? values.store : pathToFileURL(storeDirectory).href
 const service = await buildServer({
   mappings: [...(await loadMappings(bundledMappingsPath())), { id: 'bench-array', document: arrayDocument, source: 'bench' }],
-  options: { map: { explicit: true } },
+  options: { map: { explicit: true }, ...(storeUrl === undefined ? {} : { store: { url: storeUrl } }) },
   logger: benchLogger(),
 })
 await service.listen({ port: 0, host: '127.0.0.1' })
+if (storeUrl !== undefined) {
+  const { $id, ...citation } = citationDocument
+  const written = await fetch(`http://127.0.0.1:${(service.server.address() as { port: number }).port}/mappings/citation-stored`, { method: 'PUT', body: JSON.stringify(citation), headers: { 'content-type': 'application/json' } })
+  if (written.status !== 201 && written.status !== 200) throw new Error(`writing citation-stored (${String($id)} as written in the bundled mappings) into the store: ${written.status} ${await written.text()}`)
+}
 // The same service with isolation off: what the worker threads cost an explicit document.
 const inline = await buildServer({
   mappings: await loadMappings(bundledMappingsPath()),
@@ -98,6 +113,7 @@ const scenarios: Array<[name: string, url: string, body: string]> = [
   [`/map array (~100 KB, ${records} records)`, `http://127.0.0.1:${servicePort}/map`, arrayBody],
   ['/map explicit citation, isolation off', `http://127.0.0.1:${inlinePort}/map`, JSON.stringify({ mapping: citationDocument, input: citationInput })],
 ]
+if (storeUrl !== undefined) scenarios.push(['/map stored citation (mapping store)', `http://127.0.0.1:${servicePort}/map`, JSON.stringify({ mapping: 'citation-stored', input: citationInput })])
 
 // Check each scenario answers 200 before measuring it.
 for (const [name, url, body] of scenarios) {
@@ -119,6 +135,7 @@ const results: Record<string, Measured> = Object.fromEntries(Object.entries(meas
 await service.close()
 await inline.close()
 await bare.close()
+if (storeDirectory !== undefined) rmSync(storeDirectory, { recursive: true, force: true })
 
 const result = (index: number): Measured => results[scenarios[index]![0]]!
 const [echo, arrayEcho, registered, explicit, array, explicitInline] = [0, 1, 2, 3, 4, 5].map(result) as [Measured, Measured, Measured, Measured, Measured, Measured]
@@ -129,6 +146,7 @@ const ratios = {
   arrayOverEcho: array.requests / arrayEcho.requests,
   explicitOverRegistered: explicit.requests / registered.requests,
   isolatedOverInline: explicit.requests / explicitInline.requests,
+  ...(storeUrl === undefined ? {} : { storedOverEcho: result(6).requests / echo.requests }),
 }
 // docs/spec/performance.md §2 as issue 20 set them.
 const targets = {
@@ -157,6 +175,7 @@ if (values.json) {
       `/map array ÷ echo of its body (req/s): ${ratios.arrayOverEcho.toFixed(3)}  target ≥ 0.8  ${mark(targets.arrayOverEcho.met)}`,
       `/map explicit ÷ registered (req/s):    ${ratios.explicitOverRegistered.toFixed(3)}  target ≥ 0.7  ${mark(targets.explicitOverRegistered.met)}`,
       `/map explicit isolated ÷ inline:       ${ratios.isolatedOverInline.toFixed(3)}  (what the worker threads cost; p99 ${explicit.latencyP99} ms against ${explicitInline.latencyP99} ms)`,
+      ...(ratios.storedOverEcho === undefined ? [] : [`/map stored ÷ bare echo (req/s):       ${ratios.storedOverEcho.toFixed(3)}  target ≥ 0.85 ${mark(ratios.storedOverEcho >= 0.85)} (a mapping store configured: ${storeDirectory === undefined ? 'STORE_URL' : 'a directory'})`]),
       '',
     ].join('\n')
   )

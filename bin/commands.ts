@@ -52,7 +52,7 @@ class UsageError extends Error {
 }
 
 /** The commands, as `runCommand` dispatches them: what an unknown command is compared with. */
-const COMMANDS = ['validate', 'test', 'map', 'schema', 'help'] as const
+const COMMANDS = ['validate', 'test', 'map', 'schema', 'publish', 'help'] as const
 
 /** A word as a shell would take it back, for messages that quote what was typed: `'*.{yaml,json}'`. */
 const quoted = (word: string): string => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`)
@@ -83,6 +83,8 @@ Commands:
   map <mapping-file-or-id> [input|-]   evaluate a mapping once and print the envelope (--explain: with its trace;
                                        --ndjson: once per line of newline-delimited JSON, streamed)
   schema                               print the JSON Schema of a mapping document
+  publish <file|dir>... --url <url>    validate mapping documents here, then write them to a
+                                       service's mapping store (PUT /mappings/{id})
 
 Run "mapper-service <command> --help" for a command's details.
 `,
@@ -119,6 +121,27 @@ failing example, where the envelope differs. Exits 0 when every example passes, 
 or a document is invalid or does not parse, 2 on bad arguments or unreadable files. A running
 count of examples goes to stderr past 200 of them.
 
+  --strict, --include <glob>, --exclude <glob>   as for validate
+`,
+  publish: `Usage: mapper-service publish <file|dir>... --url <service> [--token <token>]
+
+Writes mapping documents (.json, .yaml, .yml; directories recursively, as validate reads them)
+to a running service's mapping store, each with PUT /mappings/{id} under its $id (a compound
+document under its entry's, its last member's): the service serves it at once, on every replica
+(README "Managed mappings"). Every document is first validated here as validate does (examples
+run, against EXTENSIONS and MAPPINGS of this environment); when any is invalid, nothing is sent.
+The service validates each again against what it serves. Prints one line per document: the
+version stored, or why the service refused it (with the mappings a refused change would break).
+Exits 0 when every document was published, 1 when any is invalid or was refused, 2 on bad
+arguments, unreadable files or a service that cannot be reached.
+
+  --url <url>          the service's base URL, its path prefix included (or MAPPER_URL)
+  --token <token>      a bearer token with the claims of options.mappings.write.claims (or
+                       MAPPER_TOKEN, which keeps it out of the process list)
+  --id <id>            the id of a single document that has no $id
+  --if-match <n>       write only when version n is the one stored (one document): a change made
+                       meanwhile by someone else is refused (412) instead of overwritten
+  --create-only        write only ids that are not stored yet (If-None-Match: *)
   --strict, --include <glob>, --exclude <glob>   as for validate
 `,
   schema: `Usage: mapper-service schema
@@ -362,38 +385,144 @@ async function validateWithExamples(mapper: Mapper, document: unknown, run: RunO
   return { report: boundReport({ ...report, valid: false, errors: [...report.errors, ...exampleDiagnostics(failing)] }), failing }
 }
 
+/**
+ * Validate one document as POST /validate would (its examples run when it is valid) and print its
+ * report as `validate` does; whether it is valid.
+ */
+async function printReport(given: Given, mapper: Mapper, run: RunOptions, strict: boolean, io: Io): Promise<boolean> {
+  if (!parsed(given)) {
+    io.out(`${given.file}: invalid\n  error ${given.problem}\n`)
+    return false
+  }
+  const { report, failing } = await validateWithExamples(mapper, given.document, run, strict)
+  const describe = describer(given.file)
+  io.out(`${given.file}: ${report.valid ? 'valid' : 'invalid'}${report.warnings.length > 0 ? ` (${plural(report.warnings.length, 'warning')})` : ''}\n`)
+  for (const entry of report.errors) {
+    io.out(`${describe(entry, 'error')}\n`)
+    // The line names an example's first difference; the others follow, one a line, as in `test`.
+    const example = entry.rule === 'EXAMPLE-1' ? failing.find((result) => result.pointer === entry.pointer) : undefined
+    if (example !== undefined && example.differences.length > 1) {
+      for (const difference of example.differences) io.out(`      ${describeDifference(difference)}\n`)
+      if (example.differenceCount > example.differences.length) io.out(`      … ${plural(example.differenceCount - example.differences.length, 'more difference')}\n`)
+    }
+  }
+  for (const entry of report.warnings) io.out(`${describe(entry, 'warning')}\n`)
+  if (report.truncated === true) io.out(`  … ${plural(report.omitted ?? 0, 'more diagnostic')} not listed (the report is bounded)\n`)
+  return report.valid
+}
+
+/** What a `stdout` keyword prints goes to stderr: stdout carries the reports. */
+const stdoutToErr = (io: Io): RunOptions => ({ stdout: (text: string): void => io.err(`${text}\n`) })
+
 /** `validate <file|dir>...` → exit code. */
 async function validateCommand(args: string[], io: Io): Promise<number> {
   const given = await givenDocuments('validate', args, io)
   if (given === undefined) return 0
   const { documents, mapper, strict } = given
-  // What a `stdout` keyword prints goes to stderr: stdout carries the reports.
-  const run = { stdout: (text: string): void => io.err(`${text}\n`) }
   let invalid = 0
-  for (const given of documents) {
-    if (!parsed(given)) {
-      invalid++
-      io.out(`${given.file}: invalid\n  error ${given.problem}\n`)
-      continue
-    }
-    const { report, failing } = await validateWithExamples(mapper, given.document, run, strict)
-    if (!report.valid) invalid++
-    const describe = describer(given.file)
-    io.out(`${given.file}: ${report.valid ? 'valid' : 'invalid'}${report.warnings.length > 0 ? ` (${plural(report.warnings.length, 'warning')})` : ''}\n`)
-    for (const entry of report.errors) {
-      io.out(`${describe(entry, 'error')}\n`)
-      // The line names an example's first difference; the others follow, one a line, as in `test`.
-      const example = entry.rule === 'EXAMPLE-1' ? failing.find((result) => result.pointer === entry.pointer) : undefined
-      if (example !== undefined && example.differences.length > 1) {
-        for (const difference of example.differences) io.out(`      ${describeDifference(difference)}\n`)
-        if (example.differenceCount > example.differences.length) io.out(`      … ${plural(example.differenceCount - example.differences.length, 'more difference')}\n`)
-      }
-    }
-    for (const entry of report.warnings) io.out(`${describe(entry, 'warning')}\n`)
-    if (report.truncated === true) io.out(`  … ${plural(report.omitted ?? 0, 'more diagnostic')} not listed (the report is bounded)\n`)
-  }
+  for (const document of documents) if (!(await printReport(document, mapper, stdoutToErr(io), strict, io))) invalid++
   io.out(`${plural(documents.length, 'document')}, ${invalid} invalid\n`)
   return invalid === 0 ? 0 : 1
+}
+
+/** How long one PUT of `publish` may take. */
+const PUBLISH_TIMEOUT_MS = 30_000
+
+/** The id a document is published under: its `$id`, or a compound document's entry's (its last member's). */
+function publishedId(document: unknown, file: string, given: string | undefined): string {
+  const record = document as Record<string, unknown>
+  const members = record.mappings !== null && typeof record.mappings === 'object' ? Object.values(record.mappings as object) : undefined
+  const entry = members === undefined ? record : (members.at(-1) as Record<string, unknown> | undefined)
+  const id = entry?.$id
+  if (typeof id === 'string' && id !== '') {
+    if (given !== undefined && given !== id) throw new UsageError(`${file}: its $id is "${id}", not "${given}" (--id)`)
+    return id
+  }
+  if (given !== undefined && members === undefined) return given
+  throw new UsageError(`${file}: no $id to publish it under (give it one, or --id with one file)`)
+}
+
+/** `publish <file|dir>... --url <service>` → exit code. */
+async function publishCommand(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parseCommand('publish', {
+    args,
+    allowPositionals: true,
+    options: {
+      help: { type: 'boolean', short: 'h' },
+      url: { type: 'string' },
+      token: { type: 'string' },
+      id: { type: 'string' },
+      'if-match': { type: 'string' },
+      'create-only': { type: 'boolean' },
+      strict: { type: 'boolean' },
+      include: { type: 'string', multiple: true },
+      exclude: { type: 'string', multiple: true },
+    },
+  })
+  if (values.help) {
+    io.out(USAGE.publish)
+    return 0
+  }
+  const base = values.url ?? io.env.MAPPER_URL
+  if (base === undefined || base === '') throw new UsageError('publish needs --url <the service\'s base URL> (or MAPPER_URL)')
+  let service: URL
+  try {
+    service = new URL(base.endsWith('/') ? base : `${base}/`)
+  } catch {
+    throw new UsageError(`--url ${quoted(base)} is not a URL`)
+  }
+  if (service.protocol !== 'http:' && service.protocol !== 'https:') throw new UsageError(`--url ${quoted(base)}: http or https only`)
+  if (positionals.length === 0) throw new UsageError('publish needs at least one file or directory')
+  const version = values['if-match']
+  if (version !== undefined && !/^[1-9][0-9]*$/.test(version)) throw new UsageError(`--if-match ${quoted(version)}: a version number`)
+  if (version !== undefined && values['create-only'] === true) throw new UsageError('--if-match and --create-only cannot both be given')
+  const include = values.include ?? []
+  const exclude = values.exclude ?? []
+  const filter: FileFilter = { include: include.map(globMatcher), exclude: exclude.map(globMatcher), given: [...include.map((glob) => `--include ${quoted(glob)}`), ...exclude.map((glob) => `--exclude ${quoted(glob)}`)] }
+  const documents = await readDocuments(positionals, io, filter)
+  if ((version !== undefined || values.id !== undefined) && documents.length !== 1) throw new UsageError(`${version !== undefined ? '--if-match' : '--id'} names one version of one mapping: give one file`)
+  // Checked here first, as `validate` checks them: nothing is sent unless every document is valid.
+  const mapper = await engineWith(documents, io.env)
+  let invalid = 0
+  for (const document of documents) if (!(await printReport(document, mapper, stdoutToErr(io), values.strict === true, io))) invalid++
+  if (invalid > 0) {
+    io.err(`mapper-service: nothing published: ${plural(invalid, 'document')} invalid\n`)
+    return 1
+  }
+  const token = values.token ?? io.env.MAPPER_TOKEN
+  let refused = 0
+  for (const given of documents.filter(parsed)) {
+    const id = publishedId(given.document, given.file, values.id)
+    const headers: Record<string, string> = { 'content-type': 'application/json' }
+    if (token !== undefined && token !== '') headers.authorization = `Bearer ${token}`
+    if (version !== undefined) headers['if-match'] = `"${version}"`
+    if (values['create-only'] === true) headers['if-none-match'] = '*'
+    let response: Response
+    try {
+      response = await fetch(new URL(`mappings/${encodeURIComponent(id)}`, service), { method: 'PUT', headers, body: JSON.stringify(given.document), signal: AbortSignal.timeout(PUBLISH_TIMEOUT_MS) })
+    } catch (error) {
+      const cause = (error as { cause?: { message?: string } }).cause?.message
+      throw new UsageError(`${service.origin} could not be reached: ${cause ?? (error as Error).message}`)
+    }
+    const text = await response.text()
+    let body: Record<string, unknown> = {}
+    try {
+      body = JSON.parse(text) as Record<string, unknown>
+    } catch {
+      // Not the service's answer (a proxy's page): the status says enough.
+    }
+    if (response.ok) {
+      io.out(`${given.file}: published "${id}" as version ${String(body.version)} (${response.status === 201 ? 'new' : 'replaced'})\n`)
+      continue
+    }
+    refused++
+    const dependents = Array.isArray(body.dependents) && body.dependents.length > 0 ? ` (used by ${body.dependents.map((name) => JSON.stringify(name)).join(', ')})` : ''
+    io.out(`${given.file}: refused: ${response.status} ${typeof body.code === 'string' ? body.code : response.statusText}: ${typeof body.message === 'string' ? body.message : text.slice(0, 200)}${dependents}\n`)
+    const report = body.report as ValidationReport | undefined
+    if (report !== undefined && Array.isArray(report.errors)) for (const entry of report.errors) io.out(`${describer(given.file)(entry, 'error')}\n`)
+  }
+  io.out(`${plural(documents.length - refused, 'document')} published, ${refused} refused\n`)
+  return refused === 0 ? 0 : 1
 }
 
 /** Past this many examples in all, a running count goes to stderr as well. */
@@ -698,6 +827,7 @@ export async function runCommand(argv: string[], io: Io): Promise<number | undef
     if (command === 'map') return await mapCommand(rest, io)
     if (command === 'test') return await testCommand(rest, io)
     if (command === 'schema') return schemaCommand(rest, io)
+    if (command === 'publish') return await publishCommand(rest, io)
     // A flag before any command is compared with --help, the one flag taken there.
     const suggestion = command.startsWith('--') ? didYouMean(command.slice(2), ['help'], (name) => `--${name}`) : didYouMean(command, COMMANDS)
     throw new UsageError(`unknown command "${command}"${suggestion === '' ? ' (try --help)' : suggestion}`)

@@ -194,6 +194,31 @@ const MetricsOptionsSchema = Type.Object(
   { additionalProperties: false }
 )
 
+const StoreOptionsSchema = Type.Object(
+  {
+    url: Type.String({
+      pattern: '^(postgres|postgresql|file):',
+      description: 'Where managed mappings are kept: postgres://user:password@host:port/database (PostgreSQL, for several replicas; needs the package pg) or file:///absolute/path (a directory on local disk, for one instance). The STORE_URL environment variable sets it too.',
+    }),
+    keepVersions: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'Versions kept per mapping, the current one included; older ones are removed as new ones are written (default 20).' })),
+    maxMappings: Type.Optional(Type.Integer({ minimum: 1, maximum: 100000, description: 'Most mappings the store may hold; a write of another one is refused 409 (default 1000).' })),
+    resyncMs: Type.Optional(Type.Integer({ minimum: 1000, maximum: 3600000, description: 'PostgreSQL: how often each replica reads the store again, the safety net behind LISTEN/NOTIFY (default 30000).' })),
+  },
+  { additionalProperties: false, description: 'Managed mappings: PUT and DELETE /mappings/{id} write them, every replica serves them (README "Managed mappings"). Without a store the write namespace answers 404.' }
+)
+
+const MappingsOptionsSchema = Type.Object(
+  {
+    write: Type.Optional(
+      Type.Object(
+        { claims: Type.Optional(ClaimsSchema) },
+        { additionalProperties: false, description: 'Who may write managed mappings (PUT and DELETE /mappings/{id}, with options.store): callers whose token has these claims (with options.auth; without claims, every authenticated caller).' }
+      )
+    ),
+  },
+  { additionalProperties: false }
+)
+
 export const OptionsSchema = Type.Object(
   {
     auth: Type.Optional(AuthOptionsSchema),
@@ -278,6 +303,8 @@ export const OptionsSchema = Type.Object(
     reload: Type.Optional(ReloadOptionsSchema),
     isolation: Type.Optional(Type.Union([Type.Literal(false), IsolationOptionsSchema], { description: 'Worker threads for caller-authored work; false: everything runs inline.' })),
     stream: Type.Optional(StreamOptionsSchema),
+    store: Type.Optional(StoreOptionsSchema),
+    mappings: Type.Optional(MappingsOptionsSchema),
     rateLimit: Type.Optional(
       Type.Union([Type.Boolean(), RateLimitOptionsSchema], {
         description: 'Requests per caller and time window: by verified token subject when auth is on, else by client IP; `true` takes the defaults (default false: off).',
@@ -289,6 +316,7 @@ export const OptionsSchema = Type.Object(
 
 export type Options = Static<typeof OptionsSchema>
 export type Claims = Static<typeof ClaimsSchema>
+export type StoreOptions = Static<typeof StoreOptionsSchema>
 /** options.auth as the schema admits it: the auth plugin checks the rest and resolves it (http/plugins/auth/options.ts). */
 export type AuthOptions = Static<typeof AuthOptionsSchema>
 /** options.rateLimit's object form: the rate-limit plugin resolves it (http/plugins/rate-limit/options.ts). */

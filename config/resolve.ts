@@ -15,6 +15,13 @@ import { OptionsSchema, type AuthOptions, type Claims, type Options, type RateLi
 import { ConfigError } from '../support/config-error.js'
 import { list } from '../support/list.js'
 
+export interface StoreConfig {
+  readonly url: string
+  readonly keepVersions: number
+  readonly maxMappings: number
+  readonly resyncMs: number
+}
+
 export interface CorsConfig {
   readonly origin: '*' | readonly string[]
   readonly methods: string
@@ -58,6 +65,10 @@ export interface ServiceConfig {
   readonly rateLimit: false | RateLimitOptions
   /** Worker threads for caller-authored work; false when nothing is isolated. */
   readonly isolation: false | IsolationConfig
+  /** The mapping store (managed mappings, PUT and DELETE /mappings/{id}); null: none, the write namespace answers 404. */
+  readonly store: StoreConfig | null
+  /** Who may write managed mappings. */
+  readonly mappings: { readonly write: { readonly claims: Claims | undefined } }
   /** POST /map/stream: how long a stream may go without an answer or run at all, and how many run at once. */
   readonly stream: StreamConfig
 }
@@ -344,6 +355,7 @@ export function resolveConfig(raw: unknown = {}): ServiceConfig {
     ['options.map.explain.claims', typeof options.map?.explain === 'object' ? options.map.explain.claims : undefined],
     ['options.validate.claims', options.validate?.claims],
     ['options.metrics.claims', typeof options.metrics === 'object' ? options.metrics.claims : undefined],
+    ['options.mappings.write.claims', options.mappings?.write?.claims],
   ]
   for (const [name, claims] of claimSettings) {
     if (claims !== undefined && auth === null) throw new ConfigError(`${name} needs options.auth: claims cannot be checked without authentication`)
@@ -393,6 +405,8 @@ export function resolveConfig(raw: unknown = {}): ServiceConfig {
     reload: { watch: options.reload?.watch ?? true, debounce: options.reload?.debounce ?? 300, maxBytes: options.reload?.maxBytes ?? 16 * 1024 * 1024 },
     rateLimit: rateLimitOptions(options.rateLimit),
     isolation: resolveIsolation(options.isolation, explicitForm !== false),
+    store: resolveStore(options.store),
+    mappings: { write: { claims: options.mappings?.write?.claims } },
     stream: {
       // By default a stream may be as quiet as a request may be slow.
       idleTimeout: options.stream?.idleTimeout ?? server.requestTimeout,
@@ -401,6 +415,21 @@ export function resolveConfig(raw: unknown = {}): ServiceConfig {
       maxStreamsPerClient: options.stream?.maxStreamsPerClient ?? 8,
     },
   }
+}
+
+/** options.store, its defaults filled in; a URL that does not parse, or a file: URL that is not absolute, fails the start. */
+function resolveStore(options: Options['store']): StoreConfig | null {
+  if (options === undefined) return null
+  let url: URL
+  try {
+    url = new URL(options.url)
+  } catch {
+    throw new ConfigError('options.store.url: not a URL (postgres://user:password@host:port/database, or file:///absolute/path)')
+  }
+  if (url.protocol === 'file:' && (url.host !== '' || url.pathname === '/' || url.search !== '' || url.hash !== '')) {
+    throw new ConfigError('options.store.url: a file: URL names a directory on this machine, as file:///absolute/path (no host, query or fragment)')
+  }
+  return { url: options.url, keepVersions: options.keepVersions ?? 20, maxMappings: options.maxMappings ?? 1000, resyncMs: options.resyncMs ?? 30_000 }
 }
 
 /** options.openapi: `true` (the default) and `false` are whether the document is served; an object sets each part. */

@@ -151,6 +151,8 @@ export class ServiceMetrics {
 
   /** Made by rateLimitStore(), only when the rate limits live in Redis. */
   private storeSeries: RateLimitStoreSeries | undefined
+  /** Made by mappingStore(), only with a mapping store. */
+  private mappingStoreSeries: MappingStoreSeries | undefined
 
   constructor() {
     // Series a dashboard divides by exist from the start, at zero.
@@ -240,7 +242,44 @@ export class ServiceMetrics {
     }
     return this.storeSeries
   }
+
+  /** The series of the mapping store (options.store), registered on first call: without a store there are none. */
+  mappingStore(): MappingStoreSeries {
+    if (this.mappingStoreSeries === undefined) {
+      const writes = new PromCounter({
+        name: 'mapper_mapping_writes_total',
+        help: 'Writes of managed mappings (PUT and DELETE /mappings/{id}), by operation and result.',
+        labelNames: ['operation', 'result'] as const,
+        registers: [this.registry],
+      })
+      for (const operation of ['put', 'delete']) for (const result of MAPPING_WRITE_RESULTS) writes.labels(operation, result)
+      const syncs = new PromCounter({
+        name: 'mapper_mapping_store_syncs_total',
+        help: 'Changes of the mapping store this replica read and tried to serve (another replica\'s write, a resync), by result: ok or failed (the previous set kept).',
+        labelNames: ['result'] as const,
+        registers: [this.registry],
+      })
+      for (const result of ['ok', 'failed']) syncs.labels(result)
+      this.mappingStoreSeries = {
+        wrote: (operation, result) => writes.labels(operation, result).inc(),
+        synced: (ok) => syncs.labels(ok ? 'ok' : 'failed').inc(),
+      }
+    }
+    return this.mappingStoreSeries
+  }
 }
+
+/** What the managed mappings report (service/managed.ts). */
+export interface MappingStoreSeries {
+  /** A write (`put` or `delete`) answered, by its result. */
+  wrote(operation: 'put' | 'delete', result: MappingWriteResult): void
+  /** The store's changes served by this replica: how many, and whether the last attempt to serve one succeeded. */
+  synced(ok: boolean): void
+}
+
+/** Every result of a write: each is a series from the start, at zero. */
+export const MAPPING_WRITE_RESULTS = ['created', 'replaced', 'deleted', 'invalid', 'conflict', 'precondition_failed', 'not_found', 'unavailable', 'failed'] as const
+export type MappingWriteResult = (typeof MAPPING_WRITE_RESULTS)[number]
 
 /** What the shared rate-limit store reports (http/plugins/rate-limit/store.ts). */
 export interface RateLimitStoreSeries {

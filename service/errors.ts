@@ -35,6 +35,16 @@ export const TooManyRequests = define('TooManyRequests', 429)
 export const HeadersTooLarge = define('HeadersTooLarge', 431, 'Request headers exceed the %s-byte limit')
 export const InternalError = define('InternalError', 500)
 export const Unavailable = define('Unavailable', 503)
+/** A write to the mapping store whose If-Match or If-None-Match the stored version does not meet. */
+export const PreconditionFailed = define('PreconditionFailed', 412)
+/** A write to an id that MAPPINGS (the files) defines: those change with the files, never over HTTP. */
+export const ReadOnlyMapping = define('ReadOnlyMapping', 409)
+/** A write whose document defines an id that another stored document defines. */
+export const MappingConflict = define('MappingConflict', 409)
+/** A write of a new mapping when the store holds options.store.maxMappings. */
+export const StoreFull = define('StoreFull', 409)
+/** The mapping store cannot be reached: writes wait for it, reads and evaluations go on from memory. */
+export const StoreUnavailable = define('StoreUnavailable', 503)
 /** POST /map/stream answered no line within options.stream.idleTimeout: its last line, then closed. */
 export const StreamIdle = define('StreamIdle', 408, 'No line was answered within %s ms: the stream is ended')
 /** POST /map/stream ran for options.stream.maxDurationMs: its last line, then closed. */
@@ -72,6 +82,23 @@ export class InvalidMappingDocument extends Error implements DeclaredAnswer {
 
   get responseFields(): Record<string, unknown> {
     return { report: this.report }
+  }
+}
+
+/** 409: a write or deletion in the mapping store would break the mappings named (`dependents`), which use what it changes. */
+export class MappingInUse extends Error implements DeclaredAnswer {
+  readonly code = 'MappingInUse'
+  readonly responseCode = 'MappingInUse'
+  readonly statusCode = 409
+  constructor(
+    message: string,
+    readonly dependents: readonly string[]
+  ) {
+    super(message)
+  }
+
+  get responseFields(): Record<string, unknown> {
+    return { dependents: this.dependents }
   }
 }
 

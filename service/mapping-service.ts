@@ -35,6 +35,13 @@ export class RegistrationError extends Error {
   override readonly name = 'RegistrationError'
 }
 
+/** A mapping of a set that cannot be served: the error admitting the set would throw, and the validation report when it is invalid. */
+export interface AdmissionFailure {
+  readonly entry: MappingEntry
+  readonly error: RegistrationError
+  readonly report?: ValidationReport
+}
+
 const registrationFailed = (error: unknown): RegistrationError => new RegistrationError(`registering mappings failed: ${(error as Error).message}`)
 
 /** A registered mapping's inferred output (engine/output-schema.ts): as the engine infers it, and its JSON Schema document. */
@@ -154,19 +161,24 @@ export class EngineService {
     this.#outputs = outputs
   }
 
-  /** Validate one registered mapping in slices of the event loop (engine `validateInSlices`); RegistrationError when it is invalid. */
-  async #validate(entry: MappingEntry, slice: Slice): Promise<void> {
+  /**
+   * Why one registered mapping cannot be served, validated in slices of the event loop (engine
+   * `validateInSlices`): a RegistrationError naming its first error, with its report; undefined
+   * when it is valid (its warnings said to `warn`).
+   */
+  async #invalid(entry: MappingEntry, slice: Slice): Promise<AdmissionFailure | undefined> {
     const report = await this.mapper.validateInSlices(entry.id, { strict: this.settings.strict }, slice)
-    if (!report.valid) {
-      // The first error in words, placed in its file where the source is one; then the report.
-      const [first] = report.errors
-      const place = first === undefined ? undefined : placeInFile(entry.source, entry.id, first.pointer)
-      const firstError = first === undefined ? '' : ` first at ${place === undefined ? '' : `${place}: `}${first.rule} at ${first.pointer || '/'}: ${first.message};`
-      throw new RegistrationError(`mapping "${entry.id}" from ${entry.source} is invalid:${firstError} the report: ${JSON.stringify(report)}`)
+    if (report.valid) {
+      for (const warning of report.warnings) {
+        this.#warn(`mapping "${entry.id}" from ${entry.source}: ${warning.rule} ${warning.message} at ${warning.pointer || '/'}`)
+      }
+      return undefined
     }
-    for (const warning of report.warnings) {
-      this.#warn(`mapping "${entry.id}" from ${entry.source}: ${warning.rule} ${warning.message} at ${warning.pointer || '/'}`)
-    }
+    // The first error in words, placed in its file where the source is one; then the report.
+    const [first] = report.errors
+    const place = first === undefined ? undefined : placeInFile(entry.source, entry.id, first.pointer)
+    const firstError = first === undefined ? '' : ` first at ${place === undefined ? '' : `${place}: `}${first.rule} at ${first.pointer || '/'}: ${first.message};`
+    return { entry, report, error: new RegistrationError(`mapping "${entry.id}" from ${entry.source} is invalid:${firstError} the report: ${JSON.stringify(report)}`) }
   }
 
   /**
@@ -175,22 +187,27 @@ export class EngineService {
    * so a service that is already answering (a reload) goes on answering. The first invalid mapping
    * or failing example throws RegistrationError: one line naming the mapping, its file and the
    * reason or first difference. Start-up and reload alike (EngineRegistry); a worker thread's copy
-   * of a served set skips it.
+   * of a served set skips it. With `all`, every mapping that fails is found, and they are returned
+   * instead (a write to the mapping store names every mapping it would break); none: admitted.
    */
-  async admit(slice: Slice = new Slice()): Promise<void> {
-    for (const entry of this.entries) await this.#validate(entry, slice)
-    await this.#checkExamples(slice)
-    await this.#inferInSlices(slice)
-  }
-
-  async #checkExamples(slice: Slice): Promise<void> {
-    for (const entry of this.entries) {
-      if (slice.due()) await slice.next()
-      const failed = (await this.mapper.examples(entry.document, { registered: true })).find((result) => !result.pass)
-      if (failed !== undefined) {
-        throw new RegistrationError(`mapping "${entry.id}" from ${entry.source}: ${describeFailure(failed)} (at ${failed.pointer})`)
-      }
+  async admit(slice: Slice = new Slice(), all = false): Promise<AdmissionFailure[]> {
+    const failures: AdmissionFailure[] = []
+    const failed = (failure: AdmissionFailure): void => {
+      if (!all) throw failure.error
+      failures.push(failure)
     }
+    for (const entry of this.entries) {
+      const failure = await this.#invalid(entry, slice)
+      if (failure !== undefined) failed(failure)
+    }
+    for (const entry of this.entries) {
+      if (failures.some((failure) => failure.entry === entry)) continue
+      if (slice.due()) await slice.next()
+      const example = (await this.mapper.examples(entry.document, { registered: true })).find((result) => !result.pass)
+      if (example !== undefined) failed({ entry, error: new RegistrationError(`mapping "${entry.id}" from ${entry.source}: ${describeFailure(example)} (at ${example.pointer})`) })
+    }
+    if (failures.length === 0) await this.#inferInSlices(slice)
+    return failures
   }
 
   /**
@@ -245,15 +262,31 @@ export class EngineService {
   }
 }
 
+/** The mapping store's part of a served set (service/managed.ts): its mappings as of one of its revisions. */
+export interface StoredSet {
+  /** The store's revision they were read at; -1: nothing read from a store. */
+  readonly revision: number
+  readonly entries: readonly MappingEntry[]
+}
+
+const NOTHING_STORED: StoredSet = { revision: -1, entries: [] }
+
 /**
- * The engine being served, replaceable as a whole (hot reload). A set is registered, validated and
- * its examples run (EngineService.admit) into a complete EngineService before it is served, at
- * start-up (`open`) and at every reload (`replace`) alike, so a set that fails at reload leaves
- * the served one untouched; a request reads `current` once and keeps that engine (and its
- * compiled plans) to its end, whatever is swapped in meanwhile.
+ * The engine being served, replaceable as a whole (hot reload, a write to the mapping store). A
+ * set is registered, validated and its examples run (EngineService.admit) into a complete
+ * EngineService before it is served, at start-up (`open`), at every reload (`replace`) and at
+ * every change of the store alike, so a set that fails leaves the served one untouched; a request
+ * reads `current` once and keeps that engine (and its compiled plans) to its end, whatever is
+ * swapped in meanwhile. A served set is the mappings of the files (MAPPINGS, the `mappings`
+ * option) and those of the store: a reload changes the first part and keeps the second, a store
+ * change the reverse, one change at a time (`exclusive`).
  */
 export class EngineRegistry {
   #current!: EngineService
+  #files: readonly MappingEntry[] = []
+  #stored: StoredSet = NOTHING_STORED
+  /** Changes of the served set, one at a time. */
+  #queue: Promise<unknown> = Promise.resolve()
 
   private constructor(
     private readonly extensions: Extensions,
@@ -263,53 +296,110 @@ export class EngineRegistry {
     private readonly isolation?: { readonly config: IsolationConfig; readonly extensions: ExtensionsSpec }
   ) {}
 
-  /** A registry serving `entries`, once every one validates and its examples pass (RegistrationError otherwise). */
+  /** A registry serving `files` and `stored`, once every one validates and its examples pass (RegistrationError otherwise). */
   static async open(
-    entries: readonly MappingEntry[],
+    files: readonly MappingEntry[],
     extensions: Extensions,
     warn: (message: string) => void,
     settings: EngineSettings,
-    isolation?: { readonly config: IsolationConfig; readonly extensions: ExtensionsSpec }
+    isolation?: { readonly config: IsolationConfig; readonly extensions: ExtensionsSpec },
+    stored: StoredSet = NOTHING_STORED
   ): Promise<EngineRegistry> {
     const registry = new EngineRegistry(extensions, warn, settings, isolation)
-    registry.#current = await registry.#admit(entries)
+    const { service } = await registry.#admit(registry.#served(files, stored), false)
+    registry.install(service!, files, stored)
     return registry
+  }
+
+  /** The mappings of the files in the served set. */
+  get files(): readonly MappingEntry[] {
+    return this.#files
+  }
+
+  /** The mapping store's part of the served set. */
+  get stored(): StoredSet {
+    return this.#stored
+  }
+
+  /**
+   * The entries of a set: the files', then the store's. A stored id that a file defines too is
+   * left out with a warning: the files are the deployment's own, and a write to the store can
+   * never take one of their ids (service/managed.ts), but a file added by a reload can take one
+   * the store holds.
+   */
+  #served(files: readonly MappingEntry[], stored: StoredSet): MappingEntry[] {
+    if (stored.entries.length === 0) return [...files]
+    const fileIds = new Set(files.map((entry) => entry.id))
+    const kept = stored.entries.filter((entry) => {
+      if (!fileIds.has(entry.id)) return true
+      this.warn(`mapping "${entry.id}" of the mapping store (${entry.source}) is not served: ${files.find((file) => file.id === entry.id)!.source} defines the same $id`)
+      return false
+    })
+    return [...files, ...kept]
   }
 
   /**
    * A set registered, validated and its examples run, in slices of the event loop (one Slice for
-   * the whole of it); its workers are stopped again if it fails.
+   * the whole of it); its workers are stopped again if it fails. With `all`, every mapping that
+   * fails is returned (and no service) rather than the first thrown.
    */
-  async #admit(entries: readonly MappingEntry[]): Promise<EngineService> {
+  async #admit(entries: readonly MappingEntry[], all: boolean): Promise<{ service?: EngineService; failures: AdmissionFailure[] }> {
     const slice = new Slice()
     const service = await EngineService.inSlices(entries, this.extensions, this.warn, this.settings, slice)
     if (this.isolation !== undefined) {
       service.isolation = new IsolationPool(this.isolation.config, { entries, extensions: this.isolation.extensions, settings: this.settings }, this.warn)
     }
+    let failures: AdmissionFailure[]
     try {
-      await service.admit(slice)
+      failures = await service.admit(slice, all)
     } catch (error) {
       await service.isolation?.destroy()
       throw error
     }
-    return service
+    if (failures.length === 0) return { service, failures }
+    await service.isolation?.destroy()
+    return { failures }
   }
 
   get current(): EngineService {
     return this.#current
   }
 
+  /** Run `work` with no other change of the served set before it ends (`candidate` and `install` are called within it). */
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(work)
+    this.#queue = run.catch(() => {})
+    return run
+  }
+
   /**
-   * Serve `entries` from now on, once every one validates and its examples pass; throws
-   * RegistrationError (and keeps the served set) otherwise.
+   * The set of `files` and `stored` admitted, not served: every mapping that fails instead, when
+   * any does (registration itself failing throws RegistrationError). Within `exclusive`.
    */
-  async replace(entries: readonly MappingEntry[]): Promise<EngineService> {
-    const next = await this.#admit(entries)
-    const previous = this.#current
-    this.#current = next
+  candidate(files: readonly MappingEntry[], stored: StoredSet): Promise<{ service?: EngineService; failures: AdmissionFailure[] }> {
+    return this.#admit(this.#served(files, stored), true)
+  }
+
+  /** Serve `service`, admitted from `files` and `stored`, from now on. Within `exclusive`. */
+  install(service: EngineService, files: readonly MappingEntry[], stored: StoredSet): void {
+    const previous = this.#current as EngineService | undefined
+    this.#current = service
+    this.#files = files
+    this.#stored = stored
     // Requests that read the previous set finish on its workers; then they stop.
-    previous.isolation?.retire()
-    return next
+    previous?.isolation?.retire()
+  }
+
+  /**
+   * Serve `files` with the store's part from now on, once every one validates and its examples
+   * pass; throws RegistrationError (and keeps the served set) otherwise.
+   */
+  replace(files: readonly MappingEntry[]): Promise<EngineService> {
+    return this.exclusive(async () => {
+      const { service } = await this.#admit(this.#served(files, this.#stored), false)
+      this.install(service!, files, this.#stored)
+      return service!
+    })
   }
 
   /** Stop the served set's workers (the service is closing). */

@@ -1,12 +1,13 @@
 // The optional packages (package.json `peerDependencies`, marked optional): the OpenTelemetry SDK and
 // @fastify/otel for tracing, tsx for TypeScript modules, pino-pretty for `logging.format: pretty`,
-// ioredis for rate limits shared in Redis (`rateLimit.redis`), cheerio for the request plugin's HTML
-// and XML bodies. An install without them is the light one; each is imported here, by the feature
-// that needs it, only once that feature is configured (cheerio: at the first HTML or XML body). The
-// only module that may import a package outside `dependencies` (test/package-deps.test.ts). The
-// types below are the little the service uses of each, so the published declarations name none of
-// them (the compiler checks the packages against them here); cheerio's are checked by its one
-// caller, extensions/request/cheerio.ts, which uses too much of it to restate.
+// ioredis for rate limits shared in Redis (`rateLimit.redis`), pg for a mapping store in PostgreSQL,
+// cheerio for the request plugin's HTML and XML bodies. An install without them is the light one;
+// each is imported here, by the feature that needs it, only once that feature is configured
+// (cheerio: at the first HTML or XML body). The only module that may import a package outside
+// `dependencies` (test/package-deps.test.ts). The types below are the little the service uses of
+// each, so the published declarations name none of them (the compiler checks the packages against
+// them here); cheerio's are checked by its one caller, extensions/request/cheerio.ts, which uses
+// too much of it to restate.
 import { createRequire } from 'node:module'
 import type { FastifyPluginCallback } from 'fastify'
 import type { DestinationStream } from 'pino'
@@ -103,6 +104,76 @@ export interface IoredisModule {
   Redis: new (url: string, options: RedisClientOptions) => RedisClient
 }
 
+/**
+ * What pg's Client and Pool are given (service/store/postgres.ts): timeouts in milliseconds;
+ * statement_timeout and idle_in_transaction_session_timeout are sent to the server, which enforces
+ * them; query_timeout and connectionTimeoutMillis are the client's own.
+ */
+export interface PgClientOptions {
+  connectionString: string
+  application_name: string
+  connectionTimeoutMillis: number
+  statement_timeout: number
+  query_timeout: number
+  idle_in_transaction_session_timeout: number
+  keepAlive: boolean
+  keepAliveInitialDelayMillis: number
+}
+
+export interface PgPoolOptions extends PgClientOptions {
+  max: number
+  idleTimeoutMillis: number
+  /** Idle clients do not keep the process alive. */
+  allowExitOnIdle: boolean
+}
+
+export interface PgQueryResult {
+  readonly rows: Array<Record<string, unknown>>
+}
+
+/** What runs a query: a Pool (on any idle client), a PoolClient or a Client. */
+export interface PgQueryable {
+  query(text: string, values?: readonly unknown[]): Promise<PgQueryResult>
+}
+
+/** A client lent by the pool; `release(error)` with an error (or true) closes it instead of returning it. */
+export interface PgPoolClient extends PgQueryable {
+  release(error?: Error | boolean): void
+  on(event: 'error', listener: (error: Error) => void): unknown
+  removeListener(event: 'error', listener: (error: Error) => void): unknown
+}
+
+export interface PgPool extends PgQueryable {
+  connect(): Promise<PgPoolClient>
+  end(): Promise<void>
+  /** An idle client's error: without a listener, the process would end on it. */
+  on(event: 'error', listener: (error: Error) => void): unknown
+}
+
+/** A LISTEN notification: `payload` is what pg_notify sent. */
+export interface PgNotification {
+  readonly channel: string
+  readonly payload?: string
+}
+
+/** A connection of its own, outside the pool. */
+export interface PgClient extends PgQueryable {
+  connect(): Promise<void>
+  end(): Promise<void>
+  on(event: 'notification', listener: (message: PgNotification) => void): unknown
+  on(event: 'error', listener: (error: Error) => void): unknown
+  on(event: 'end', listener: () => void): unknown
+}
+
+/**
+ * pg, as far as the PostgreSQL store uses it. pg ships no declarations, so the compiler cannot
+ * check it against these: test/store-postgres.test.ts does, against a real server.
+ */
+export interface PgModule {
+  Pool: new (options: PgPoolOptions) => PgPool
+  Client: new (options: PgClientOptions) => PgClient
+}
+
 export interface TsxModule {
   register(): unknown
 }
@@ -123,6 +194,13 @@ export const loadPinoPretty = (): Promise<PinoPrettyModule> => loadOptional('pin
 
 /** ioredis, for `rateLimit.redis`. */
 export const loadIoredis = (): Promise<IoredisModule> => loadOptional('ioredis', 'options.rateLimit.redis', () => import('ioredis') as Promise<unknown>)
+
+/**
+ * pg, for a mapping store in PostgreSQL (service/store/postgres.ts); `feature` names what asked for
+ * it in the message when pg is missing. Required, not imported: pg ships no declarations, and an
+ * import() of it fails the type check without @types/pg, which the project does without.
+ */
+export const loadPg = (feature = 'A mapping store in PostgreSQL'): Promise<PgModule> => loadOptional('pg', feature, async () => require('pg') as unknown)
 
 /** cheerio, for the request plugin's HTML and XML bodies and its scraper; `feature` says which asked. */
 export const loadCheerio = (feature: string): unknown => requireOptional('cheerio', feature, () => require('cheerio'))

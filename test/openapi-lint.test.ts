@@ -2,6 +2,10 @@
 // under Redocly's recommended rules, with auth off and on and under a prefix; named components;
 // an operationId, summary and tag on every operation; security per operation, the public routes
 // marked `security: []`; every error response the shared, named error body.
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { createConfig, lintFromString } from '@redocly/openapi-core'
 import Fastify from 'fastify'
 import t from 'tap'
@@ -42,6 +46,8 @@ const CASES: Array<[string, Options, string]> = [
   ['auth off', { logging: { level: 'silent' } }, ''],
   ['auth on, rate limiting on', { logging: { level: 'silent' }, auth: { secret: SECRET }, rateLimit: { max: 100 } }, ''],
   ['under a prefix', { logging: { level: 'silent' }, auth: { secret: SECRET } }, '/mapper/v1'],
+  // The managed-mapping operations are in the document only with a store.
+  ['a mapping store, writes behind claims', { logging: { level: 'silent' }, auth: { secret: SECRET }, store: { url: pathToFileURL(mkdtempSync(join(tmpdir(), 'openapi-store-'))).href }, mappings: { write: { claims: { role: 'publisher' } } } }, ''],
 ]
 
 for (const [name, options, prefix] of CASES) {

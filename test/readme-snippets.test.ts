@@ -63,6 +63,7 @@ const PLACES: readonly Place[] = [
   { section: 'Hot reload', first: '{"level":30', by: HERE },
   { section: 'Hot reload', first: 'MAPPINGS=./mappings', by: 'readme-cli.test.ts' },
   { section: 'Hot reload', first: "import mapperService, { loadMappings, Reloader } from 'mapper-service'", by: 'readme-cli.test.ts' },
+  { section: 'Managed mappings', first: '$ curl -s -X PUT localhost:3333/mappings/orders', by: HERE },
   { section: 'Rate limiting', first: 'OPTIONS=\'{"auth":{"jwksUri"', by: HERE },
   { section: 'Rate limiting', first: 'HTTP/1.1 429 Too Many Requests', by: HERE },
   { section: 'Deploying', first: 'docker build', by: HERE },
@@ -281,6 +282,16 @@ t.test('A first session, and the other sessions against a listening service', { 
       t.match(ran.stdout, /^200 application\/schema\+json(;|$)/, `${url} is served as a JSON Schema`)
     }
   })
+})
+
+t.test('Managed mappings: the session against a service with a directory store', curl, async (t) => {
+  const { port } = await listening(t, { store: { url: `file://${tempTree(t).root}` } })
+  const work = tempTree(t)
+  for (const step of session(blockOf('Managed mappings', '$ curl').code)) {
+    const ran = await bash(onPort(step.command, port), work.root)
+    t.equal(ran.code, 0, `${step.command}: ${ran.stderr}`)
+    t.match(ran.stdout, wildcard(step.output), step.command)
+  }
 })
 
 t.test('The language in one screen: the document is valid and maps a record', async (t) => {

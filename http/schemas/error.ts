@@ -29,6 +29,12 @@ export const ERROR_CODES = [
   'HeadersTooLarge',
   'InternalError',
   'Unavailable',
+  'PreconditionFailed',
+  'ReadOnlyMapping',
+  'MappingConflict',
+  'MappingInUse',
+  'StoreFull',
+  'StoreUnavailable',
 ] as const
 
 export const ErrorBodySchema = Type.Object(
@@ -40,6 +46,7 @@ export const ErrorBodySchema = Type.Object(
     report: Type.Optional(ReportSchema),
     errors: Type.Optional(Type.Array(Type.Unknown(), { description: 'Only on ValidationError: the evaluation errors.' })),
     location: Type.Optional(Type.String({ description: 'Only on 422 RedirectRefused: the refused target.' })),
+    dependents: Type.Optional(Type.Array(Type.String(), { description: 'Only on 409 MappingInUse: the mappings the write or deletion would break.' })),
     requestId: Type.String({ description: 'The same id as the X-Request-Id header.' }),
   },
   { $id: 'ErrorBody', additionalProperties: true, description: 'The error body: code, message, the code\'s own fields (a budget\'s name and limit, a report…), requestId.' }
@@ -53,12 +60,14 @@ export const ERROR_STATUSES: Readonly<Record<number, string>> = {
   404: 'No mapping is registered under the id given.',
   405: 'The path does not answer this method (see the Allow header).',
   408: 'The request was not received in time.',
+  409: 'A managed mapping cannot be written: the files define its id, another stored document does, the store is full, or mappings that use it would break.',
+  412: 'The stored version does not meet If-Match or If-None-Match.',
   413: 'The body is over the size limit.',
   422: 'The mapping document is invalid, a budget was exceeded, or the evaluation failed.',
   429: 'Rate limited: too many requests from this caller.',
   431: 'The request headers are over the size limit.',
   500: 'An unexpected failure (an upstream\'s included).',
-  503: 'The service is overloaded or shutting down, or the health canary failed.',
+  503: 'The service is overloaded or shutting down, the health canary failed, or the mapping store cannot be reached.',
 }
 
 /** The error responses a route may give, each with the error body and its meaning. */

@@ -51,6 +51,8 @@ export const GROUPS: Readonly<Record<string, readonly string[]>> = {
   'hostile-budgets': ['hostile-budgets'],
   slices: ['slices'],
   'idle-memory': ['idle-memory'],
+  'store-postgres': ['store-postgres', 'managed-postgres'],
+  managed: ['managed-http', 'store-directory', 'cli-publish'],
 }
 
 /** The file of test/groups/ that runs group `name`: its place in GROUPS, then its name (`01-package.test.ts`). */
