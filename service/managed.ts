@@ -208,9 +208,10 @@ export class ManagedMappings {
     return this.#registry
   }
 
-  /** The version of `id` served now, when the store holds it. */
+  /** The version of `id` served now, when the store holds it (and no file takes its id). */
   current(id: string): StoredDocument | undefined {
-    return this.#documents.get(id)
+    const stored = this.#documents.get(id)
+    return stored === undefined || this.#fileTaken([id]) !== undefined ? undefined : stored
   }
 
   /** The entries of stored documents, as a served set holds them (each parsed once per version, in slices). */

@@ -6,6 +6,7 @@
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import { buildServer } from '../server.js'
+import { Reloader } from '../service/reloader.js'
 import { bearer, call, ECHO, SECRET } from './http-support.js'
 import { capturedLog, type CapturedLog } from './log-support.js'
 import { tempTree } from './startup-support.js'
@@ -170,6 +171,28 @@ t.test('writes at once: each validation finishes on the threads of the set it be
   const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => put(app, `m${i}`, { mapping: { '/v': '/v' }, examples: [{ input: { v: i }, output: { v: i } }] })))
   t.strictSame(answers.map((answer) => answer.statusCode), [201, 201, 201, 201, 201, 201], JSON.stringify(answers.map((answer) => answer.data)))
   for (let i = 0; i < 6; i++) t.equal((await map(app, `m${i}`, { v: i })).data.v, i)
+})
+
+t.test('a reload of the files keeps the stored mappings; a file that takes a stored id wins, with a warning', async (t) => {
+  let files: object[] = [ECHO]
+  const reloader = new Reloader(() => files as never)
+  const log = capturedLog()
+  const app = await buildServer({ mappings: files as never, reloader, logger: log.logger, options: { underPressure: false, store: { url: `file://${tempTree(t).root}` } } as Options })
+  t.teardown(() => app.close())
+  t.equal((await put(app, 'stored', { mapping: { '/s': '/s' } })).statusCode, 201)
+  t.ok((await call(app, { method: 'GET', url: '/openapi.json' })).data.paths['/map/stored'], 'the OpenAPI document has the stored mapping\'s operation')
+  files = [ECHO, { $id: 'added', mapping: { '/a': '/a' } }]
+  t.match(await reloader.reload(), { ok: true })
+  t.equal((await map(app, 'stored', { s: 1 })).data.s, 1, 'the stored mapping is still served after a reload')
+  t.equal((await map(app, 'added', { a: 2 })).data.a, 2, 'and the file added with it')
+  files = [ECHO, { $id: 'stored', mapping: { '/f': '/f' } }]
+  t.match(await reloader.reload(), { ok: true })
+  t.equal((await map(app, 'stored', { f: 3 })).data.f, 3, 'a file with a stored id wins')
+  const read = await call(app, { method: 'GET', url: '/mappings/stored' })
+  t.strictSame([read.data, read.headers.etag], [{ $id: 'stored', mapping: { '/f': '/f' } }, undefined], 'GET answers the file\'s, without an ETag')
+  t.ok(log.lines().some((line) => line.level === 40 && /mapping "stored" of the mapping store .* is not served/.test(String(line.msg))), 'with a warning')
+  t.equal((await put(app, 'stored', { mapping: {} })).data.code, 'ReadOnlyMapping', 'and the id is the files\' now')
+  t.equal((await map(app, 'added', {})).statusCode, 404, 'a file the reload dropped is gone')
 })
 
 t.test('a restart serves what was stored', async (t) => {
