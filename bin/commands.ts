@@ -212,6 +212,15 @@ export interface FileFilter {
 
 const ALL_FILES: FileFilter = { include: [], exclude: [], given: [] }
 
+/** The filter of the --include and --exclude globs given. */
+function fileFilter(include: readonly string[] = [], exclude: readonly string[] = []): FileFilter {
+  return {
+    include: include.map(globMatcher),
+    exclude: exclude.map(globMatcher),
+    given: [...include.map((glob) => `--include ${quoted(glob)}`), ...exclude.map((glob) => `--exclude ${quoted(glob)}`)],
+  }
+}
+
 /** The document files a path names, and how many of a directory's the filters left out. */
 interface Found {
   readonly files: Array<{ file: string; scanned: boolean }>
@@ -359,14 +368,7 @@ async function givenDocuments(command: 'validate' | 'test', args: string[], io: 
     return undefined
   }
   if (positionals.length === 0) throw new UsageError(`${command} needs at least one file or directory`)
-  const include = values.include ?? []
-  const exclude = values.exclude ?? []
-  const filter: FileFilter = {
-    include: include.map(globMatcher),
-    exclude: exclude.map(globMatcher),
-    given: [...include.map((glob) => `--include ${quoted(glob)}`), ...exclude.map((glob) => `--exclude ${quoted(glob)}`)],
-  }
-  const documents = await readDocuments(positionals, io, filter)
+  const documents = await readDocuments(positionals, io, fileFilter(values.include, values.exclude))
   return { documents, mapper: await engineWith(documents, io.env), strict: values.strict === true }
 }
 
@@ -476,10 +478,7 @@ async function publishCommand(args: string[], io: Io): Promise<number> {
   const version = values['if-match']
   if (version !== undefined && !/^[1-9][0-9]*$/.test(version)) throw new UsageError(`--if-match ${quoted(version)}: a version number`)
   if (version !== undefined && values['create-only'] === true) throw new UsageError('--if-match and --create-only cannot both be given')
-  const include = values.include ?? []
-  const exclude = values.exclude ?? []
-  const filter: FileFilter = { include: include.map(globMatcher), exclude: exclude.map(globMatcher), given: [...include.map((glob) => `--include ${quoted(glob)}`), ...exclude.map((glob) => `--exclude ${quoted(glob)}`)] }
-  const documents = await readDocuments(positionals, io, filter)
+  const documents = await readDocuments(positionals, io, fileFilter(values.include, values.exclude))
   if ((version !== undefined || values.id !== undefined) && documents.length !== 1) throw new UsageError(`${version !== undefined ? '--if-match' : '--id'} names one version of one mapping: give one file`)
   // Checked here first, as `validate` checks them: nothing is sent unless every document is valid.
   const mapper = await engineWith(documents, io.env)
