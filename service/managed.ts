@@ -236,6 +236,14 @@ export class ManagedMappings {
     return { digest: stored.digest, entries: documentEntries(parseJsonText(stored.text), storeSource(stored.id)) }
   }
 
+  /** The stored document (other than `except`) one of whose members is `id`. */
+  #holderOf(id: string, documents: ReadonlyMap<string, StoredDocument>, except?: string): string | undefined {
+    for (const [holder, stored] of documents) {
+      if (holder !== except && this.#entriesOf(stored).entries.some((member) => member.id === id)) return holder
+    }
+    return undefined
+  }
+
   /** Read the store and serve what changed since the served revision (a no-op when nothing did). */
   resync(): Promise<void> {
     const registry = this.#served
@@ -356,10 +364,9 @@ export class ManagedMappings {
       checkConditions(current?.version, conditions)
       const fileId = this.#fileTaken(prepared.ids)
       if (fileId !== undefined) throw readOnly(fileId)
-      for (const [other, stored] of documents) {
-        if (other === id) continue
-        const taken = this.#entriesOf(stored).entries.find((member) => prepared.ids.includes(member.id))?.id
-        if (taken !== undefined) throw new MappingConflict(`"${taken}" is defined by the stored mapping "${other}"`)
+      for (const taken of prepared.ids) {
+        const holder = this.#holderOf(taken, documents, id)
+        if (holder !== undefined) throw new MappingConflict(`"${taken}" is defined by the stored mapping "${holder}"`)
       }
       if (current === undefined && documents.size >= this.#config.maxMappings) {
         throw new StoreFull(`The mapping store holds its most mappings (options.store.maxMappings: ${this.#config.maxMappings}): delete one first`)
@@ -381,6 +388,8 @@ export class ManagedMappings {
       const current = transaction.state.documents.get(id)
       if (current === undefined) {
         if (this.#fileTaken([id]) !== undefined) throw readOnly(id)
+        const holder = this.#holderOf(id, transaction.state.documents)
+        if (holder !== undefined) throw new MappingConflict(`"${id}" is a member of the stored mapping "${holder}": write or delete "${holder}"`)
         throw new NotFound(`No stored mapping "${id}"`)
       }
       checkConditions(current.version, conditions)
