@@ -10,14 +10,16 @@ FROM node:24.20-slim AS dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
-# Two optional packages, at their peer ranges: cheerio, which the request plugin parses HTML and XML
-# bodies with (21 packages, 7 MB), so the image runs every mapping; ioredis, the package of
-# rateLimit.redis (6 packages, 2 MB): the image is what runs as many replicas, where the limits are
-# shared. --save-prod because npm leaves out what package.json names as a devDependency; only
-# node_modules leaves this stage.
+# Three optional packages, at their peer ranges: cheerio, which the request plugin parses HTML and
+# XML bodies with (21 packages, 7 MB), so the image runs every mapping; ioredis, the package of
+# rateLimit.redis (6 packages, 2 MB), and pg, the package of a PostgreSQL mapping store (STORE_URL):
+# the image is what runs as many replicas, where the limits and the managed mappings are shared.
+# --save-prod because npm leaves out what package.json names as a devDependency; only node_modules
+# leaves this stage.
 RUN npm install --save-prod --omit=dev --ignore-scripts --no-audit --no-fund \
       "cheerio@$(node -p 'require("./package.json").peerDependencies.cheerio')" \
-      "ioredis@$(node -p 'require("./package.json").peerDependencies.ioredis')"
+      "ioredis@$(node -p 'require("./package.json").peerDependencies.ioredis')" \
+      "pg@$(node -p 'require("./package.json").peerDependencies.pg')"
 
 # The build: every dependency, then the source, compiled to dist/.
 FROM node:24.20-slim AS build

@@ -5,6 +5,7 @@
 // script joining the Secret's credentials into the options. Skipped, with the reason, where helm
 // cannot be fetched (no network).
 import { spawn } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -15,11 +16,12 @@ import { packageInfo } from '../support/package.js'
 import { resolveConfig } from '../config/resolve.js'
 import { resolveAuthOptions } from '../http/plugins/auth/options.js'
 import { resolveRateLimitOptions } from '../http/plugins/rate-limit/options.js'
-import { buildServer } from '../server.js'
+import { buildServer, configFromEnvironment } from '../server.js'
 import { CHART, Helm, MAIN_THREAD_MIB, byKind, validateObjects, mebibytes, one, threadsFor, toolsFor, type K8sObject, type ToolRun, type Values } from './helm-support.js'
 import { kustomized } from './deploy-kustomized.js'
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget'
 import type { DeployTools } from './deploy-tools.js'
+import { placedBlocks } from './readme-support.js'
 import { untracked } from './startup-support.js'
 
 /**
@@ -132,6 +134,7 @@ t.test('helm lint --strict: the chart with its defaults and with every value set
     affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [] } },
     redis: { url: 'redis://:pw@redis:6379/0' },
     auth: { secret: 'a-shared-secret-of-at-least-32-characters' },
+    store: { url: 'postgres://mapper:pw@postgres:5432/mapper' },
     hpa: { enabled: false },
     replicaCount: 3,
     serviceMonitor: { enabled: true, labels: { release: 'prometheus' } },
@@ -344,6 +347,131 @@ t.test('existingSecret: the user\'s Secret is used and none is rendered', withHe
   t.equal(broken.stderr.split('\n').length, 2, 'and nothing else')
 }))
 
+const envOf = (objects: readonly K8sObject[], name: string): K8sObject | undefined => (containerOf(objects).env as K8sObject[]).find((entry) => entry.name === name)
+
+/**
+ * What the service makes of a pod's environment at start (configFromEnvironment, as the image's
+ * entry point): the options file written from the options ConfigMap, the mappings from theirs, and
+ * STORE_URL as the kubelet would set it from the Secret's key.
+ */
+async function startedWith(t: Test, objects: readonly K8sObject[], storeUrl: string | undefined) {
+  const directory = tempDirectory(t)
+  const pod = podOf(objects)
+  const mappings = configMapsOf(objects)[pod.volumes.find((volume: K8sObject) => volume.name === 'mappings').configMap.name]!
+  mkdirSync(join(directory, 'mappings'))
+  for (const [file, text] of Object.entries(mappings)) writeFileSync(join(directory, 'mappings', file), text)
+  writeFileSync(join(directory, 'options.json'), JSON.stringify(optionsOf(objects)))
+  const env: Record<string, string> = { PORT: '3333', MAPPINGS: join(directory, 'mappings'), OPTIONS_FILE: join(directory, 'options.json') }
+  if (storeUrl !== undefined) env.STORE_URL = storeUrl
+  const config = await configFromEnvironment(env, () => {})
+  return resolveConfig(config.options)
+}
+
+t.test('store.url: in the Secret as store-url, STORE_URL from it, never in a ConfigMap; nothing of the store when empty', withHelm(async (t, helm) => {
+  const url = 'postgres://mapper:a-store-password@postgres.db:5432/mapper'
+  const redisUrl = 'redis://:a-redis-password@redis-master.cache:6379/0'
+  // The renders side by side (helm is a process each), checked in turn.
+  const [objects, withRedis, plain, redisOnly] = await Promise.all([
+    helm.template('prod', { store: { url }, options: { store: { keepVersions: 5 } } }),
+    helm.template('prod', { store: { url }, redis: { url: redisUrl }, options: { rateLimit: { max: 50 } } }),
+    helm.template('prod'),
+    helm.template('prod', { redis: { url: redisUrl } }),
+  ])
+  t.strictSame(objects.map((object) => object.kind).sort(), ['ConfigMap', 'ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'Secret', 'Service'])
+  validateObjects(t, objects)
+  const secret = one(objects, 'Secret')
+  t.strictSame(Object.keys(secret.data), ['store-url'], 'the store URL alone')
+  t.equal(secret.data['store-url'], Buffer.from(url).toString('base64'), 'store-url: the URL, base64')
+  t.strictSame((containerOf(objects).env as K8sObject[]).map((entry) => entry.name), ['PORT', 'MAPPINGS', 'OPTIONS_FILE', 'STORE_URL'])
+  t.strictSame(envOf(objects, 'STORE_URL'), { name: 'STORE_URL', valueFrom: { secretKeyRef: { name: secret.metadata.name, key: 'store-url' } } }, "STORE_URL from the chart's Secret, not optional")
+  const pod = podOf(objects)
+  t.equal(pod.initContainers, undefined, 'no credential to join into the options: no init container')
+  t.notOk(pod.volumes.some((volume: K8sObject) => volume.secret !== undefined), 'nor a Secret volume')
+  for (const object of objects.filter((object) => object.kind !== 'Secret')) {
+    t.notOk(JSON.stringify(object).includes('a-store-password'), `no password in ${object.kind} ${object.metadata.name}`)
+  }
+  t.same(optionsOf(objects).store, { keepVersions: 5 }, 'the rest of options.store stays in the options')
+  t.same((await startedWith(t, objects, url)).store, { url, keepVersions: 5, maxMappings: 1000, resyncMs: 30000 }, 'the store the service resolves: STORE_URL joined to options.store')
+
+  // Beside redis.url: one Secret with both keys; the init container joins redis-url and leaves store-url to STORE_URL.
+  validateObjects(t, withRedis)
+  t.strictSame(Object.keys(one(withRedis, 'Secret').data).sort(), ['redis-url', 'store-url'])
+  t.strictSame(envOf(withRedis, 'STORE_URL')!.valueFrom.secretKeyRef, { name: one(withRedis, 'Secret').metadata.name, key: 'store-url' })
+  const { options } = await initContainer(t, withRedis)
+  t.same(options.rateLimit, { max: 50, redis: redisUrl }, 'redis-url joined as before')
+  t.equal(options.store, undefined, 'the store URL is not written into the options file')
+  t.notOk(JSON.stringify(options).includes('a-store-password'))
+
+  // Empty (the default): no Secret, no STORE_URL; the service starts without a store.
+  t.equal(byKind(plain, 'Secret').length, 0, 'no Secret')
+  t.equal(envOf(plain, 'STORE_URL'), undefined, 'no STORE_URL')
+  t.equal(one(plain, 'Deployment').spec.template.metadata.annotations['checksum/credentials'], undefined)
+  t.equal((await startedWith(t, plain, undefined)).store, null, 'no store: the write namespace answers 404')
+  t.strictSame(Object.keys(one(redisOnly, 'Secret').data), ['redis-url'], 'redis.url alone: no store-url key')
+  t.equal(envOf(redisOnly, 'STORE_URL'), undefined, 'nor STORE_URL')
+
+  // The notes: where writes go, and that they are open with authentication off.
+  const [notes, notesWithAuth, notesPlain] = await Promise.all([
+    helm.notes('prod', { store: { url } }),
+    helm.notes('prod', { store: { url }, options: { auth: { jwksUri: 'https://issuer.example/jwks' }, mappings: { write: { claims: { sub: ['publish-pipeline'] } } } } }),
+    helm.notes('prod'),
+  ])
+  t.match(notes, /PUT and DELETE \/mappings\/\{id\} write to the store of store\.url/)
+  t.match(notes, /anyone who reaches the Service can write\s+mappings/, 'authentication off: said')
+  t.notMatch(notes, /a-store-password/, 'the notes never show the URL')
+  t.notMatch(notesWithAuth, /anyone who reaches/, 'with options.auth: not said')
+  t.notMatch(notesPlain, /Managed mappings/, 'no store: nothing of it')
+}))
+
+t.test('store.url with existingSecret, the checksum, and the values refused', withHelm(async (t, helm) => {
+  const url = 'postgres://mapper:a-store-password@postgres.db:5432/mapper'
+  const existing = await helm.template('prod', { existingSecret: 'mapper-credentials' })
+  validateObjects(t, existing)
+  t.strictSame(envOf(existing, 'STORE_URL'), { name: 'STORE_URL', valueFrom: { secretKeyRef: { name: 'mapper-credentials', key: 'store-url', optional: true } } }, 'existingSecret: STORE_URL from its key store-url, which it may lack')
+  const { options } = await initContainer(t, existing, { 'store-url': url })
+  t.equal(options.store, undefined, 'the init container leaves store-url alone')
+  t.match(await helm.notes('prod', { existingSecret: 'mapper-credentials' }), /keys redis-url, auth-secret, store-url/)
+
+  const annotations = async (values: Values): Promise<Record<string, string>> => one(await helm.template('prod', values), 'Deployment').spec.template.metadata.annotations
+  const redisUrl = 'redis://:pw@redis:6379/0'
+  // The renders side by side (helm is a process each), checked in turn.
+  const [store, otherStore, redis, redisAndStore] = await Promise.all([
+    annotations({ store: { url } }),
+    annotations({ store: { url: 'postgres://mapper:another-password@postgres.db:5432/mapper' } }),
+    annotations({ redis: { url: redisUrl } }),
+    annotations({ redis: { url: redisUrl }, store: { url } }),
+  ])
+  t.ok(store['checksum/credentials'], 'store.url alone: a checksum of the Secret')
+  t.not(store['checksum/credentials'], otherStore['checksum/credentials'], 'another store URL rolls the pods')
+  t.not(redisAndStore['checksum/credentials'], redis['checksum/credentials'], 'a store URL added beside redis.url rolls the pods')
+  t.equal(redis['checksum/credentials'], createHash('sha256').update(`${redisUrl}\n`).digest('hex'), 'without store.url, the checksum of the chart before it: an upgrade rolls no pod')
+  t.equal(store['checksum/options'], one(await helm.template('prod'), 'Deployment').spec.template.metadata.annotations['checksum/options'], 'the options themselves unchanged')
+
+  // A file: store with one pod renders; the refusals, side by side, checked in turn.
+  const single = await helm.template('prod', { store: { url: 'file:///tmp/mapping-store' }, hpa: { enabled: false }, replicaCount: 1 })
+  t.equal(one(single, 'Deployment').spec.replicas, 1, 'a file: store with one pod and no autoscaler renders')
+  t.equal(byKind(single, 'PodDisruptionBudget').length, 0)
+  const [inOptions, inExtraEnv, fileWithHpa, fileWithReplicas, withExisting, storeOptionsAlone, notAStore] = await Promise.all([
+    helm.refusal({ options: { store: { url } } }),
+    helm.refusal({ extraEnv: [{ name: 'STORE_URL', value: url }] }),
+    helm.refusal({ store: { url: 'file:///tmp/mapping-store' } }),
+    helm.refusal({ store: { url: 'file:///tmp/mapping-store' }, hpa: { enabled: false }, replicaCount: 2 }),
+    helm.refusal({ existingSecret: 'mapper-credentials', store: { url } }),
+    helm.refusal({ options: { store: { keepVersions: 5 } } }),
+    helm.refusal({ store: { url: 'mysql://mapper:a-store-password@db/mapper' } }),
+  ])
+  t.match(inOptions, /options\.store\.url would be written into a ConfigMap \(with its password\): give it as store\.url/)
+  t.match(inExtraEnv, /extraEnv: STORE_URL is set by the chart/)
+  t.match(fileWithHpa, /store\.url: a file: store is a directory on one pod's disk and serves one instance, and hpa\.enabled runs several pods/)
+  t.match(fileWithReplicas, /store\.url: a file: store is a directory on one pod's disk and serves one instance, and replicaCount is 2/)
+  t.match(withExisting, /existingSecret and store\.url: with existingSecret the store's URL is its key store-url/)
+  t.match(storeOptionsAlone, /options\.store without store\.url/)
+  t.match(notAStore, /store\.url: the service takes a postgres:\/\/ URL/)
+  for (const refusal of [inOptions, inExtraEnv, withExisting, notAStore]) t.notMatch(refusal, /a-store-password/, 'no refusal shows the URL')
+  const storeOptions = await helm.template('prod', { existingSecret: 'mapper-credentials', options: { store: { keepVersions: 5 } } })
+  t.same(optionsOf(storeOptions).store, { keepVersions: 5 }, 'options.store with existingSecret renders: the URL may be its key store-url')
+}))
+
 t.test('mappings: text, written as given, key order kept; a YAML object is refused', withHelm(async (t, helm) => {
   // Pairings in non-alphabetical order: they run, and the output's keys come, in this order.
   const ordered = ['$id: ordered', 'mapping:', '  /zulu: /a', '  /alpha: /z', '  /mike: /m', ''].join('\n')
@@ -505,4 +633,21 @@ t.test("the README's Helm values, verbatim, lint and render", withHelm(async (t,
   t.ok((await loadMappings(directory)).length > 0, 'its mappings load')
   const { options } = await initContainer(t, objects)
   t.doesNotThrow(() => resolvedAtStart(options), 'its options, credentials joined, resolve')
+}))
+
+/** The README's store values (section "Helm", first line `# store-values.yaml`), once README.md has them. */
+const storeValues = placedBlocks().find((block) => block.first.startsWith('# store-values.yaml'))
+
+t.test("the README's store values (Helm), verbatim, lint and render", { skip: storeValues === undefined ? 'README.md has no `# store-values.yaml` block yet' : false }, withHelm(async (t, helm) => {
+  const values = storeValues!.code
+  const lint = await helm.lint(values)
+  t.equal(lint.code, 0, `lint --strict passes with it: ${lint.stdout}${lint.stderr}`)
+  const objects = await helm.template('mapper', values)
+  validateObjects(t, objects)
+  const url = (parse(values) as { store: { url: string } }).store.url
+  t.equal(Buffer.from(one(objects, 'Secret').data['store-url'], 'base64').toString(), url, 'its store.url is the Secret\'s store-url')
+  t.equal(envOf(objects, 'STORE_URL')!.valueFrom.secretKeyRef.key, 'store-url', 'and STORE_URL')
+  const resolved = await startedWith(t, objects, url)
+  t.equal(resolved.store?.url, url, 'the service resolves its store')
+  t.ok(resolved.auth !== null && resolved.mappings.write.claims !== undefined, 'writes behind authentication, with claims')
 }))

@@ -13,10 +13,11 @@ import { Mapper } from '../engine/index.js'
 import { loadMappings } from '../sources/mappings.js'
 import { resolveConfig } from '../config/resolve.js'
 import { resolveRateLimitOptions } from '../http/plugins/rate-limit/options.js'
-import { buildServer, DEFAULT_PORT } from '../server.js'
+import { buildServer, configFromEnvironment, DEFAULT_PORT } from '../server.js'
 import { packageInfo } from '../support/package.js'
 import { MAIN_THREAD_MIB, byKind, validateObjects, mebibytes, one, threadsFor, toolsFor, type K8sObject } from './helm-support.js'
 import { kustomized } from './deploy-kustomized.js'
+import { placedBlocks } from './readme-support.js'
 import { untracked } from './startup-support.js'
 
 const root = packageInfo().root
@@ -153,9 +154,9 @@ t.test('Dockerfile: Node 24 slim pinned to a minor, dependencies cached before t
   const firstSource = lines.findIndex((l) => /^COPY (engine|\*\.ts)/.test(l))
   t.match(lines[firstCopy], /^COPY package\.json package-lock\.json/)
   t.ok(install > firstCopy && install < firstSource, 'npm ci runs before any source is copied')
-  // The image serves HTML and XML bodies and rateLimit.redis without a derived image: the optional
-  // cheerio and ioredis, at their peer ranges.
-  for (const name of ['cheerio', 'ioredis']) {
+  // The image serves HTML and XML bodies, rateLimit.redis and a PostgreSQL store without a derived image: the optional
+  // cheerio, ioredis and pg, at their peer ranges.
+  for (const name of ['cheerio', 'ioredis', 'pg']) {
     const at = lines.findIndex((l) => l.startsWith('RUN npm install') && l.includes(`"${name}@`))
     t.ok(at > install && at < firstSource, `${name} is installed in the dependencies stage`)
     t.match(lines[at], /^RUN npm install --save-prod --omit=dev /, `${name}: without the dev dependencies`)
@@ -232,4 +233,125 @@ t.test('docker-compose.yml: the service, its health check, a bind-mounted mappin
   t.match(service.healthcheck.test.join(' '), /\/health\/mapping/)
   const dockerignore = read('.dockerignore').split('\n')
   t.ok(dockerignore.includes('node_modules') && dockerignore.includes('dist'), '.dockerignore keeps build output and modules out')
+})
+
+/** docker-compose.yml as compose reads it: `<<: *anchor` merged (YAML 1.1 merge keys, which the yaml package applies when asked). */
+const composeFile = (): { services: Record<string, any>; volumes?: Record<string, unknown> } => parse(read('docker-compose.yml'), { merge: true }) as { services: Record<string, any>; volumes?: Record<string, unknown> }
+
+/** Compose's `${NAME:-default}` interpolation, done as compose does it. */
+const interpolate = (text: string, env: Record<string, string>): string => text.replace(/\$\{(\w+):-([^}]*)\}/g, (_, name: string, fallback: string) => env[name] || fallback)
+
+/** The host port a `address:host:container` entry publishes on. */
+const hostPort = (entry: string): number => Number(entry.split(':').at(-2))
+
+t.test('docker-compose.yml, profile postgres: two replicas on one PostgreSQL; the default services unchanged', async (t) => {
+  const text = read('docker-compose.yml')
+  const compose = composeFile()
+  const services = compose.services
+  // Without a profile: the service and Redis, nothing of the store.
+  t.strictSame(Object.keys(services).filter((name) => services[name].profiles === undefined), ['mapper-service', 'redis'], '`docker compose up` starts what it did')
+  const reference = services['mapper-service']
+  t.strictSame(Object.keys(reference.depends_on), ['redis'], 'mapper-service waits for Redis only')
+  t.equal(reference.environment.STORE_URL, undefined, 'mapper-service has no store')
+  // Compose interpolates every service, whatever the profile: a required variable (`${X:?…}`,
+  // `${X?…}`) of the profile would stop the default `docker compose up` as well.
+  t.notMatch(text, /\$\{\w+:?\?/, 'no required variable')
+  t.strictSame(
+    Object.keys(services).filter((name) => services[name].profiles !== undefined).map((name) => [name, services[name].profiles]),
+    [['postgres', ['postgres']], ['mapper-a', ['postgres']], ['mapper-b', ['postgres']]],
+    'the profile: PostgreSQL and two replicas'
+  )
+
+  const postgres = services.postgres
+  t.equal(postgres.image, 'postgres:16-alpine')
+  t.equal(postgres.ports, undefined, 'PostgreSQL is not published outside the compose network')
+  t.equal(interpolate(postgres.environment.POSTGRES_PASSWORD, { POSTGRES_PASSWORD: 'given' }), 'given', 'its password from POSTGRES_PASSWORD')
+  t.equal(interpolate(postgres.environment.POSTGRES_PASSWORD, {}), '', 'with no default (the image refuses to start without one)')
+  const data = postgres.volumes.find((volume: { target: string }) => volume.target === '/var/lib/postgresql/data')
+  t.equal(data?.type, 'volume', 'its data in a volume')
+  t.ok(Object.hasOwn(compose.volumes ?? {}, data?.source), `a named volume, ${data?.source}, declared at the top level`)
+  t.strictSame(postgres.healthcheck.test, ['CMD', 'pg_isready', '-h', '127.0.0.1', '-U', postgres.environment.POSTGRES_USER, '-d', postgres.environment.POSTGRES_DB], 'ready once it answers on TCP, as the replicas reach it')
+
+  const password = 'a1b2c3d4'
+  const published: number[] = []
+  for (const name of ['mapper-a', 'mapper-b']) {
+    const replica = services[name]
+    t.equal(replica.build, '.')
+    t.equal(replica.image, image)
+    const url = new URL(interpolate(replica.environment.STORE_URL, { POSTGRES_PASSWORD: password }))
+    t.equal(url.protocol, 'postgres:', `${name}: STORE_URL is a PostgreSQL store`)
+    t.ok(services[url.hostname]?.image?.startsWith('postgres:'), `${name}: STORE_URL names the ${url.hostname} service`)
+    t.equal(url.port, '5432')
+    t.equal(url.username, postgres.environment.POSTGRES_USER, 'its user')
+    t.equal(url.pathname, `/${postgres.environment.POSTGRES_DB}`, 'its database')
+    t.equal(url.password, password, 'the password of POSTGRES_PASSWORD')
+    t.equal(replica.depends_on.postgres.condition, 'service_healthy', `${name} waits for PostgreSQL to be ready`)
+    t.equal(replica.depends_on.redis.condition, 'service_healthy', `${name} waits for Redis too`)
+    const { STORE_URL: _store, ...rest } = replica.environment as Record<string, string>
+    t.strictSame(rest, reference.environment, `${name}: otherwise the environment of mapper-service`)
+    t.strictSame(replica.volumes, reference.volumes, `${name}: the same mappings`)
+    t.strictSame(replica.healthcheck, reference.healthcheck, `${name}: the same health check`)
+    // Authentication is off (OPTIONS has no auth): anyone who reaches a replica can write mappings,
+    // so it is published on the host's loopback, written out, not through MAPPER_PUBLISH_ADDRESS.
+    t.equal(replica.ports.length, 1)
+    t.match(replica.ports[0], /^127\.0\.0\.1:\d+:3333$/, `${name}: published on loopback only`)
+    published.push(hostPort(replica.ports[0]))
+    // What the service makes of this environment at start: the store of STORE_URL.
+    const env = Object.fromEntries(Object.entries(replica.environment as Record<string, string>).map(([key, value]) => [key, interpolate(value, { POSTGRES_PASSWORD: password })]))
+    const config = await configFromEnvironment({ ...env, MAPPINGS: join(root, replica.volumes[0].source) }, () => {})
+    const resolved = resolveConfig(config.options)
+    t.equal(resolved.store?.url, url.href, `${name}: the service resolves STORE_URL as its store`)
+    t.equal(resolved.auth, null, `${name}: authentication off, as the comment says`)
+  }
+  t.equal(new Set([DEFAULT_PORT, ...published]).size, 3, `each replica on a host port of its own: ${published.join(', ')}`)
+  t.match(text, /anyone who\s+#?\s*can reach them can write/, 'the file says that anyone who can reach the replicas can write mappings')
+})
+
+/** Why the README's curl session cannot run here, or false. */
+const curlMissing = await new Promise<string | false>((resolve) => spawn('bash', ['-c', 'command -v curl'], { stdio: 'ignore' }).on('close', (code) => resolve(code === 0 ? false : 'curl is not installed (Debian: apt-get install curl)')))
+
+/** The README's two replicas on one PostgreSQL (section "Deploying"): the commands and the curl session, once README.md has them. */
+const replicaBlocks = placedBlocks().filter((block) => block.first.startsWith('export POSTGRES_PASSWORD') || block.first.startsWith('$ curl -s -X PUT localhost:3334/'))
+
+t.test("Deploying: the README's two replicas on one PostgreSQL name the compose file's profile and ports, and its session answers as shown", { skip: replicaBlocks.length === 0 ? 'README.md has no "two replicas on one PostgreSQL" blocks yet' : false }, async (t) => {
+  t.equal(replicaBlocks.length, 2, 'the commands and the session')
+  const [commands, session] = replicaBlocks as [typeof replicaBlocks[0], typeof replicaBlocks[0]]
+  for (const block of replicaBlocks) t.equal(block.section, 'Deploying', `line ${block.line} is under "Deploying"`)
+  const services = composeFile().services
+  t.match(commands.code, /docker compose --profile postgres up --build/)
+  t.ok(Object.values(services).some((service) => service.profiles?.includes('postgres')), 'the profile is the compose file\'s')
+  const steps = session.code.replace(/\n$/, '').split('\n').reduce<Array<{ command: string; output: string[] }>>((all, line) => {
+    if (line.startsWith('$ ')) all.push({ command: line.slice(2), output: [] })
+    else all.at(-1)!.output.push(line)
+    return all
+  }, [])
+  const replicaPorts = ['mapper-a', 'mapper-b'].map((name) => hostPort(services[name].ports[0]))
+  const used = steps.map((step) => Number(/localhost:(\d+)\//.exec(step.command)?.[1]))
+  t.ok(used.every((port) => replicaPorts.includes(port)), `each request goes to a replica: ${used.join(', ')}`)
+  t.equal(new Set(used).size, 2, 'the write on one, the mapping on the other')
+
+  if (curlMissing !== false) {
+    if (process.env.MAPPER_REQUIRE_SYSTEM_SERVICES === '1') t.fail(`MAPPER_REQUIRE_SYSTEM_SERVICES=1 and ${curlMissing}`)
+    else t.comment(`${curlMissing}: the session is not run`)
+    return
+  }
+  // The answers, from one service with a directory store standing for both replicas (the replicas'
+  // sharing is the PostgreSQL store's, test/store-postgres.test.ts).
+  const directory = mkdtempSync(join(tmpdir(), 'mapper-service-compose-store-'))
+  t.teardown(() => rmSync(directory, { recursive: true, force: true }))
+  const served = await buildServer({ mappings: await loadMappings(join(root, 'mappings')), options: { logging: { level: 'silent' }, underPressure: false, isolation: false, store: { url: `file://${directory}` } } })
+  t.teardown(() => served.close())
+  await served.listen({ host: '127.0.0.1', port: 0 })
+  const port = (served.server.address() as { port: number }).port
+  for (const step of steps) {
+    const command = step.command.replace(/localhost:\d+\//g, `localhost:${port}/`)
+    const ran = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+      const child = spawn('bash', ['-c', command], { timeout: 30000, stdio: ['ignore', 'pipe', 'ignore'] })
+      let stdout = ''
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
+      child.on('close', (code) => resolve({ code, stdout }))
+    })
+    t.equal(ran.code, 0, step.command)
+    t.equal(ran.stdout.trimEnd(), step.output.join('\n'), `${step.command}: the output shown`)
+  }
 })

@@ -48,6 +48,29 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- .Values.existingSecret | default (include "mapper-service.fullname" .) }}
 {{- end }}
 
+{{- /* store.url, or "" (also when a values file of an older chart has no `store`). */}}
+{{- define "mapper-service.storeUrl" -}}
+{{- (default dict .Values.store).url | default "" }}
+{{- end }}
+
+{{- /* Whether the chart renders its own Secret: redis.url, auth.secret or store.url given, and no existingSecret. */}}
+{{- define "mapper-service.ownSecret" -}}
+{{- if and (not .Values.existingSecret) (or .Values.redis.url .Values.auth.secret (include "mapper-service.storeUrl" .)) }}true{{ end }}
+{{- end }}
+
+{{- /*
+The checksum of the chart's Secret, in the pod template so that a change rolls the pods (the init
+container and STORE_URL read it at start). store.url is added only when set: a release without
+it keeps the checksum it had before the chart knew the store, and an upgrade rolls no pod.
+*/}}
+{{- define "mapper-service.secretChecksum" -}}
+{{- $text := printf "%s\n%s" .Values.redis.url .Values.auth.secret }}
+{{- with include "mapper-service.storeUrl" . }}
+{{- $text = printf "%s\n%s" $text . }}
+{{- end }}
+{{- $text | sha256sum }}
+{{- end }}
+
 {{- /*
 A CPU quantity (2, 1.5, "500m") as cores. The argument names the value, for the error.
 */}}
@@ -75,10 +98,11 @@ A memory quantity (512Mi, 1Gi, 1G, 536870912) in MiB. The argument names the val
 
 {{- /*
 The options the service reads (options.json), as JSON. Credentials are refused here: they belong
-in redis.url and auth.secret (or existingSecret), which reach the pod through a Secret. The worker
-threads, when options.isolation leaves them out, are one per whole core of resources.limits.cpu
-(else resources.requests.cpu; at least one), not the node's cores the service would count; and
-threads × memoryMb plus 128 MiB for the main thread must fit in resources.limits.memory.
+in redis.url, auth.secret and store.url (or existingSecret), which reach the pod through a Secret;
+the rest of options.store needs a store URL. The worker threads, when options.isolation leaves them
+out, are one per whole core of resources.limits.cpu (else resources.requests.cpu; at least one),
+not the node's cores the service would count; and threads × memoryMb plus 128 MiB for the main
+thread must fit in resources.limits.memory.
 */}}
 {{- define "mapper-service.options" -}}
 {{- $options := deepCopy (default dict .Values.options) }}
@@ -87,6 +111,12 @@ threads × memoryMb plus 128 MiB for the main thread must fit in resources.limit
 {{- end }}
 {{- if and (kindIs "map" $options.rateLimit) (hasKey $options.rateLimit "redis") }}
 {{- fail "options.rateLimit.redis would be written into a ConfigMap (with its password): give it as redis.url (the chart puts it in a Secret) or in existingSecret" }}
+{{- end }}
+{{- if and (kindIs "map" $options.store) (hasKey $options.store "url") }}
+{{- fail "options.store.url would be written into a ConfigMap (with its password): give it as store.url (the chart puts it in a Secret) or in existingSecret (key store-url)" }}
+{{- end }}
+{{- if and (kindIs "map" $options.store) (not (include "mapper-service.storeUrl" .)) (not .Values.existingSecret) }}
+{{- fail "options.store without store.url: the service needs the store's URL to start; give it as store.url (the chart puts it in a Secret) or in existingSecret (key store-url)" }}
 {{- end }}
 {{- if and .Values.auth.secret (kindIs "map" $options.auth) (or (hasKey $options.auth "publicKey") (hasKey $options.auth "jwksUri")) }}
 {{- fail "auth.secret and options.auth.publicKey or options.auth.jwksUri: the service takes exactly one key strategy" }}
