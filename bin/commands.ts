@@ -13,6 +13,9 @@ import { locator, type Position } from '../sources/positions.js'
 import { bundledMappingsPath, documentFilesUnder, holdsMappings, loadMappings, notMappings, type MappingEntry } from '../sources/mappings.js'
 import {
   countExamples,
+  entryOf,
+  idOf,
+  membersOf,
   describeDifference,
   boundReport,
   exampleDiagnostics,
@@ -432,11 +435,9 @@ const PUBLISH_TIMEOUT_MS = 30_000
 
 /** The id a document is published under: its `$id`, or a compound document's entry's (its last member's). */
 function publishedId(document: unknown, file: string, given: string | undefined): string {
-  const record = document as Record<string, unknown>
-  const members = record.mappings !== null && typeof record.mappings === 'object' ? Object.values(record.mappings as object) : undefined
-  const entry = members === undefined ? record : (members.at(-1) as Record<string, unknown> | undefined)
-  const id = entry?.$id
-  if (typeof id === 'string' && id !== '') {
+  const members = membersOf(document)
+  const id = idOf(members === undefined ? document : entryOf(members))
+  if (id !== undefined) {
     if (given !== undefined && given !== id) throw new UsageError(`${file}: its $id is "${id}", not "${given}" (--id)`)
     return id
   }

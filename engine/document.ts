@@ -3,6 +3,8 @@
 import { isKeyword } from './keywords/index.js'
 import { isObject, rememberedKeys, truthy } from './values.js'
 
+export { entryOf, idOf } from './document-id.js'
+
 /** The deepest document the engine admits and validation accepts (DOC-6; the root is depth 1). */
 export const MAX_DOCUMENT_DEPTH = 100
 
@@ -28,3 +30,13 @@ export function documentForm(document: unknown): DocumentForm {
 
 /** The form of each large frozen object asked about, by its remembered keys. */
 const forms = new WeakMap<readonly string[], DocumentForm>()
+
+/**
+ * A compound document's members, in written order; undefined for a document of another form, or
+ * one whose `mappings` is not an object (which validation refuses).
+ */
+export function membersOf(document: unknown): unknown[] | undefined {
+  if (documentForm(document) !== 'compound') return undefined
+  const mappings = (document as Record<string, unknown>).mappings
+  return isObject(mappings) ? Object.values(mappings) : undefined
+}

@@ -3,7 +3,7 @@
 // failure is reported as the list of places where the two differ, so a reader sees what changed
 // rather than two documents to compare by eye.
 import type { SharedBudget } from './budget.js'
-import { documentForm } from './document.js'
+import { documentForm, idOf } from './document.js'
 import { escapeToken } from './pointer.js'
 import type { Envelope } from './types.js'
 import type { Diagnostic } from './validation/validate.js'
@@ -76,9 +76,6 @@ interface ExampleSet {
   readonly target: (registered: boolean) => unknown
 }
 
-const hasId = (mapping: Record<string, unknown>): mapping is Record<string, unknown> & { $id: string } =>
-  typeof mapping.$id === 'string' && mapping.$id !== ''
-
 function exampleSets(document: unknown): ExampleSet[] {
   const form = documentForm(document)
   if (form === 'invalid') return []
@@ -91,9 +88,10 @@ function exampleSets(document: unknown): ExampleSet[] {
       examples: mapping.examples as Example[],
       // The last member of a compound document is its entry, and a member with a `$id` runs flattened.
       target: (registered) => {
-        if (registered && hasId(mapping)) return mapping.$id
+        const id = idOf(mapping)
+        if (registered && id !== undefined) return id
         const others = Object.fromEntries(Object.entries(siblings).filter(([name]) => name !== key))
-        return hasId(mapping) || Object.keys(others).length > 0 ? { mappings: { ...others, [key]: mapping } } : mapping
+        return id !== undefined || Object.keys(others).length > 0 ? { mappings: { ...others, [key]: mapping } } : mapping
       },
     })
   }
@@ -203,7 +201,7 @@ async function runOne(set: ExampleSet, index: number, target: unknown, evaluate:
   if (example.errors !== undefined) expected.errors = example.errors
   const base = {
     pointer: `${set.pointer}/${index}`,
-    mapping: hasId(set.mapping) ? set.mapping.$id : undefined,
+    mapping: idOf(set.mapping),
     index,
     example,
     ...(example.description === undefined ? {} : { description: example.description }),

@@ -1,5 +1,5 @@
 // mapper-service/engine: the Mapper mapping language. Pure TypeScript, no I/O.
-export { MAX_DOCUMENT_DEPTH } from './document.js'
+export { MAX_DOCUMENT_DEPTH, entryOf, idOf, membersOf } from './document.js'
 export { Mapper, CompiledMapping, type Explained, type Extra, type MapperDocuments, type Prepared, type RunOptions, type ValidateOptions } from './mapper.js'
 export type { MappingEntry, MappingsInput, MappingsMember } from './mappings-input.js'
 export type { Slicing } from './steps.js'

@@ -2,7 +2,7 @@
 // extension registries, and top-level invocation with array wrapping and the envelope.
 import { BUDGETS, BudgetExceeded, resolveLimits, type Limits, type SharedBudget } from './budget.js'
 import { Compiler } from './compile.js'
-import { documentForm, MAX_DOCUMENT_DEPTH } from './document.js'
+import { documentForm, entryOf, idOf, MAX_DOCUMENT_DEPTH } from './document.js'
 import { DocumentError } from './errors.js'
 import { ExplainRegistry } from './explain/instrument.js'
 import { traceRun, type Explanation, type Tracer } from './explain/trace.js'
@@ -424,7 +424,7 @@ export class Mapper {
   private registeredMembers(document: unknown): Record<string, unknown>[] {
     const admitted = this.admitMember(document)
     const members = isObject(admitted.mappings) ? Object.values(admitted.mappings).map((m) => this.admitMember(m)) : [admitted]
-    if (!isObject(admitted.mappings) && !(typeof admitted.$id === 'string' && admitted.$id !== '')) {
+    if (!isObject(admitted.mappings) && idOf(admitted) === undefined) {
       throw new DocumentError('a registered mapping document needs a non-empty string $id')
     }
     return members
@@ -621,8 +621,8 @@ export class Mapper {
       // Members are compiled when evaluation first names them: a document of many members costs
       // what its evaluation reaches, not what it holds.
       for (const [id, flat] of flattened) local.set(id, new LocalMember(this.compiler, Object.freeze(flat) as MappingDocument, id))
-      const last = members[members.length - 1]
-      const entry = last === undefined ? Object.freeze({ mapping: Object.freeze({}) }) : typeof last.$id === 'string' && last.$id !== '' ? last.$id : last
+      const last = entryOf(members)
+      const entry = last === undefined ? Object.freeze({ mapping: Object.freeze({}) }) : (idOf(last) ?? last)
       return new CompiledMapping(this.compiler, new LayeredRegistry(local, this.registry), entry, this.stdout, this.limits)
     }
     this.compiler.locate(document, undefined)

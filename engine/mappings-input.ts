@@ -4,6 +4,7 @@
 // the error it throws: the engine a DocumentError, the service's sources a SourceError.
 import { DocumentError } from './errors.js'
 import type { MappingDocument } from './types.js'
+import { idOf } from './document-id.js'
 import { isObject } from './values.js'
 
 /** A mapping ready to register, with where it came from (for messages): what `loadMappings` returns. */
@@ -40,10 +41,9 @@ export function documentEntries(document: unknown, source: string, refuse: Shape
   if (!isObject(document)) throw refuse(`not a mapping document: ${source}`)
   const members = isObject(document.mappings) ? Object.values(document.mappings) : [document]
   return members.map((member) => {
-    if (!isObject(member) || typeof member.$id !== 'string' || member.$id === '') {
-      throw refuse(`mapping without $id in ${source}`)
-    }
-    return { id: member.$id, document: member as MappingDocument, source }
+    const id = idOf(member)
+    if (id === undefined) throw refuse(`mapping without $id in ${source}`)
+    return { id, document: member as MappingDocument, source }
   })
 }
 

@@ -15,7 +15,7 @@
 // be undefined); a key written at a deeper pointer is a container whose kind the next tokens
 // decide (§3.4), and where writes mix kinds or go into a value written whole, only the container's
 // type is kept. A registered mapping that recurses is a `$defs` entry referred to by `$ref`.
-import { documentForm } from './document.js'
+import { documentForm, entryOf, idOf, membersOf } from './document.js'
 import { isKeyword, keywordRecord, pairingValueOf, stage, visitChildren, visiting, type KeywordRecord } from './keywords/index.js'
 import { ANY_ARRAY, ANY_OBJECT, UNKNOWN, union, unionOf, type Alt, type Inference, type Inferred, type Property } from './output-types.js'
 import { escapeToken, isArrayIndex, parsePointer } from './pointer.js'
@@ -366,16 +366,15 @@ export interface InferredOutput {
 export function inferOutput(entry: unknown, lookup: MappingLookup, options: OutputSchemaOptions = {}): InferredOutput {
   // A compound document runs its last member with its members visible, flattened (§6.2 step 1).
   if (isObject(entry) && documentForm(entry) === 'compound') {
-    const members = isObject(entry.mappings) ? Object.values(entry.mappings).filter(isObject) : []
-    const last = members[members.length - 1]
+    const members = (membersOf(entry) ?? []).filter(isObject)
+    const last = entryOf(members)
     let local: ReadonlyMap<string, unknown>
     try {
       local = flattenBatch(members, lookup)
     } catch {
       return { output: ANY_OBJECT, item: ANY_OBJECT, defs: new Map() }
     }
-    const id = last !== undefined && typeof last.$id === 'string' && last.$id !== '' ? last.$id : undefined
-    return inferOutput(id ?? last ?? {}, (name) => (local.has(name) ? local.get(name) : lookup(name)), options)
+    return inferOutput(idOf(last) ?? last ?? {}, (name) => (local.has(name) ? local.get(name) : lookup(name)), options)
   }
   const inferrer = new Inferrer(lookup, options.plugin ?? ((name) => keywordRecord(name) === undefined))
   const document = typeof entry === 'string' ? lookup(entry) : entry

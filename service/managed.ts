@@ -11,7 +11,7 @@
 // the store (LISTEN/NOTIFY, a periodic resync) and serve the same set; one whose admission fails
 // keeps what it serves, says so in its log and its metrics, and tries again at the next change.
 import type { FastifyBaseLogger } from 'fastify'
-import { isObject, MAX_DOCUMENT_DEPTH, type MappingDocument } from '../engine/index.js'
+import { entryOf, isObject, MAX_DOCUMENT_DEPTH, type MappingDocument } from '../engine/index.js'
 import { documentEntries, type MappingEntry } from '../engine/mappings-input.js'
 import { Slice } from '../engine/slices.js'
 import type { StoreConfig } from '../config/resolve.js'
@@ -88,7 +88,7 @@ function preparedForm(id: string, document: Record<string, unknown>): PreparedDo
   const refuse = (message: string): Error => new BadRequest(message)
   if (isObject(document.mappings)) {
     const entries = documentEntries(document, storeSource(id), refuse)
-    const entry = entries.at(-1)
+    const entry = entryOf(entries)
     if (entry === undefined) throw new BadRequest('A compound document needs at least one member')
     if (entry.id !== id) throw new BadRequest(`A compound document is stored under its entry's $id (its last member's): "${entry.id}", not "${id}"`)
     return { id, document, text: JSON.stringify(document), ids: entries.map((member) => member.id) }

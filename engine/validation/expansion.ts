@@ -9,7 +9,7 @@
 // every descriptor they read counts, of alternatives only the largest, and a pairing value or
 // ancestry makes the descriptor a level of its own.
 import { MAX_EVALUATION_DEPTH } from '../budget.js'
-import { documentForm } from '../document.js'
+import { documentForm, entryOf, idOf, membersOf } from '../document.js'
 import { escapeToken } from '../pointer.js'
 import { stage, visitChildren } from '../keywords/index.js'
 import type { Children } from '../keywords/record.js'
@@ -161,10 +161,11 @@ export function * expanding(document: unknown, lookup: (id: string) => unknown):
   }
 
   try {
-    if (documentForm(document) === 'compound' && isObject((document as Record<string, unknown>).mappings)) {
-      const members = Object.values((document as { mappings: Record<string, unknown> }).mappings)
-      const entry = members[members.length - 1]
-      return isObject(entry) && typeof entry.$id === 'string' && entry.$id !== '' ? yield * named(entry.$id, false) : yield * descriptor(entry)
+    const members = membersOf(document)
+    if (members !== undefined) {
+      const entry = entryOf(members)
+      const id = idOf(entry)
+      return id !== undefined ? yield * named(id, false) : yield * descriptor(entry)
     }
     if (documentForm(document) === 'pairings') return add(1, yield * pairingsOf(document))
     return yield * descriptor(document)

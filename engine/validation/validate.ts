@@ -1,7 +1,7 @@
 // Mapping validation (validation.md): judge a document as a mapping before anything runs. The
 // document level checks well-formedness only; the instance level adds reachability against an
 // engine's registries. Synchronous, never throwing, never evaluating, never changing anything.
-import { documentForm, MAX_DOCUMENT_DEPTH } from '../document.js'
+import { documentForm, idOf, MAX_DOCUMENT_DEPTH, membersOf } from '../document.js'
 import { isKeyword, KEYWORDS, keywordRecord, pairingValueOf, standingAlone } from '../keywords/index.js'
 import type { Visit } from '../keywords/record.js'
 import { Ancestry } from '../registry.js'
@@ -549,10 +549,13 @@ export function * validating(document: unknown, reach: Reachability | null, stri
 
 /** A compound document's members shadow the instance's mappings, exactly as in evaluation. */
 export function withMembers(document: unknown, reach: Reachability): Reachability {
-  if (documentForm(document) !== 'compound' || !isObject((document as Record<string, unknown>).mappings)) return reach
-  const members = Object.values((document as { mappings: Record<string, unknown> }).mappings).filter(isObject)
+  const members = membersOf(document)
+  if (members === undefined) return reach
   const local = new Map<string, unknown>()
-  for (const member of members) if (typeof member.$id === 'string' && member.$id !== '') local.set(member.$id, member)
+  for (const member of members) {
+    const id = idOf(member)
+    if (id !== undefined) local.set(id, member)
+  }
   return { ...reach, mapping: (id) => (local.has(id) ? local.get(id) : reach.mapping(id)) }
 }
 

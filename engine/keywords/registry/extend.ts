@@ -1,5 +1,6 @@
 // `$extend` (registry, language.md §5.3): ancestors whose pairings this mapping inherits, resolved when
 // it is registered.
+import { idOf } from '../../document-id.js'
 import { truthy } from '../../values.js'
 import { issue, keyword, ok } from '../record.js'
 
@@ -30,7 +31,7 @@ export default keyword<'$extend', 'registry'>({
       visit.report('REG-3', `${id} matches no registered mapping`, typeof value === 'string' ? at : visit.at(at, String(i)), id)
     })
     if (unknown) return
-    const self = typeof descriptor.$id === 'string' && descriptor.$id !== '' ? descriptor.$id : '(submitted document)'
+    const self = idOf(descriptor) ?? '(submitted document)'
     const problem = visit.inheritance(descriptor, self)
     if (problem !== undefined) visit.report('REG-3', problem, at, value)
   },
