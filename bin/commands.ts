@@ -344,7 +344,7 @@ async function engineWith(documents: readonly Given[], env: NodeJS.ProcessEnv): 
     return compound !== null && typeof compound === 'object' ? Object.values(compound) : [document]
   })
   try {
-    mapper.register({ mappings: Object.fromEntries(given.filter((d) => typeof (d as { $id?: unknown }).$id === 'string').map((d, i) => [String(i), d])) })
+    mapper.register({ mappings: Object.fromEntries(given.filter((d) => idOf(d) !== undefined).map((d, i) => [String(i), d])) })
   } catch {
     // Registration problems ($extend) are reported per document by validation.
   }

@@ -2,6 +2,7 @@
 // the views an evaluation resolves `$ref` and name strings against. Ids live in Maps, so no id
 // (`__proto__`, `constructor`) can ever reach a prototype.
 import type { DocumentCompiler, Plan, RegistryView } from './context.js'
+import { idOf } from './document-id.js'
 import { DocumentError } from './errors.js'
 import type { MappingDocument } from './types.js'
 import { complete, STEPS_PER_YIELD, type Steps } from './steps.js'
@@ -300,7 +301,8 @@ export function * flatteningBatch(
 ): Steps<Map<string, Record<string, unknown>>> {
   const raw = new Map<string, Record<string, unknown>>()
   for (const member of members) {
-    if (truthy(member.$id) && typeof member.$id === 'string') raw.set(member.$id, member)
+    const id = idOf(member)
+    if (id !== undefined) raw.set(id, member)
   }
   const lookup = (id: string): unknown => (raw.has(id) ? raw.get(id) : base(id))
   const ancestry = new Ancestry(lookup)
