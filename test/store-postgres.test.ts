@@ -74,6 +74,17 @@ describePostgres(t, () => {
       return Number(rows[0]!.n)
     }
 
+    /** Two stores on a fresh schema, B watching (its calls counted) and listening already. */
+    async function watchingPair(t: Test) {
+      const { url } = await freshUrl()
+      const a = (await openStore(t, url)).store
+      const b = await openStore(t, url)
+      const calls = { count: 0 }
+      b.store.watch(() => calls.count++)
+      await waitUntil('B to listen', async () => (await listeners()) === 1, 5000)
+      return { url, a, b, calls }
+    }
+
     /** Resolves with the ms it took `count()` to pass `above`; fails after `ms`. */
     async function calledWithin(what: string, count: () => number, above: number, ms: number): Promise<number> {
       const began = performance.now()
@@ -286,15 +297,11 @@ describePostgres(t, () => {
     })
 
     t.test('watch: store B is told of store A\'s write within a second; and on every resync', async (t) => {
-      const { url } = await freshUrl()
-      const a = (await openStore(t, url)).store
-      const b = await openStore(t, url)
-      let calls = 0
-      b.store.watch(() => calls++)
-      await waitUntil('B to listen', async () => (await listeners()) === 1, 5000)
-      const before = calls
+      const { url, a, b, calls: watched } = await watchingPair(t)
+      const calls = (): number => watched.count
+      const before = calls()
       await a.write(async (tx) => tx.put('a', '{}', null))
-      const took = await calledWithin('B told of A\'s write', () => calls, before, 1000)
+      const took = await calledWithin('B told of A\'s write', calls, before, 1000)
       t.pass(`B was told in ${Math.round(took)} ms`)
       t.same(b.log.lines, [], 'nothing logged')
 
@@ -307,25 +314,21 @@ describePostgres(t, () => {
     })
 
     t.test('the listening connection killed: one warning, a reconnect, a resync, and notifications again', async (t) => {
-      const { url } = await freshUrl()
-      const a = (await openStore(t, url)).store
-      const b = await openStore(t, url)
-      let calls = 0
-      b.store.watch(() => calls++)
-      await waitUntil('B to listen', async () => (await listeners()) === 1, 5000)
+      const { a, b, calls: watched } = await watchingPair(t)
+      const calls = (): number => watched.count
       const killed = await admin.query('SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity WHERE application_name = $1', [POSTGRES_LISTENER_APPLICATION_NAME])
       t.same(killed.rows, [{ killed: true }], 'B\'s listening connection terminated')
-      const before = calls
-      await calledWithin('the resync after the reconnect', () => calls, before, 5000)
+      const before = calls()
+      await calledWithin('the resync after the reconnect', calls, before, 5000)
       t.match(b.log.lines, [
         { level: 'warn', message: `PostgreSQL store ${b.store.description}: the connection that listens for changes failed (terminating connection due to administrator command); reconnecting` },
         { level: 'info', message: `PostgreSQL store ${b.store.description}: listening for changes again` },
       ], 'one warning for the loss, one line for its end')
       t.equal(b.log.lines.length, 2)
       await waitUntil('B to listen again', async () => (await listeners()) === 1, 5000)
-      const later = calls
+      const later = calls()
       await a.write(async (tx) => tx.put('a', '{}', null))
-      await calledWithin('B told of A\'s write after the reconnect', () => calls, later, 1000)
+      await calledWithin('B told of A\'s write after the reconnect', calls, later, 1000)
       t.pass('notifications arrive again')
       t.notOk(b.log.text().includes(server.password) || b.log.text().includes(encodeURIComponent(server.password)), 'no password in the log')
     })
