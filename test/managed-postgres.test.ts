@@ -73,6 +73,11 @@ describePostgres(t, () => {
     }
     t.equal((await put(a.app, 'echo', { mapping: {} })).data.code, 'ReadOnlyMapping', 'the files\' ids stay read-only')
 
+    // The same version replaced on both at once: one write wins, the other is told it is stale.
+    const race = await Promise.all([put(a.app, 'x', { mapping: { '/a': '/x' } }, { 'if-match': '"1"' }), put(b.app, 'x', { mapping: { '/b': '/x' } }, { 'if-match': '"1"' })])
+    t.strictSame(race.map((answer) => answer.statusCode).sort(), [200, 412], 'one 200, one 412')
+    t.strictSame(((await call(a.app, { method: 'GET', url: '/mappings/x/versions' })).data as Array<{ version: number }>).map((v) => v.version), [2, 1], 'one version written')
+
     // The database stops: writes 503, evaluation goes on from memory.
     await server.stop()
     const refused = await put(a.app, 'later', { mapping: {} })
@@ -80,6 +85,9 @@ describePostgres(t, () => {
     t.equal(refused.data.code, 'StoreUnavailable')
     t.equal((await map(a.app, 'greet', { message: 'still' })).statusCode, 200, 'evaluation goes on')
     t.equal((await map(b.app, 'x', { x: 1 })).statusCode, 200)
+    const history = await call(b.app, { method: 'GET', url: '/mappings/x/versions' })
+    t.strictSame([history.statusCode, history.data.code], [503, 'StoreUnavailable'], 'the history needs the store: 503')
+    t.equal((await call(b.app, { method: 'GET', url: '/mappings/x' })).statusCode, 200, 'GET /mappings/{id} answers from memory')
     for (const log of [a.log, b.log]) t.notOk(JSON.stringify(log.lines()).includes(server.password), 'the password is in no log line')
     const metrics = (await a.app.inject({ method: 'GET', url: '/metrics' })).body
     t.match(metrics, /mapper_mapping_writes_total\{operation="put",result="unavailable"\} 1/)
