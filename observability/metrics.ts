@@ -260,9 +260,15 @@ export class ServiceMetrics {
         registers: [this.registry],
       })
       for (const result of ['ok', 'failed']) syncs.labels(result)
+      const revision = new Gauge({
+        name: 'mapper_mapping_store_revision',
+        help: 'The revision of the mapping store this replica serves: every replica that shares the store shows the same one once a change has reached them all.',
+        registers: [this.registry],
+      })
       this.mappingStoreSeries = {
         wrote: (operation, result) => writes.labels(operation, result).inc(),
         synced: (ok) => syncs.labels(ok ? 'ok' : 'failed').inc(),
+        serving: (served) => revision.set(served),
       }
     }
     return this.mappingStoreSeries
@@ -275,6 +281,8 @@ export interface MappingStoreSeries {
   wrote(operation: 'put' | 'delete', result: MappingWriteResult): void
   /** The store's changes served by this replica: how many, and whether the last attempt to serve one succeeded. */
   synced(ok: boolean): void
+  /** The store's revision this replica serves now. */
+  serving(revision: number): void
 }
 
 /** Every result of a write: each is a series from the start, at zero. */

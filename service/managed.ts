@@ -188,6 +188,7 @@ export class ManagedMappings {
       await store.open()
       const state = await store.read()
       managed.#documents = state.documents
+      series?.serving(state.revision)
       return { managed, initial: await managed.#storedSet(state.revision, state.documents) }
     } catch (error) {
       await store.close().catch(() => {})
@@ -263,6 +264,7 @@ export class ManagedMappings {
         registry.install(service, registry.files, stored)
         this.#documents = state.documents
         this.#series?.synced(true)
+        this.#series?.serving(state.revision)
         this.#log.info({ revision: state.revision, mappings: Object.keys(service.mappings).length }, `managed mappings changed: serving revision ${state.revision} of the mapping store`)
       } catch (error) {
         this.#refused = state.revision
@@ -344,6 +346,7 @@ export class ManagedMappings {
         registry.install(written.service, registry.files, { revision, entries: written.stored.entries })
         this.#documents = written.documents
         this.#series?.wrote(operation, written.outcome)
+        this.#series?.serving(revision)
         this.#log.info({ mappingId: id, version: written.version, subject, operation, revision }, `managed mapping ${operation === 'put' ? 'written' : 'deleted'}: "${id}" version ${written.version}`)
         return written.result
       })

@@ -50,6 +50,9 @@ describePostgres(t, () => {
     t.equal(stale.statusCode, 412, 'a stale If-Match on A, though A may not have heard of the change yet: the store decides')
     const changed = await within(1000, async () => (await map(a.app, 'greet', { message: 'x' })).data.shout === 'x')
     t.ok(changed <= 1000, `A serves B's version ${Math.round(changed)} ms later`)
+    const revisionOf = async (app: FastifyInstance): Promise<string | undefined> => /^mapper_mapping_store_revision (\d+)$/m.exec((await app.inject({ method: 'GET', url: '/metrics' })).body)?.[1]
+    t.equal(await revisionOf(a.app), '2', 'A serves revision 2 of the store')
+    t.equal(await revisionOf(b.app), '2', 'and so does B')
 
     const invalid = await put(b.app, 'broken', { mapping: { '/x': { source: 'nope' } } })
     t.equal(invalid.statusCode, 422, 'an invalid document: 422')
