@@ -53,7 +53,8 @@ function matches(header: string, version: number, strong: boolean): boolean {
   if (header.trim() === '*') return true
   const tag = entityTag(version)
   return header.split(',').some((item) => {
-    const trimmed = item.trim()
+    // A bare version number (`If-Match: 3`) is taken as its tag: a client that forgot the quotes means it.
+    const trimmed = /^\s*\d+\s*$/.test(item) ? `"${item.trim()}"` : item.trim()
     if (trimmed.startsWith('W/')) return !strong && trimmed.slice(2) === tag
     return trimmed === tag
   })
