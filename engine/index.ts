@@ -1,6 +1,7 @@
 // mapper-service/engine: the Mapper mapping language. Pure TypeScript, no I/O.
 export { MAX_DOCUMENT_DEPTH, entryOf, idOf, membersOf } from './document.js'
-export { Mapper, CompiledMapping, type Explained, type Extra, type MapperDocuments, type Prepared, type RunOptions, type ValidateOptions } from './mapper.js'
+export { Mapper, type MapperDocuments, type Prepared, type ValidateOptions } from './mapper.js'
+export { CompiledMapping, type Explained, type Extra, type RunOptions } from './compiled-mapping.js'
 export type { MappingEntry, MappingsInput, MappingsMember } from './mappings-input.js'
 export type { Slicing } from './steps.js'
 export { evaluate, evaluateMapping, extend } from './evaluate.js'
