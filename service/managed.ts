@@ -11,19 +11,16 @@
 // the store (LISTEN/NOTIFY, a periodic resync) and serve the same set; one whose admission fails
 // keeps what it serves, says so in its log and its metrics, and tries again at the next change.
 import type { FastifyBaseLogger } from 'fastify'
-import { entryOf, isObject, MAX_DOCUMENT_DEPTH, type MappingDocument } from '../engine/index.js'
+import { entryOf, isObject, MAX_DOCUMENT_DEPTH } from '../engine/index.js'
 import { documentEntries, type MappingEntry } from '../engine/mappings-input.js'
 import { Slice } from '../engine/slices.js'
 import type { StoreConfig } from '../config/resolve.js'
 import type { MappingStoreSeries, MappingWriteResult } from '../observability/metrics.js'
-import { redactUrl } from '../support/redact.js'
 import { BadRequest, InvalidMappingDocument, MappingConflict, MappingInUse, NotFound, PreconditionFailed, ReadOnlyMapping, StoreFull, StoreUnavailable } from './errors.js'
 import { parseJsonText } from './json-text.js'
 import type { AdmissionFailure, EngineRegistry, EngineService, StoredSet } from './mapping-service.js'
 import { DirectoryStore, sha256 } from './store/directory.js'
 import { StoreUnavailableError, type MappingStore, type StoreLog, type StoreTransaction, type StoredDocument, type VersionInfo } from './store/types.js'
-
-export type { StoredDocument, VersionInfo } from './store/types.js'
 
 /** A document ready to be stored under an id: `$id` filled in, and every id it defines (a compound document's members). */
 export interface PreparedDocument {
@@ -427,9 +424,3 @@ export class ManagedMappings {
     return this.#store.close()
   }
 }
-
-/** The document of a stored version, parsed (its text as written). */
-export const documentOfStored = (stored: StoredDocument): MappingDocument => parseJsonText(stored.text) as MappingDocument
-
-/** A store's URL as a log line may print it. */
-export const printableStoreUrl = (url: string): string => redactUrl(url)
