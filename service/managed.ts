@@ -46,7 +46,7 @@ export const entityTag = (version: number): string => `"${version}"`
  * Whether an If-Match / If-None-Match header value holds `version`'s tag: `*` holds any version,
  * a list of tags one of them. If-Match compares strongly (a weak tag never matches), If-None-Match weakly (RFC 9110 §13.1).
  */
-function matches(header: string, version: number, strong: boolean): boolean {
+export function matches(header: string, version: number, strong: boolean): boolean {
   if (header.trim() === '*') return true
   const tag = entityTag(version)
   return header.split(',').some((item) => {

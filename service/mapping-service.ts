@@ -192,16 +192,18 @@ export class EngineService {
    */
   async admit(slice: Slice = new Slice(), all = false): Promise<AdmissionFailure[]> {
     const failures: AdmissionFailure[] = []
+    const refused = new Set<MappingEntry>()
     const failed = (failure: AdmissionFailure): void => {
       if (!all) throw failure.error
       failures.push(failure)
+      refused.add(failure.entry)
     }
     for (const entry of this.entries) {
       const failure = await this.#invalid(entry, slice)
       if (failure !== undefined) failed(failure)
     }
     for (const entry of this.entries) {
-      if (failures.some((failure) => failure.entry === entry)) continue
+      if (refused.has(entry)) continue
       if (slice.due()) await slice.next()
       const example = (await this.mapper.examples(entry.document, { registered: true })).find((result) => !result.pass)
       if (example !== undefined) failed({ entry, error: new RegistrationError(`mapping "${entry.id}" from ${entry.source}: ${describeFailure(example)} (at ${example.pointer})`) })

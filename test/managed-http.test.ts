@@ -50,6 +50,8 @@ t.test('PUT creates, replaces and serves; GET reads with its ETag; versions list
   t.equal(got.headers.etag, '"1"', 'GET carries the version as ETag')
   t.strictSame(got.data, { $id: 'greet', ...GREET }, 'GET answers the document as stored, its $id filled in first')
   t.equal((await call(app, { method: 'GET', url: '/mappings/greet', headers: { 'if-none-match': '"1"' } })).statusCode, 304, 'unchanged: 304')
+  t.equal((await call(app, { method: 'GET', url: '/mappings/greet', headers: { 'if-none-match': 'W/"1"' } })).statusCode, 304, 'a weak tag matches too (weak comparison)')
+  t.equal((await call(app, { method: 'GET', url: '/mappings/greet', headers: { 'if-none-match': '"2"' } })).statusCode, 200, 'another version: 200')
   t.ok((await call(app, { method: 'GET', url: '/mappings' })).data.greet, 'GET /mappings lists it')
 
   const replaced = await put(app, 'greet', { $id: 'greet', mapping: { '/shout': '/message' } }, { 'if-match': '"1"' })

@@ -12,7 +12,7 @@ import type { ServiceConfig } from '../../config/resolve.js'
 import type { Evaluator } from '../../service/evaluator.js'
 import { InvalidMappingDocument, NotFound, unknownMapping } from '../../service/errors.js'
 import { JsonText, parseJsonText } from '../../service/json-text.js'
-import { entityTag, prepareDocument, type ManagedMappings, type WriteConditions } from '../../service/managed.js'
+import { entityTag, matches, prepareDocument, type ManagedMappings, type WriteConditions } from '../../service/managed.js'
 import type { Report } from '../../service/evaluation.js'
 import { requireBody } from '../plugins/body.js'
 import { errorResponses } from '../schemas/error.js'
@@ -85,8 +85,9 @@ export const managedRoutes: FastifyPluginAsyncTypebox<ManagedRoutesOptions> = as
         return mappings[id] as Record<string, unknown>
       }
       reply.header('etag', entityTag(stored.version))
+      // If-None-Match compares weakly (RFC 9110 §13.1.2), as a write's does.
       const ifNoneMatch = request.headers['if-none-match']
-      if (ifNoneMatch !== undefined && ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === entityTag(stored.version) || tag.trim() === '*')) {
+      if (ifNoneMatch !== undefined && matches(ifNoneMatch, stored.version, false)) {
         return reply.code(304).send()
       }
       // The text as written: a string payload is sent as it is.
