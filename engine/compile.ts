@@ -2,7 +2,7 @@
 // here, keywords are resolved to their stage operations here, and extension names are bound here.
 // Host errors a document carries (a bad pointer, an invalid pattern) are deferred to the moment
 // evaluation reaches them, exactly where the language raises them.
-import { generateLevel } from './codegen.js'
+import { generateLevel } from './codegen/level.js'
 import { Context, type CompileContext, type Inline, type DocumentCompiler, type Pairing, type Pairings, type PairingSlot, type Place, type Plan, type PlanKind, type ResolvedExtensions, type RunCompiler, type Slot, type Step } from './context.js'
 import { MESSAGES, errorObject } from './diagnostics.js'
 import { DocumentError } from './errors.js'
@@ -29,7 +29,7 @@ import { isObject, isThenable, keysOf, truthy } from './values.js'
 
 export interface CompilerOptions {
   readonly unknownNames: 'skip' | 'error'
-  /** Levels compiled to generated JavaScript (engine/codegen.ts); false keeps the closure plan everywhere. */
+  /** Levels compiled to generated JavaScript (engine/codegen/level.ts); false keeps the closure plan everywhere. */
   readonly codegen?: boolean
 }
 

@@ -6,6 +6,7 @@ import { setMaxListeners } from 'node:events'
 import { BudgetExceeded, DEFAULT_LIMITS, LARGE_OUTPUT_BYTES, measure, noteLargeOutput, type Budget, type Limits, type SharedBudget } from './budget.js'
 import { resolvePath, type Reader, type WriteOwnership, type Writer } from './pointer.js'
 import type { Steps } from './steps.js'
+import type { Code, CodeGen } from './codegen/code.js'
 import type {
   Descriptor,
   ErrorObject,
@@ -41,16 +42,16 @@ export type PairingSlot = (context: Context, hops?: number) => Pairings
 export interface Pairings {
   readonly list: readonly Pairing[]
   /**
-   * The level's pairings as one generated function (engine/codegen.ts), when the compiler made one:
+   * The level's pairings as one generated function (engine/codegen/level.ts), when the compiler made one:
    * undefined when it ran to the end, null when an error stopped it, else the promise of the rest.
    */
   readonly level: Level | undefined
   /**
-   * The level's pairings as a generated function that needs no Context (engine/codegen.ts): every
+   * The level's pairings as a generated function that needs no Context (engine/codegen/level.ts): every
    * pairing generated, nothing that observes paths or awaits. It runs the entered level (its
    * caller counts it with `Run.enterLevel` first) in a context `depth` levels down reading
    * `source`, writing `target`: null when an error stopped it, else the target. A null `target`
-   * asks for a fresh object of its own, which it returns (codegen.ts freeLiteral makes it in one
+   * asks for a fresh object of its own, which it returns (level.ts madeFirst makes it in one
    * step). Never given an array target. Used only while no registered id shadows a pointer
    * string.
    */
@@ -76,7 +77,7 @@ export interface Pairing {
   readonly place: Place | undefined
   readonly write: Writer
   readonly run: (pairingContext: Context) => Promise<void> | undefined
-  /** What a generated level may do in place of `run` (engine/codegen.ts); undefined: call `run`. */
+  /** What a generated level may do in place of `run` (engine/codegen/level.ts); undefined: call `run`. */
   readonly inline?: Inline
 }
 
@@ -104,23 +105,6 @@ export type Free = (run: Run, source: unknown, target: object | null, depth: num
 
 /** A generated level: runs a level's pairings against `pairingContext` (see Pairings.level). */
 export type Level = (context: Context, pairingContext: Context, print: Print | undefined) => Promise<object | null> | null | undefined
-
-/**
- * What a keyword's `code` may ask of the code generator (engine/codegen.ts). Generated source sees
- * these locals: `v`, the value the pipeline carries (a locate step sets it; later steps read and
- * replace it); `source`, the scope's source; `run`, the evaluation's Run; `errors`, its error list.
- * Document text enters the source only through `value`, `constant` and `read`.
- */
-export interface CodeGen {
-  /** An expression for a value kept beside the generated function (a closure, an object, any value). */
-  constant(value: unknown): string
-  /** An expression giving a JSON value: a literal for strings, numbers, booleans and null; a fresh copy of an object or array. */
-  value(json: unknown): string
-  /** Source that reads the JSON Pointer `pointer` from the expression `from` into `v`; undefined when code cannot read it (it throws when read). */
-  read(pointer: unknown, from: string): string | undefined
-  /** A local variable of the generated function, for the keyword's own use. */
-  local(): string
-}
 
 /** How a plan came about: a keyword object, one of the string forms, or a variant list. */
 export type PlanKind = 'object' | 'pointer' | 'relative' | 'invalid' | 'variant'
@@ -153,10 +137,10 @@ export interface Plan {
   /** Its pairings when it is named as the value of another descriptor's `mapping` / `each`. */
   asPairingMap(context: Context, hops: number): Pairings
   /**
-   * Its value pipeline as generated source (engine/codegen.ts) leaving GET's value in `v`, or
+   * Its value pipeline as generated source (engine/codegen/level.ts) leaving GET's value in `v`, or
    * undefined when some step has no generated form (a keyword without `code`, a plugin, explain mode).
    */
-  readonly emit: ((gen: CodeGen) => string | undefined) | undefined
+  readonly emit: ((gen: CodeGen) => Code | undefined) | undefined
 }
 
 /** The extension registries names are bound against when a document compiles. */

@@ -8,7 +8,7 @@
 import t from 'tap'
 import { DocumentError, Mapper, type Extensions, type MappingDocument } from '../engine/index.js'
 import type { Pairings, Plan } from '../engine/context.js'
-import { MAX_GENERATED } from '../engine/codegen.js'
+import { MAX_GENERATED } from '../engine/codegen/level.js'
 import { Slice } from '../engine/slices.js'
 import type { Slicing } from '../engine/steps.js'
 import { PAIRINGS_PER_YIELD } from '../engine/validation/validate.js'

@@ -3,7 +3,9 @@
 // descriptor, shape, validate (all validators as one step, each reporting at most one error), and
 // finalize. A stage's order is the order of the records in keywords/index.ts.
 import type { Provenance } from '../diagnostics.js'
-import type { CodeGen, CompileContext, Print, Step } from '../context.js'
+import { _, join, type Code, type CodeGen } from '../codegen/code.js'
+import { emitInline } from '../codegen/inline.js'
+import type { CompileContext, Print, Step } from '../context.js'
 import { stage } from './index.js'
 import { pluginNames } from './plugins.js'
 import type { Check, CompiledLocate, KeywordRecord } from './record.js'
@@ -101,22 +103,23 @@ export function compilePipeline(descriptor: Record<string, unknown>, cx: Compile
 }
 
 /**
- * The pipeline as generated source (engine/codegen.ts): each taking part keyword's `code` in the
- * order its step runs, the value left in `v`; with no locate keyword the scope passes through.
- * Undefined when a keyword has no generated form here, or plugins take part (they may be async).
+ * The pipeline as generated source (engine/codegen/level.ts): each taking part keyword's inline
+ * form in the order its step runs, the value left in `v`, and a call of a validator that has none;
+ * with no locate keyword the scope passes through. Undefined when a keyword has no inline form
+ * for its operand, or plugins take part (they may be async).
  */
-export function pipelineCode(descriptor: Record<string, unknown>, pipeline: CompiledPipeline, gen: CodeGen, provenance: Provenance): string | undefined {
+export function pipelineCode(descriptor: Record<string, unknown>, pipeline: CompiledPipeline, gen: CodeGen, provenance: Provenance): Code | undefined {
   if (pipeline.plugins) return undefined
-  let code = pipeline.located === undefined ? 'v = source;\n' : ''
+  const parts: Code[] = pipeline.located === undefined ? [_`v = source;\n`] : []
   for (const record of pipeline.records) {
-    let part = record.code?.(descriptor, gen, provenance)
-    // A validator needs nothing but the value and the run: one without code of its own is called.
+    let part = record.inline === undefined ? undefined : emitInline(record.inline, descriptor[record.name], gen, provenance)
+    // A validator needs nothing but the value and the run: one without an inline form is called.
     const check = pipeline.checks.get(record)
-    if (part === undefined && check !== undefined) part = `${gen.constant(check)}(v, run);\n`
+    if (part === undefined && check !== undefined) part = _`${gen.constant(check)}(v, run);\n`
     if (part === undefined) return undefined
-    code += part
+    parts.push(part)
   }
-  return code
+  return join(parts)
 }
 
 /** A descriptor's diagnostics (stage `diagnostic`), run when MAP receives it; undefined when it has none. */

@@ -6,7 +6,8 @@
 // decides what it does. Each keyword is one module under its stage's folder; keywords/index.ts
 // lists them in pipeline order, and everything else — the compiler, validation, the expansion
 // bound, explain, the descriptor type, the catalogue — is derived from that list.
-import type { CodeGen, CompileContext, Context, Maybe, Print, Run, Step } from '../context.js'
+import type { InlineForm } from '../codegen/inline.js'
+import type { CompileContext, Context, Maybe, Print, Run, Step } from '../context.js'
 import type { KeywordName } from '../descriptor.js'
 import type { Provenance } from '../diagnostics.js'
 import type { Inference, Inferred } from '../output-types.js'
@@ -152,11 +153,11 @@ export interface KeywordRecord<N extends KeywordName = KeywordName, S extends St
   /** Its part of the pipeline for a descriptor, or null when it does nothing there. */
   readonly compile?: (descriptor: Record<string, unknown>, cx: CompileContext, provenance: Provenance) => CompiledFor<S> | null
   /**
-   * Its step as JavaScript source (engine/codegen.ts), for a descriptor whose `compile` gives a
-   * step: the same behaviour with no call per step. Undefined: this operand has no generated form,
-   * and the descriptor keeps its compiled pipeline. A keyword without `code` keeps it always.
+   * Its inline form (engine/codegen/inline.ts), which a generated level writes in place of a call
+   * of its compiled step: data, never source. The form's `run` is what `compile` calls. Absent:
+   * a generated level calls the step (a validator), or the descriptor keeps its compiled pipeline.
    */
-  readonly code?: (descriptor: Record<string, unknown>, gen: CodeGen, provenance: Provenance) => string | undefined
+  readonly inline?: InlineForm
   /** Shape stage: a promise it returns is settled before the next keyword that needs settled values. */
   readonly settlesLater?: boolean
   /** Shape stage: it needs a settled value (an initializer's promise is settled before it). */
@@ -178,8 +179,6 @@ export interface KeywordRecord<N extends KeywordName = KeywordName, S extends St
 export function keyword<N extends KeywordName, S extends Stage>(record: KeywordRecord<N, S>): KeywordRecord<N, S> {
   return Object.freeze(record)
 }
-
-export type { CodeGen } from '../context.js'
 
 // Operand grammars several keywords share.
 

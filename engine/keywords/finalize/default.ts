@@ -1,6 +1,6 @@
 // `default` (finalize, language.md §8.8): the value when it is undefined (objects copied per use).
 import { constant, union } from '../../output-types.js'
-import { supplier } from '../../values.js'
+import { constantOf } from '../../codegen/inline.js'
 import { keyword } from '../record.js'
 
 export default keyword<'default', 'finalize'>({
@@ -8,11 +8,11 @@ export default keyword<'default', 'finalize'>({
   stage: 'finalize',
   tier: 'core',
   schema: { description: 'The value when it is undefined (any JSON value).' },
-  code: (descriptor, gen) => `if (v === undefined) v = ${gen.value(descriptor.default)};\n`,
+  inline: 'default',
   outputType: (value, operand) => (operand === undefined ? value : { alts: union(value.alts, constant(operand).alts), undefined: false }),
   compile(descriptor) {
     if (!Object.hasOwn(descriptor, 'default') || descriptor.default === undefined) return null
-    const fallback = supplier(descriptor.default)
+    const fallback = constantOf(descriptor.default)
     return { awaits: false, run: (value) => (value !== undefined ? value : fallback()) }
   },
 })

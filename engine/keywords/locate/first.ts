@@ -1,7 +1,7 @@
 // `first` (locate, language.md §8.3): the first element whose value is defined.
 import { firstDefined } from '../../procedures.js'
 import { keyword, READ_DESCRIPTOR_SCHEMA } from '../record.js'
-import { combinator, firstDefinedCode, listChildren, listContents, listOperand, oneOfElements } from './scope.js'
+import { combinator, listChildren, listContents, listOperand, oneOfElements } from './scope.js'
 
 export default keyword<'first', 'locate'>({
   name: 'first',
@@ -12,7 +12,7 @@ export default keyword<'first', 'locate'>({
   operand: listOperand('first'),
   contents: listContents,
   children: listChildren,
-  code: (descriptor, gen) => firstDefinedCode(descriptor.first, gen, 'forward'),
+  inline: 'first-defined',
   outputType: oneOfElements,
   compile: combinator('first', firstDefined),
 })

@@ -8,5 +8,5 @@ export default pointerKeyword(
   (read) => (context) => read(context.run.input),
   // Explain mode: the read stands at the operand, from the input's root.
   { readsAt: (operand) => resolvePath(operand) },
-  'run.input'
+  'read-input'
 )

@@ -1,6 +1,7 @@
 // `last` (locate, language.md §8.3): the last element whose value is defined.
 import { keyword, READ_DESCRIPTOR_SCHEMA } from '../record.js'
-import { combinator, firstDefinedCode, listChildren, listContents, listOperand, oneOfElements } from './scope.js'
+import { lastDefined } from '../../codegen/inline.js'
+import { combinator, listChildren, listContents, listOperand, oneOfElements } from './scope.js'
 
 export default keyword<'last', 'locate'>({
   name: 'last',
@@ -11,10 +12,7 @@ export default keyword<'last', 'locate'>({
   operand: listOperand('last'),
   contents: listContents,
   children: listChildren,
-  code: (descriptor, gen) => firstDefinedCode(descriptor.last, gen, 'backward'),
+  inline: 'last-defined',
   outputType: oneOfElements,
-  compile: combinator('last', (values) => {
-    for (let i = values.length - 1; i >= 0; i--) if (values[i] !== undefined) return values[i]
-    return undefined
-  }),
+  compile: combinator('last', lastDefined),
 })

@@ -2,10 +2,10 @@
 import type { KeywordName } from '../../descriptor.js'
 import type { CompileContext } from '../../context.js'
 import { readEach } from '../../procedures.js'
-import { hasDotDotSegment, type Reader } from '../../pointer.js'
+import type { Reader } from '../../pointer.js'
 import { UNKNOWN, unionOf, type Inference, type Inferred } from '../../output-types.js'
 import { truthy } from '../../values.js'
-import { issue, keyword, ok, POINTER_SCHEMA, type Children, type CodeGen, type CompiledLocate, type KeywordRecord, type Locate, type OperandIssue, type Visit } from '../record.js'
+import { issue, keyword, ok, POINTER_SCHEMA, type Children, type CompiledLocate, type KeywordRecord, type Locate, type OperandIssue, type Visit } from '../record.js'
 
 /**
  * A keyword reading its JSON Pointer operand from one scope. `locateWith` turns the compiled reader
@@ -16,8 +16,8 @@ export function pointerKeyword<N extends KeywordName>(
   description: string,
   locateWith: (read: Reader) => Locate,
   more: Pick<KeywordRecord, 'readsAt' | 'shifts'> = {},
-  /** The generated form's scope: an expression of the generated source (record.ts CodeGen); none: no generated form. */
-  scope?: 'source' | 'run.input'
+  /** Its inline form (engine/codegen/inline.ts): the read from this scope; none: its step is called. */
+  inline?: 'read-source' | 'read-input'
 ) {
   return keyword<N, 'locate'>({
     name,
@@ -34,7 +34,7 @@ export function pointerKeyword<N extends KeywordName>(
       if (!truthy(descriptor[name])) return null
       return { locate: locateWith(cx.reader(descriptor[name])), sync: true }
     },
-    ...(scope === undefined ? {} : { code: (descriptor: Record<string, unknown>, gen: CodeGen) => gen.read(descriptor[name], scope) }),
+    ...(inline === undefined ? {} : { inline }),
   })
 }
 
@@ -72,25 +72,4 @@ export function combinator(name: string, choose: (values: readonly unknown[]) =>
       },
     }
   }
-}
-
-/**
- * The generated form of a combinator that takes the first defined value in `order` of its elements
- * (`first`, `last`), for elements that are all pointer strings: reads are pure, so reading on only
- * until one is defined gives the value reading them all does. Any other element (a name, a
- * keyword object, an invalid string) keeps the compiled form. The generated level runs this only
- * while no registered id could shadow a pointer string (a dereferencing position looks names up).
- */
-export function firstDefinedCode(operand: unknown, gen: CodeGen, order: 'forward' | 'backward'): string | undefined {
-  if (!Array.isArray(operand)) return undefined
-  const reads: string[] = []
-  for (const element of operand) {
-    if (typeof element !== 'string' || !element.startsWith('/') || hasDotDotSegment(element)) return undefined
-    const read = gen.read(element, 'source')
-    if (read === undefined) return undefined
-    reads.push(read)
-  }
-  if (order === 'backward') reads.reverse()
-  if (reads.length === 0) return 'v = undefined;\n'
-  return reads.reduceRight((rest, read) => (rest === '' ? read : `${read}if (v === undefined) {\n${rest}}\n`), '')
 }

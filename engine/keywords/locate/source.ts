@@ -11,5 +11,5 @@ export default pointerKeyword(
     // Explain mode: the read stands where the source does, continued by the operand.
     readsAt: (operand, sourceAt) => resolvePath(sourceAt, operand),
   },
-  'source'
+  'read-source'
 )

@@ -1,6 +1,6 @@
 // `constant` (shape, language.md §8.6): the value is replaced by the operand.
 import { constant } from '../../output-types.js'
-import { supplier } from '../../values.js'
+import { constantOf } from '../../codegen/inline.js'
 import { keyword } from '../record.js'
 
 export default keyword<'constant', 'shape'>({
@@ -8,10 +8,10 @@ export default keyword<'constant', 'shape'>({
   stage: 'shape',
   tier: 'core',
   schema: { description: 'The value is replaced by this constant (any JSON value).' },
-  code: (descriptor, gen) => `v = ${gen.value(descriptor.constant)};\n`,
+  inline: 'constant',
   outputType: (value, operand) => (operand === undefined ? value : constant(operand)),
   compile(descriptor) {
     if (!Object.hasOwn(descriptor, 'constant') || descriptor.constant === undefined) return null
-    return { awaits: false, run: supplier(descriptor.constant) }
+    return { awaits: false, run: constantOf(descriptor.constant) }
   },
 })

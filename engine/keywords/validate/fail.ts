@@ -2,17 +2,11 @@
 import type { KeywordName } from '../../descriptor.js'
 import type { Run } from '../../context.js'
 import { errorObject, type Provenance } from '../../diagnostics.js'
-import type { ErrorObject } from '../../types.js'
 import { keyword, validatorOperand } from '../record.js'
 
 /** Append one validator's error object. */
 export function fail(run: Run, provenance: Provenance, fields: Array<[string, unknown]>, message: string): void {
   run.errors.push(errorObject(provenance, fields, message))
-}
-
-/** A validator's error object for the value it rejects, as generated code appends it (engine/codegen.ts). */
-export function failure(provenance: Provenance, fields: (value: unknown) => Array<[string, unknown]>, message: string): (value: unknown) => ErrorObject {
-  return (value) => errorObject(provenance, fields(value), message)
 }
 
 /** A numeric bound: checked on numbers only. */

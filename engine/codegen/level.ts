@@ -1,9 +1,9 @@
 // Code generation (issue 20): a level's pairings compiled to JavaScript, so that a level runs as
 // straight-line code: direct property reads for the pointer tokens known when the document
-// compiles, each keyword's step written out in place (its record's `code`, Ajv's model: the driver
-// decides when a keyword runs, the keyword what it does), the value stored straight into the
-// level's target, and a structural right side with pairings written in place mapped by a loop over
-// the nested level's own generated function, with no Context made per element.
+// compiles, the inline form of each keyword that has one written out in place (engine/codegen/
+// inline.ts: the keyword record names its form, the driver writes it), the value stored straight
+// into the level's target, and a structural right side with pairings written in place mapped by a
+// loop over the nested level's own generated function, with no Context made per element.
 //
 // Two functions per level. `free` exists when every pairing has a generated form: it needs no
 // Context (Pairings.free). `level` serves the rest: the generated pairings inline, every other one
@@ -12,15 +12,15 @@
 // levels past MAX_GENERATED, engines created with `codegen: false`, processes that refuse code
 // generation from strings).
 //
-// Caller text never becomes code. Strings of a document enter the source through `literal` alone,
-// which emits a JSON string literal (with U+2028 and U+2029 escaped as well), or as numbers printed
-// by the host; everything else a level needs (plans, writers, nested levels, objects of the
-// document, the keywords' helpers) is passed in as constants, and every identifier in the source
-// is the generator's own.
-import type { CodeGen, Context, Free, Level, Pairing, Pairings, Print, Run } from './context.js'
-import { compileReader, isArrayIndex, isInherited, parsePointer, readToken } from './pointer.js'
-import { finishAsync, placed } from './procedures.js'
-import { supplier } from './values.js'
+// Caller text never becomes code: every piece of source is written with the `_` builder of
+// code.ts, which writes any value that is not code as its literal. Everything else a level needs
+// (plans, writers, nested levels, objects of the document, the keywords' helpers) is passed in as
+// constants, and every identifier in the source is the generator's own (a `Name`).
+import type { Context, Free, Level, Pairing, Pairings, Print, Run } from '../context.js'
+import { compileReader, isArrayIndex, isInherited, parsePointer, readToken } from '../pointer.js'
+import { finishAsync, placed } from '../procedures.js'
+import { supplier } from '../values.js'
+import { _, join, Name, nil, type Code, type CodeGen } from './code.js'
 
 /** Past this many pairings a level keeps the closure plan: one huge function is compiled slowly and seldom optimized. */
 export const MAX_GENERATED = 1000
@@ -34,11 +34,6 @@ export const MAX_SOURCE = 256 * 1024
 /** Pointers of more reference tokens than this are read and written through their compiled closures, not written out. */
 export const MAX_INLINE_TOKENS = 16
 
-/** A string as a JavaScript string literal: the only way document text enters generated source. */
-export function literal(text: string): string {
-  return JSON.stringify(text).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029')
-}
-
 /** What the generated source may call, passed in rather than named from the surrounding scope. */
 interface Runtime {
   readonly list: readonly Pairing[]
@@ -49,65 +44,64 @@ interface Runtime {
   readonly placed: typeof placed
 }
 
-/** Source that reads reference `tokens` from the value in `v`, leaving the result in `v`. */
-function readCode(tokens: readonly string[], gen: Generator): string {
+/**
+ * Source that reads reference `tokens` from the value in `v`, leaving the result in `v`: the
+ * inline form of a compiled reader (pointer.ts compileReader), which a long pointer calls instead.
+ */
+export function readCode(tokens: readonly string[], gen: Generator): Code {
   // An empty pointer, or one whose first token is empty, denotes the whole value (pointer.ts).
-  if (tokens.length === 0 || tokens[0] === '') return ''
+  if (tokens.length === 0 || tokens[0] === '') return nil
   // A long pointer is one call of its compiled reader, not a line per token.
-  if (tokens.length > MAX_INLINE_TOKENS) return `v = ${gen.constant(compileReader(tokens))}(v);\n`
-  let code = ''
-  for (const token of tokens) {
-    code += isInherited(token)
-      ? `v = readToken(v, ${literal(token)});\n`
-      : `v = v !== null && typeof v === 'object' ? v[${literal(token)}] : undefined;\n`
-  }
-  return code
+  if (tokens.length > MAX_INLINE_TOKENS) return _`v = ${gen.constant(compileReader(tokens))}(v);\n`
+  return join(
+    tokens.map((token) =>
+      isInherited(token) ? _`v = readToken(v, ${token});\n` : _`v = v !== null && typeof v === 'object' ? v[${token}] : undefined;\n`
+    )
+  )
 }
 
-/** One level's source being written: its constants and locals (record.ts CodeGen). */
-class Generator implements CodeGen {
+/** One level's source being written: its constants and locals (inline.ts CodeGen). */
+export class Generator implements CodeGen {
   readonly constants: unknown[] = []
-  private readonly named = new Map<unknown, string>()
+  private readonly named = new Map<unknown, Name>()
   private locals = 0
 
-  constant(value: unknown): string {
+  constant(value: unknown): Name {
     let name = this.named.get(value)
     if (name === undefined) {
-      name = `c${this.constants.length}`
+      name = new Name(`c${this.constants.length}`)
       this.constants.push(value)
       this.named.set(value, name)
     }
     return name
   }
 
-  value(json: unknown): string {
+  value(json: unknown): Code {
     switch (typeof json) {
       case 'string':
-        return literal(json)
       case 'boolean':
-        return String(json)
+        return _`${json}`
       case 'number':
-        // The host prints a finite number as a literal that reads back the same (-0 excepted).
-        return Number.isFinite(json) && !Object.is(json, -0) ? `(${String(json)})` : this.constant(json)
+        return Number.isFinite(json) && !Object.is(json, -0) ? _`${json}` : this.constant(json)
       case 'object':
-        return json === null ? 'null' : `${this.constant(supplier(json))}()`
+        return json === null ? _`null` : _`${this.constant(supplier(json))}()`
       default:
         return this.constant(json)
     }
   }
 
-  read(pointer: unknown, from: string): string | undefined {
+  read(pointer: unknown, from: Code): Code | undefined {
     let tokens: readonly string[]
     try {
       tokens = parsePointer(pointer)
     } catch {
       return undefined
     }
-    return (from === 'v' ? '' : `v = ${from};\n`) + readCode(tokens, this)
+    return _`${from.toString() === 'v' ? nil : _`v = ${from};\n`}${readCode(tokens, this)}`
   }
 
-  local(): string {
-    return `l${this.locals++}`
+  local(): Name {
+    return new Name(`l${this.locals++}`)
   }
 
   /** How many locals are taken so far: the bounds of the ones a piece of source took. */
@@ -116,16 +110,16 @@ class Generator implements CodeGen {
   }
 
   /** The declarations a function of the level starts with: its own locals, `[from, to)` ranges of them. */
-  declarations(ranges: readonly (readonly [number, number])[]): string {
-    let names = 'let v, w, i = 0'
-    for (const [from, to] of ranges) for (let i = from; i < to; i++) names += `, l${i}`
-    return `${names};\n`
+  declarations(ranges: readonly (readonly [number, number])[]): Code {
+    const names: Code[] = [_`v`, _`w`, _`i = 0`]
+    for (const [from, to] of ranges) for (let i = from; i < to; i++) names.push(new Name(`l${i}`))
+    return _`let ${join(names, _`, `)};\n`
   }
 }
 
 /** A pairing's value computed into `v` by generated source alone; `fresh`: a container the engine built for it. */
 interface ValueCode {
-  readonly code: string
+  readonly code: Code
   readonly fresh: boolean
 }
 
@@ -137,7 +131,7 @@ interface ValueCode {
 function valueCode(pairing: Pairing, gen: Generator): ValueCode | undefined {
   const inline = pairing.inline
   if (inline === undefined) return undefined
-  if (inline.read !== undefined) return { code: `v = source;\n${readCode(inline.read, gen)}`, fresh: false }
+  if (inline.read !== undefined) return { code: _`v = source;\n${readCode(inline.read, gen)}`, fresh: false }
   const plan = inline.plan
   const pipeline = plan?.emit?.(gen)
   if (plan === undefined || pipeline === undefined) return undefined
@@ -154,26 +148,27 @@ function valueCode(pairing: Pairing, gen: Generator): ValueCode | undefined {
   const out = gen.local()
   const index = gen.local()
   const element = gen.local()
-  const code =
-    `${depth} = depth + 1;\nif (${depth} > run.deepest) run.reached(${depth});\n` +
-    pipeline +
-    "if (v !== null && typeof v === 'object') {\n" +
-    `  ${depth}++;\n` +
-    '  if (Array.isArray(v)) {\n' +
-    `    ${list} = v;\n    ${out} = new Array(${list}.length);\n` +
-    `    if (${list}.length > 0 && ${depth} > run.deepest) run.reached(${depth});\n` +
-    `    for (${index} = 0; ${index} < ${list}.length; ${index}++) {\n` +
-    `      ${element} = ${list}[${index}];\n` +
-    `      run.enterLevel(${level});\n` +
-    `      ${out}[${index}] = ${run}(run, ${element} === undefined ? source : ${element}, null, ${depth});\n` +
-    '    }\n' +
-    `    v = ${out};\n` +
-    '  } else {\n' +
-    `    if (${depth} > run.deepest) run.reached(${depth});\n` +
-    `    run.enterLevel(${level});\n` +
-    `    v = ${run}(run, v, null, ${depth});\n` +
-    '  }\n' +
-    '}\n'
+  const code = _`${depth} = depth + 1;
+if (${depth} > run.deepest) run.reached(${depth});
+${pipeline}if (v !== null && typeof v === 'object') {
+  ${depth}++;
+  if (Array.isArray(v)) {
+    ${list} = v;
+    ${out} = new Array(${list}.length);
+    if (${list}.length > 0 && ${depth} > run.deepest) run.reached(${depth});
+    for (${index} = 0; ${index} < ${list}.length; ${index}++) {
+      ${element} = ${list}[${index}];
+      run.enterLevel(${level});
+      ${out}[${index}] = ${run}(run, ${element} === undefined ? source : ${element}, null, ${depth});
+    }
+    v = ${out};
+  } else {
+    if (${depth} > run.deepest) run.reached(${depth});
+    run.enterLevel(${level});
+    v = ${run}(run, v, null, ${depth});
+  }
+}
+`
   return { code, fresh: true }
 }
 
@@ -201,61 +196,56 @@ function objectPath(pointer: string): readonly string[] | undefined {
 }
 
 /** Source that counts `v`, a value about to be written, against the output budgets; `fresh` as in storeCode. */
-function accountCode(fresh: boolean): string {
+function accountCode(fresh: boolean): Code {
   return fresh
-    ? "if (typeof v === 'string') run.wroteText(v.length);\n"
-    : "if (typeof v === 'string') run.wroteText(v.length);\nelse if (v !== null && typeof v === 'object') { run.wroteReference(v); run.markForeign(v); }\n"
+    ? _`if (typeof v === 'string') run.wroteText(v.length);\n`
+    : _`if (typeof v === 'string') run.wroteText(v.length);\nelse if (v !== null && typeof v === 'object') { run.wroteReference(v); run.markForeign(v); }\n`
 }
 
 /**
  * Source that stores `v` (not undefined-checked yet) for `pairing`, as its Put does (procedures.ts
  * putter). `arrays`: the target may be an array (a `level` function's; a `free` one's never is).
  */
-function storeCode(pairing: Pairing, fresh: boolean, gen: Generator, arrays: boolean): string {
+function storeCode(pairing: Pairing, fresh: boolean, gen: Generator, arrays: boolean): Code {
   const account = accountCode(fresh)
-  const through =
-    `w = ${gen.constant(pairing.write)}(target, v, run);\n` + `if (w !== undefined) errors.push({ target: ${literal(pairing.pointer)}, message: w });\n`
+  const through = _`w = ${gen.constant(pairing.write)}(target, v, run);\nif (w !== undefined) errors.push({ target: ${pairing.pointer}, message: w });\n`
   const ownKey = pairing.inline?.ownKey
   if (ownKey !== undefined) {
-    const own = `target[${literal(ownKey)}] = v;\n`
-    return `if (v !== undefined) {\n${account}${arrays ? `if (targetIsArray) {\n${through}} else ${own}` : own}}\n`
+    const own = _`target[${ownKey}] = v;\n`
+    return _`if (v !== undefined) {\n${account}${arrays ? _`if (targetIsArray) {\n${through}} else ${own}` : own}}\n`
   }
   const path = objectPath(pairing.pointer)
-  if (path === undefined) return `if (v !== undefined) {\n${account}${through}}\n`
+  if (path === undefined) return _`if (v !== undefined) {\n${account}${through}}\n`
   // The compiled writer's walk (pointer.ts) while every container on the way is the engine's own
   // object: a missing one is created, anything else (an array, a primitive, a container from
   // outside) sends the write through the compiled writer from the top, before anything changed.
   const container = gen.local()
   const member = gen.local()
-  let walk = `${container} = target;\n`
-  for (const token of path.slice(0, -1)) {
-    const key = literal(token)
-    walk +=
-      `${member} = ${container}[${key}];\n` +
-      `if (${member} === undefined) { ${member} = {}; ${container}[${key}] = ${member}; }\n` +
-      `else if (${member} === null || typeof ${member} !== 'object' || Array.isArray(${member}) || run.isForeign(${member})) {\n${through}break write;\n}\n` +
-      `${container} = ${member};\n`
-  }
-  walk += `${container}[${literal(path[path.length - 1]!)}] = v;\n`
-  return `if (v !== undefined) {\n${account}write: {\n${arrays ? `if (targetIsArray) {\n${through}break write;\n}\n` : ''}${walk}}\n}\n`
+  const steps = path.slice(0, -1).map(
+    (token) => _`${member} = ${container}[${token}];
+if (${member} === undefined) { ${member} = {}; ${container}[${token}] = ${member}; }
+else if (${member} === null || typeof ${member} !== 'object' || Array.isArray(${member}) || run.isForeign(${member})) {\n${through}break write;\n}
+${container} = ${member};\n`
+  )
+  const walk = _`${container} = target;\n${join(steps)}${container}[${path[path.length - 1]!}] = v;\n`
+  return _`if (v !== undefined) {\n${account}write: {\n${arrays ? _`if (targetIsArray) {\n${through}break write;\n}\n` : nil}${walk}}\n}\n`
 }
 
 /** The step of one pairing in `level`: its generated form while no id shadows pointers, else its run. */
-function levelPairingCode(pairing: Pairing, index: number, value: ValueCode | undefined, store: string | undefined): string {
-  const rest = `return finishAsync(pairings, context, pc, ${index}, p, print);\n`
-  const viaRun = `p = list[${index}].run(pc);\nif (p !== undefined) ${rest}`
-  let code = `i = ${index};\n`
+function levelPairingCode(pairing: Pairing, index: number, value: ValueCode | undefined, store: Code | undefined): Code {
+  const rest = _`return finishAsync(pairings, context, pc, ${index}, p, print);\n`
+  const viaRun = _`p = list[${index}].run(pc);\nif (p !== undefined) ${rest}`
+  let step: Code
   if (value !== undefined) {
-    code += `if (shadows) {\n${viaRun}} else {\n${value.code}${store!}}\n`
+    step = _`if (shadows) {\n${viaRun}} else {\n${value.code}${store!}}\n`
   } else if (pairing.inline?.get !== undefined) {
-    code +=
-      `v = list[${index}].inline.get(pc);\n` +
-      `if (v instanceof Promise) { const put = list[${index}].inline.put; p = v.then((settled) => put(pc, settled, false)); ${rest}}\n` +
-      store!
+    step = _`v = list[${index}].inline.get(pc);
+if (v instanceof Promise) { const put = list[${index}].inline.put; p = v.then((settled) => put(pc, settled, false)); ${rest}}
+${store!}`
   } else {
-    code += viaRun
+    step = viaRun
   }
-  return code + 'if (errors.length > 0) return null;\n'
+  return _`i = ${index};\n${step}if (errors.length > 0) return null;\n`
 }
 
 /**
@@ -270,7 +260,7 @@ export const PART_SOURCE = 16 * 1024
 interface Piece {
   readonly value: ValueCode | undefined
   /** Its store, when it has a value or an inline GET (none in a level built as one literal). */
-  readonly store: string | undefined
+  readonly store: Code | undefined
   readonly locals: readonly (readonly [number, number])[]
 }
 
@@ -298,27 +288,30 @@ function parts(sizes: readonly number[]): number[][] {
  */
 function partedBody(
   name: string,
-  params: string,
-  bodies: readonly string[],
+  params: Code,
+  bodies: readonly Code[],
   pieces: readonly Piece[],
   gen: Generator,
-  opening: string,
-  check: (result: string) => string,
-  done: string
-): { body: string; helpers: string } {
+  opening: Code,
+  check: (result: Code) => Code,
+  done: Code
+): { body: Code; helpers: Code } {
   const groups = parts(bodies.map((body) => body.length))
-  const own = (group: readonly number[]): string =>
-    opening +
-    gen.declarations(group.flatMap((index) => pieces[index]!.locals)) +
-    `try {\n${group.map((index) => bodies[index]!).join('')}} catch (error) {\n  throw placed(error, list[i]);\n}\n`
-  if (groups.length === 1) return { body: own(groups[0]!), helpers: '' }
-  let body = ''
-  let helpers = ''
+  const own = (group: readonly number[]): Code =>
+    _`${opening}${gen.declarations(group.flatMap((index) => pieces[index]!.locals))}try {
+${join(group.map((index) => bodies[index]!))}} catch (error) {
+  throw placed(error, list[i]);
+}
+`
+  if (groups.length === 1) return { body: own(groups[0]!), helpers: nil }
+  const calls: Code[] = []
+  const helpers: Code[] = []
   groups.forEach((group, n) => {
-    body += check(`${name}${n}(${params})`)
-    helpers += `function ${name}${n}(${params}) {\n${own(group)}${done}}\n`
+    const part = new Name(`${name}${n}`)
+    calls.push(check(_`${part}(${params})`))
+    helpers.push(_`function ${part}(${params}) {\n${own(group)}${done}}\n`)
   })
-  return { body, helpers }
+  return { body: join(calls), helpers: join(helpers) }
 }
 
 /** The object a level makes: each key's value, a pairing's slot (its index) or a nested object, in first-write order. */
@@ -370,68 +363,60 @@ function shapeOf(list: readonly Pairing[]): { paths: (readonly string[])[]; shap
  * literal of more than 128 keys in dictionary mode, where the envelope's two members then cost four
  * times the literal. The constructors' instances have Object.prototype, as `{}` has.
  */
-function madeFirst(name: string, paths: readonly (readonly string[])[], shape: Shape, pieces: readonly Piece[], gen: Generator): { code: string; helpers: string } {
-  const body = (index: number, slot: string): string => {
+function madeFirst(name: string, paths: readonly (readonly string[])[], shape: Shape, pieces: readonly Piece[], gen: Generator): { code: Code; helpers: Code } {
+  const body = (index: number, slot: Code): Code => {
     const value = pieces[index]!.value!
-    return `i = ${index};\n${value.code}if (v !== undefined) {\n${accountCode(value.fresh)}}\n${slot} = v;\nif (errors.length > 0) return null;\n`
+    return _`i = ${index};\n${value.code}if (v !== undefined) {\n${accountCode(value.fresh)}}\n${slot} = v;\nif (errors.length > 0) return null;\n`
   }
   // Slots are locals while the level fits one function, else an array its parts fill (sized as
   // that longer form, so that the locals' form fits one function whenever it is chosen).
-  const single = parts(paths.map((_path, index) => body(index, `slots[${index}]`).length)).length === 1
-  const slot = (index: number): string => (single ? `s${index}` : `slots[${index}]`)
+  const single = parts(paths.map((_path, index) => body(index, _`slots[${index}]`).length)).length === 1
+  const slot = (index: number): Code => (single ? new Name(`s${index}`) : _`slots[${index}]`)
   const parted = partedBody(
     name,
-    'run, source, slots, depth, errors',
+    _`run, source, slots, depth, errors`,
     paths.map((_path, index) => body(index, slot(index))),
     pieces,
     gen,
-    single ? `let ${paths.map((_path, index) => slot(index)).join(', ')};\n` : '',
-    (call) => `if (${call} === null) return null;\n`,
-    'return slots;\n'
+    single ? _`let ${join(paths.map((_path, index) => slot(index)), _`, `)};\n` : nil,
+    (call) => _`if (${call} === null) return null;\n`,
+    _`return slots;\n`
   )
-  const computed = parted.body
-  let constructors = ''
-  let count = 0
-  const make = (node: Shape): string => {
+  const constructors: Code[] = []
+  const make = (node: Shape): Code => {
     const fields = [...node]
-    const made = `${name}Made${count++}`
-    constructors +=
-      `function ${made}(${fields.map((_field, n) => `p${n}`).join(', ')}) {\n` +
-      fields.map(([key], n) => `this[${literal(key)}] = p${n};\n`).join('') +
-      `}\n${made}.prototype = Object.prototype;\n`
-    return `new ${made}(${fields.map(([, member]) => (typeof member === 'number' ? slot(member) : make(member))).join(', ')})`
+    const made = new Name(`${name}Made${constructors.length}`)
+    constructors.push(nil)
+    const at = constructors.length - 1
+    const params = fields.map((_field, n) => new Name(`p${n}`))
+    constructors[at] = _`function ${made}(${join(params, _`, `)}) {
+${join(fields.map(([key], n) => _`this[${key}] = ${params[n]!};\n`))}}
+${made}.prototype = Object.prototype;
+`
+    return _`new ${made}(${join(fields.map(([, member]) => (typeof member === 'number' ? slot(member) : make(member))), _`, `)})`
   }
   const construct = make(shape)
-  const all = paths.map((_path, index) => `${slot(index)} !== undefined`).join(' && ')
-  let stores = ''
-  paths.forEach((path, index) => {
-    if (path.length === 1) {
-      stores += `if (${slot(index)} !== undefined) target[${literal(path[0]!)}] = ${slot(index)};\n`
-      return
-    }
+  const all = join(paths.map((_path, index) => _`${slot(index)} !== undefined`), _` && `)
+  const stores = paths.map((path, index) => {
+    if (path.length === 1) return _`if (${slot(index)} !== undefined) target[${path[0]!}] = ${slot(index)};\n`
     // The walk of storeCode with nothing to check: every container on the way is this call's own.
-    let walk = 'c = target;\n'
-    for (const token of path.slice(0, -1)) walk += `m = c[${literal(token)}];\nif (m === undefined) { m = {}; c[${literal(token)}] = m; }\nc = m;\n`
-    stores += `if (${slot(index)} !== undefined) {\n${walk}c[${literal(path[path.length - 1]!)}] = ${slot(index)};\n}\n`
+    const walk = path.slice(0, -1).map((token) => _`m = c[${token}];\nif (m === undefined) { m = {}; c[${token}] = m; }\nc = m;\n`)
+    return _`if (${slot(index)} !== undefined) {\nc = target;\n${join(walk)}c[${path[path.length - 1]!}] = ${slot(index)};\n}\n`
   })
-  const code =
-    `function ${name}(run, source, target, depth) {\n` +
-    'const errors = run.errors;\n' +
-    (single ? '' : `const slots = new Array(${paths.length});\n`) +
-    computed +
-    'if (target === null) {\n' +
-    `if (${all}) return ${construct};\n` +
-    'target = {};\n' +
-    '}\n' +
-    (paths.some((path) => path.length > 1) ? 'let c, m;\n' : '') +
-    stores +
-    'return target;\n' +
-    '}'
-  return { code, helpers: constructors + parted.helpers }
+  const fn = new Name(name)
+  const code = _`function ${fn}(run, source, target, depth) {
+const errors = run.errors;
+${single ? nil : _`const slots = new Array(${paths.length});\n`}${parted.body}if (target === null) {
+if (${all}) return ${construct};
+target = {};
+}
+${paths.some((path) => path.length > 1) ? _`let c, m;\n` : nil}${join(stores)}return target;
+}`
+  return { code, helpers: _`${join(constructors)}${parted.helpers}` }
 }
 
 /** The source of a level's functions: (rt) => { level, free }. */
-function levelSource(list: readonly Pairing[], gen: Generator): string {
+function levelSource(list: readonly Pairing[], gen: Generator): Code {
   const values = list.map((pairing) => {
     const from = gen.mark()
     const value = valueCode(pairing, gen)
@@ -448,62 +433,55 @@ function levelSource(list: readonly Pairing[], gen: Generator): string {
     const store = value !== undefined ? storeCode(pairing, value.fresh, gen, !generated) : pairing.inline?.get !== undefined ? storeCode(pairing, false, gen, true) : undefined
     return { value, store, locals: [locals, [from, gen.mark()]] }
   })
-  let free: string | undefined
-  let helpers = ''
+  let free: Code | undefined
+  let helpers: Code = nil
   if (made !== undefined && singleKeys) {
     // Its stores cannot fail into any target it is given: the one function serves both.
     const made1 = madeFirst('free', made.paths, made.shape, pieces, gen)
     free = made1.code
     helpers = made1.helpers
   } else if (generated) {
-    const bodies = pieces.map(({ value, store }, index) => `i = ${index};\n${value!.code}${store!}if (errors.length > 0) return null;\n`)
-    const params = 'run, source, target, depth, errors'
-    const parted = partedBody('free', params, bodies, pieces, gen, '', (call) => `if (${call} === null) return null;\n`, 'return target;\n')
+    const bodies = pieces.map(({ value, store }, index) => _`i = ${index};\n${value!.code}${store!}if (errors.length > 0) return null;\n`)
+    const params = _`run, source, target, depth, errors`
+    const parted = partedBody('free', params, bodies, pieces, gen, nil, (call) => _`if (${call} === null) return null;\n`, _`return target;\n`)
     // Paths into a target given may meet its containers, whose stores can fail: that one is
     // written in order as before, and only a target of its own is made first (kept to levels of
     // one function, since the pairings' source is then written twice).
-    let fresh: { code: string; helpers: string } | undefined
-    if (made !== undefined && parted.helpers === '') fresh = madeFirst('fresh', made.paths, made.shape, pieces, gen)
-    free =
-      'function free(run, source, target, depth) {\n' +
-      'const errors = run.errors;\n' +
-      (fresh === undefined ? 'if (target === null) target = {};\n' : 'if (target === null) return fresh(run, source, null, depth);\n') +
-      parted.body +
-      'return target;\n' +
-      '}'
-    helpers = parted.helpers + (fresh === undefined ? '' : `${fresh.helpers}${fresh.code}\n`)
+    let fresh: { code: Code; helpers: Code } | undefined
+    if (made !== undefined && parted.helpers.length === 0) fresh = madeFirst('fresh', made.paths, made.shape, pieces, gen)
+    free = _`function free(run, source, target, depth) {
+const errors = run.errors;
+${fresh === undefined ? _`if (target === null) target = {};\n` : _`if (target === null) return fresh(run, source, null, depth);\n`}${parted.body}return target;
+}`
+    helpers = fresh === undefined ? parted.helpers : _`${parted.helpers}${fresh.helpers}${fresh.code}\n`
   }
-  let level: string | undefined
+  let level: Code | undefined
   // A level with a free form never needs this one (the closure plan serves it while ids shadow
   // pointers, or when its target is an array).
   if (free === undefined) {
     const bodies = pieces.map(({ value, store }, index) => levelPairingCode(list[index]!, index, value, store))
-    const params = 'context, pc, print, run, errors, shadows, source, target, depth, targetIsArray'
-    const parted = partedBody('level', params, bodies, pieces, gen, 'let p;\n', (call) => `r = ${call};\nif (r !== undefined) return r;\n`, 'return undefined;\n')
-    level =
-      'function level(context, pc, print) {\n' +
-      'const run = context.run;\n' +
-      'const errors = run.errors;\n' +
-      'const shadows = run.registry.shadowsPointers;\n' +
-      'const source = pc.source;\n' +
-      'const target = pc.target;\n' +
-      'const depth = pc.depth;\n' +
-      'const targetIsArray = Array.isArray(target);\n' +
-      (parted.helpers === '' ? '' : 'let r;\n') +
-      parted.body +
-      'return undefined;\n' +
-      '}'
+    const params = _`context, pc, print, run, errors, shadows, source, target, depth, targetIsArray`
+    const parted = partedBody('level', params, bodies, pieces, gen, _`let p;\n`, (call) => _`r = ${call};\nif (r !== undefined) return r;\n`, _`return undefined;\n`)
+    level = _`function level(context, pc, print) {
+const run = context.run;
+const errors = run.errors;
+const shadows = run.registry.shadowsPointers;
+const source = pc.source;
+const target = pc.target;
+const depth = pc.depth;
+const targetIsArray = Array.isArray(target);
+${parted.helpers.length === 0 ? nil : _`let r;\n`}${parted.body}return undefined;
+}`
     helpers = parted.helpers
   }
-  let constants = ''
-  for (let i = 0; i < gen.constants.length; i++) constants += `const c${i} = rt.constants[${i}];\n`
-  return (
-    "'use strict';\n" +
-    'const list = rt.list, pairings = rt.pairings, readToken = rt.readToken, finishAsync = rt.finishAsync, placed = rt.placed;\n' +
-    constants +
-    helpers +
-    `return {\nlevel: ${level ?? 'undefined'},\nfree: ${free ?? 'undefined'}\n};\n`
-  )
+  const constants = gen.constants.map((_constant, i) => _`const ${new Name(`c${i}`)} = rt.constants[${i}];\n`)
+  return _`'use strict';
+const list = rt.list, pairings = rt.pairings, readToken = rt.readToken, finishAsync = rt.finishAsync, placed = rt.placed;
+${join(constants)}${helpers}return {
+level: ${level ?? _`undefined`},
+free: ${free ?? _`undefined`}
+};
+`
 }
 
 /** Whether this process lets code be generated from strings (`--disallow-code-generation-from-strings` does not). */
@@ -537,7 +515,7 @@ export function generateLevel(pairings: Pairings): { level: Level | undefined; f
   const source = levelSource(list, gen)
   if (source.length > MAX_SOURCE) return none
   const runtime: Runtime = { list, pairings, constants: gen.constants, readToken, finishAsync, placed }
-  // eslint-disable-next-line no-new-func -- the source is built from literal() and the generator's own text only
-  const make = new Function('rt', source) as (rt: Runtime) => { level: LevelFunction | undefined; free: FreeFunction | undefined }
+  // eslint-disable-next-line no-new-func -- the source is Code: the builder's own text, every value a literal
+  const make = new Function('rt', source.toString()) as (rt: Runtime) => { level: LevelFunction | undefined; free: FreeFunction | undefined }
   return make(runtime)
 }

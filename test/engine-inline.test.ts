@@ -1,0 +1,163 @@
+// The inline forms of engine/codegen/inline.ts as `{ run, emit }` pairs: for every form a keyword
+// record names, the source `emit` writes, run alone, gives what the keyword's compiled step (which
+// calls `run`) gives, over values and operands fast-check draws: the value, the errors, and the
+// steps counted. And the code builder it is written with (engine/codegen/code.ts): a value that
+// is not code enters source only as its literal, and no keyword module writes source.
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import fc from 'fast-check'
+import t from 'tap'
+import { DEFAULT_LIMITS } from '../engine/budget.js'
+import { _, Code, join as joinCode, literal, Name } from '../engine/codegen/code.js'
+import { emitInline, type InlineForm } from '../engine/codegen/inline.js'
+import { Generator } from '../engine/codegen/level.js'
+import { Compiler } from '../engine/compile.js'
+import { Context, firstCheckpoint, Run, type Step } from '../engine/context.js'
+import { KEYWORDS } from '../engine/keywords/index.js'
+import type { Check, CompiledLocate, KeywordRecord } from '../engine/keywords/record.js'
+import { escapeToken, readToken } from '../engine/pointer.js'
+import { EMPTY_REGISTRY } from '../engine/registry.js'
+import { binaryUnit } from './codegen-binary.js'
+import { ROOT } from './loader/compiled-tree.mjs'
+
+const key = fc.constantFrom('a', 'b', 'idType', 'value', '0', '1', '__proto__', '')
+const scalar = fc.constantFrom<unknown>('doi', 'x', '', '12', ' 7 ', '1e3', 'abc', 0, 1, -2.5, 1e21, true, false, null)
+const { json } = fc.letrec<{ json: unknown }>((tie) => ({
+  json: fc.oneof({ depthSize: 'small' }, scalar, fc.dictionary(key, tie('json'), { maxKeys: 3 }), fc.array(tie('json'), { maxLength: 3 })),
+}))
+const value = fc.oneof(fc.constant(undefined), json)
+const pointer = fc.array(key, { maxLength: 3 }).map((tokens) => tokens.map((token) => `/${escapeToken(token)}`).join(''))
+
+/** Operands for each form's keyword: well-formed ones mostly, some the keyword refuses. */
+const OPERANDS: Record<InlineForm, fc.Arbitrary<unknown>> = {
+  'read-source': pointer,
+  'read-input': pointer,
+  'first-defined': fc.array(fc.oneof(pointer, fc.constant('name'), fc.constant('/a/../b')), { maxLength: 3 }),
+  'last-defined': fc.array(pointer, { maxLength: 3 }),
+  constant: json,
+  default: json,
+  coerce: fc.constantFrom('string', 'number', 'boolean', 'json', 'other'),
+  find: fc.record({ eq: fc.dictionary(key, scalar, { maxKeys: 2 }), pointer }, { requiredKeys: ['eq'] }),
+  required: fc.boolean(),
+  type: fc.constantFrom('array', 'boolean', 'integer', 'null', 'number', 'object', 'string', 'other'),
+}
+
+const withForm = (KEYWORDS as readonly KeywordRecord[]).filter((record): record is KeywordRecord & { readonly inline: InlineForm } => record.inline !== undefined)
+
+t.test('every inline form a record names has operands drawn here', async (t) => {
+  t.ok(withForm.length >= 10, `${withForm.length} keywords name an inline form`)
+  for (const record of withForm) t.ok(Object.hasOwn(OPERANDS, record.inline), `${record.name}: ${record.inline}`)
+})
+
+function newRun(input: unknown): Run {
+  return new Run(input, {}, [], EMPTY_REGISTRY, null as never, () => {}, undefined, DEFAULT_LIMITS, firstCheckpoint(DEFAULT_LIMITS), DEFAULT_LIMITS.depth)
+}
+
+/** What a run counted (its private meter, read for the comparison). */
+function counts(run: Run): unknown {
+  const meter = run as unknown as Record<string, unknown>
+  return { steps: meter.steps, built: meter.built, bytes: meter.bytes, values: meter.values }
+}
+
+/** The emitted source of `form` for `operand` as a function of the value, the source and the run; undefined: no inline form for it. */
+function emitted(form: InlineForm, operand: unknown): ((v: unknown, source: unknown, run: Run) => unknown) | undefined {
+  const gen = new Generator()
+  const code = emitInline(form, operand, gen, { pointer: '/p', mapping: undefined } as never)
+  if (code === undefined) return undefined
+  const locals = Array.from({ length: 8 }, (_unused, i) => `l${i}`).join(', ')
+  const constants = gen.constants.map((_constant, i) => `const c${i} = rt[${i}];\n`).join('')
+  // eslint-disable-next-line no-new-func -- the source under test, written by the builder
+  const make = new Function('rt', 'readToken', `${constants}return function (v, source, run) {\nconst errors = run.errors;\nlet w, ${locals};\n${String(code)}return v;\n}`)
+  return make(gen.constants, readToken) as (v: unknown, source: unknown, run: Run) => unknown
+}
+
+/** The keyword's compiled step over the same value, source and run. */
+function compiled(record: KeywordRecord, operand: unknown): ((v: unknown, source: unknown, run: Run) => unknown) | undefined {
+  const compiler = new Compiler({ initializers: {}, transformers: {}, plugins: {} } as never, { unknownNames: 'skip', stdout: () => {} })
+  const descriptor = { [record.name]: operand }
+  const step = record.compile?.(descriptor, compiler, { pointer: '/p', mapping: undefined } as never)
+  if (step === null || step === undefined) return undefined
+  const contextOf = (source: unknown, run: Run): Context => new Context(run, source, {}, null, -1, undefined, undefined)
+  switch (record.stage) {
+    case 'locate':
+      return (_v, source, run) => (step as CompiledLocate).locate(contextOf(source, run))
+    case 'validate':
+      return (v, _source, run) => {
+        ;(step as Check)(v, run)
+        return v
+      }
+    default:
+      return (v, source, run) => (step as Step).run(v, contextOf(source, run))
+  }
+}
+
+for (const record of withForm) {
+  t.test(`${record.name} (${record.inline}): the emitted source gives what the compiled step gives`, async (t) => {
+    let emittedCount = 0
+    fc.assert(
+      fc.property(OPERANDS[record.inline], value, json, (operand, v, source) => {
+        const emit = emitted(record.inline, operand)
+        const step = compiled(record, operand)
+        // A form is written only for a keyword that takes part (its compile gave a step).
+        if (emit === undefined || step === undefined) return true
+        emittedCount++
+        const [a, b] = [newRun(source), newRun(source)]
+        let left: unknown
+        let right: unknown
+        try {
+          left = { value: emit(v, source, a) }
+        } catch (error) {
+          left = { threw: (error as Error).message }
+        }
+        try {
+          right = { value: step(v, source, b) }
+        } catch (error) {
+          right = { threw: (error as Error).message }
+        }
+        t.strictSame([left, a.errors], [right, b.errors], JSON.stringify({ operand, v, source }))
+        t.strictSame(counts(a), counts(b), 'the same steps and bytes counted', { diagnostic: false })
+        return true
+      }),
+      { numRuns: 300 }
+    )
+    t.ok(emittedCount > 0, `${emittedCount} operands had an inline form`)
+  })
+}
+
+t.test('the code builder writes every value that is not code as its literal', async (t) => {
+  fc.assert(
+    fc.property(fc.oneof(fc.string(), fc.string({ unit: binaryUnit })), (text) => {
+      const source = String(_`return ${text};`)
+      // eslint-disable-next-line no-new-func -- the property under test
+      return new Function(source)() === text && !/[\u2028\u2029]/.test(source) && literal(text) === source.slice(7, -1)
+    }),
+    { numRuns: 500 }
+  )
+  fc.assert(
+    fc.property(fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer(), fc.boolean(), fc.constant(null)), (scalarValue) => {
+      fc.pre(!Object.is(scalarValue, -0))
+      // eslint-disable-next-line no-new-func -- the property under test
+      return Object.is(new Function(String(_`return 0-${scalarValue as number};`))(), 0 - (scalarValue as number))
+    })
+  )
+  for (const refused of [{}, [], () => 1, Number.NaN, Infinity, -0, Symbol('s'), 1n]) {
+    t.throws(() => _`${refused as never}`, TypeError, `${typeof refused} is refused`)
+  }
+  t.equal(String(_`a${_`b${'c'}`}d`), 'ab"c"d', 'code interpolates as code')
+  t.equal(String(joinCode([_`x`, _`y`], _`, `)), 'x, y')
+  for (const name of ['a b', '1a', 'a;b', '', 'a\u2028', 'a\n']) t.throws(() => new Name(name), TypeError, `${escape(name)} is no name`)
+  t.ok(new Name('l12') instanceof Code)
+})
+
+t.test('no keyword module writes source: its inline form is a name the driver writes', async (t) => {
+  const folder = join(ROOT, 'engine', 'keywords')
+  // The keyword modules, one folder per stage (the drivers beside them, pipeline.ts among them, write source).
+  const files = readdirSync(folder, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.ts') && /[\\/]/.test(file))
+  t.ok(files.length > 40, `${files.length} keyword modules`)
+  for (const file of files) {
+    const text = readFileSync(join(folder, file), 'utf8')
+    t.notMatch(text, /codegen\/(code|level)\.js/, `${file} imports no code builder`)
+    t.notMatch(text, /^\s+code[(:]/m, `${file} has no code hook`)
+  }
+  for (const record of KEYWORDS) t.notOk(Object.hasOwn(record, 'code'), `${record.name} has no code member`)
+})
