@@ -474,6 +474,21 @@ export class Run implements WriteOwnership {
   }
 
   /**
+   * A pairing's value about to be written (SET, §7.1), counted: a string's text; a container not
+   * `fresh` (not built by the engine for this write, whose contents were counted as they were
+   * made) measured, and marked as from elsewhere, so that no later write changes it in place.
+   * The level counted the pairing's key and value when it was entered (`enterLevel`). The one
+   * count of a write: the compiled put (procedures.ts putter) and generated levels call it.
+   */
+  wrote(value: unknown, fresh: boolean): void {
+    if (typeof value === 'string') this.bytes += value.length
+    else if (!fresh && value !== null && typeof value === 'object') {
+      this.wroteReference(value)
+      this.markForeign(value)
+    }
+  }
+
+  /**
    * The envelope of the finished evaluation, as it is returned: a large one (its counted output
    * bytes past LARGE_OUTPUT_BYTES) is noted, so the route prints it a slice at a time.
    */

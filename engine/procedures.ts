@@ -180,11 +180,7 @@ export function putter(left: string, write: Writer, ownKey: string | undefined):
   const throughWriter: Put = (context, value, fresh) => {
     if (value === undefined) return
     const run = context.run
-    if (typeof value === 'string') run.wroteText(value.length)
-    else if (!fresh && value !== null && typeof value === 'object') {
-      run.wroteReference(value)
-      run.markForeign(value)
-    }
+    run.wrote(value, fresh)
     const refused = write(context.target, value, run)
     if (refused !== undefined) run.errors.push({ target: left, message: refused })
   }
@@ -194,12 +190,7 @@ export function putter(left: string, write: Writer, ownKey: string | undefined):
     if (value === undefined) return
     const target = context.target
     if (Array.isArray(target)) return throughWriter(context, value, fresh)
-    if (typeof value === 'string') context.run.wroteText(value.length)
-    else if (!fresh && value !== null && typeof value === 'object') {
-      const run = context.run
-      run.wroteReference(value)
-      run.markForeign(value)
-    }
+    context.run.wrote(value, fresh)
     ;(target as Record<string, unknown>)[key] = value
   }
 }

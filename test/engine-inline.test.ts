@@ -10,12 +10,12 @@ import t from 'tap'
 import { DEFAULT_LIMITS } from '../engine/budget.js'
 import { _, Code, join as joinCode, literal, Name } from '../engine/codegen/code.js'
 import { emitInline, type InlineForm } from '../engine/codegen/inline.js'
-import { Generator } from '../engine/codegen/level.js'
+import { accountCode, Generator, MAX_INLINE_TOKENS, objectPath, readCode, walkCode } from '../engine/codegen/level.js'
 import { Compiler } from '../engine/compile.js'
 import { Context, firstCheckpoint, Run, type Step } from '../engine/context.js'
 import { KEYWORDS } from '../engine/keywords/index.js'
 import type { Check, CompiledLocate, KeywordRecord } from '../engine/keywords/record.js'
-import { escapeToken, readToken } from '../engine/pointer.js'
+import { compileReader, compileWriter, escapeToken, readToken } from '../engine/pointer.js'
 import { EMPTY_REGISTRY } from '../engine/registry.js'
 import { binaryUnit } from './codegen-binary.js'
 import { ROOT } from './loader/compiled-tree.mjs'
@@ -123,6 +123,88 @@ for (const record of withForm) {
     t.ok(emittedCount > 0, `${emittedCount} operands had an inline form`)
   })
 }
+
+// The runtime steps a generated level writes out, each against the function the closure path calls.
+
+/** `code` as a function of the value `v`, the target and the run, with the level's helpers in scope. */
+function harness(gen: Generator, code: unknown): (v: unknown, target: unknown, run: Run) => unknown {
+  const locals = Array.from({ length: 8 }, (_unused, i) => `l${i}`).join(', ')
+  const constants = gen.constants.map((_constant, i) => `const c${i} = rt[${i}];\n`).join('')
+  // eslint-disable-next-line no-new-func -- the source under test, written by the builder
+  const make = new Function('rt', 'readToken', `${constants}return function (v, target, run) {\nconst errors = run.errors;\nlet w, ${locals};\n${String(code)}return v;\n}`)
+  return make(gen.constants, readToken) as (v: unknown, target: unknown, run: Run) => unknown
+}
+
+const tokens = fc.oneof(fc.array(key, { maxLength: 4 }), fc.array(key, { minLength: MAX_INLINE_TOKENS + 1, maxLength: MAX_INLINE_TOKENS + 3 }))
+
+t.test('reading a pointer: readCode gives what the compiled reader gives', async (t) => {
+  fc.assert(
+    fc.property(tokens, json, (path, document) => {
+      const gen = new Generator()
+      const read = harness(gen, readCode(path, gen))
+      return Object.is(read(document, null, newRun(null)), compileReader(path)(document))
+    }),
+    { numRuns: 500 }
+  )
+})
+
+t.test('counting a write: accountCode counts what Run.wrote counts, and marks the same containers', async (t) => {
+  fc.assert(
+    fc.property(value, fc.boolean(), (written, fresh) => {
+      const [a, b] = [newRun(null), newRun(null)]
+      harness(new Generator(), accountCode(fresh))(written, null, a)
+      b.wrote(written, fresh)
+      const marked = (run: Run): boolean => written !== null && typeof written === 'object' && run.isForeign(written)
+      return JSON.stringify(counts(a)) === JSON.stringify(counts(b)) && marked(a) === marked(b)
+    }),
+    { numRuns: 300 }
+  )
+})
+
+t.test('writing at a pointer: walkCode writes what the compiled writer writes, falling back to it', async (t) => {
+  const target = fc.dictionary(key, json, { maxKeys: 3 })
+  fc.assert(
+    fc.property(fc.array(key, { minLength: 2, maxLength: 4 }), target, json, fc.boolean(), (path, start, written, foreignFirst) => {
+      const pointer = path.map((token) => `/${escapeToken(token)}`).join('')
+      const walkable = objectPath(pointer)
+      fc.pre(walkable !== undefined)
+      const writer = compileWriter(walkable)
+      const gen = new Generator()
+      const through = _`w = ${gen.constant(writer)}(target, v, run);\nif (w !== undefined) errors.push({ target: ${pointer}, message: w });\n`
+      const emitted = harness(gen, _`write: {\n${walkCode(walkable, gen, through)}}\n`)
+      const [left, right] = [structuredClone(start), structuredClone(start)]
+      const [a, b] = [newRun(null), newRun(null)]
+      // A container from outside on the way is never changed in place (Run.markForeign).
+      const first = (target: Record<string, unknown>) => target[walkable[0]!]
+      const foreign: unknown[] = []
+      for (const [target, run] of [[left, a], [right, b]] as const) {
+        const member = first(target)
+        if (foreignFirst && member !== null && typeof member === 'object') {
+          run.markForeign(member)
+          foreign.push(member)
+        }
+      }
+      const foreignBefore = JSON.stringify(foreign)
+      const outcome = (write: () => void): string => {
+        try {
+          write()
+          return 'wrote'
+        } catch (error) {
+          return `threw ${(error as Error).message}`
+        }
+      }
+      const emittedOutcome = outcome(() => emitted(written, left, a))
+      const compiledOutcome = outcome(() => {
+        const refused = writer(right, written, b)
+        if (refused !== undefined) b.errors.push({ target: pointer, message: refused } as never)
+      })
+      t.strictSame([emittedOutcome, left, a.errors], [compiledOutcome, right, b.errors], pointer, { diagnostic: false })
+      t.equal(JSON.stringify(foreign), foreignBefore, 'a container from outside is unchanged', { diagnostic: false })
+      return true
+    }),
+    { numRuns: 500 }
+  )
+})
 
 t.test('the code builder writes every value that is not code as its literal', async (t) => {
   fc.assert(

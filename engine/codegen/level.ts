@@ -179,7 +179,7 @@ ${pipeline}if (v !== null && typeof v === 'object') {
  * intermediate token names an inherited member), the last one not `__proto__`. Undefined for any
  * other pointer, which keeps its compiled writer.
  */
-function objectPath(pointer: string): readonly string[] | undefined {
+export function objectPath(pointer: string): readonly string[] | undefined {
   let tokens: readonly string[]
   try {
     tokens = parsePointer(pointer)
@@ -195,8 +195,12 @@ function objectPath(pointer: string): readonly string[] | undefined {
   return tokens
 }
 
-/** Source that counts `v`, a value about to be written, against the output budgets; `fresh` as in storeCode. */
-function accountCode(fresh: boolean): Code {
+/**
+ * Source that counts `v`, a value about to be written, against the output budgets: Run.wrote
+ * written out (a call per write cost `small` and `array` about 4 % in npm run bench); `fresh` as
+ * in storeCode. test/engine-inline.test.ts holds the two to each other.
+ */
+export function accountCode(fresh: boolean): Code {
   return fresh
     ? _`if (typeof v === 'string') run.wroteText(v.length);\n`
     : _`if (typeof v === 'string') run.wroteText(v.length);\nelse if (v !== null && typeof v === 'object') { run.wroteReference(v); run.markForeign(v); }\n`
@@ -216,9 +220,17 @@ function storeCode(pairing: Pairing, fresh: boolean, gen: Generator, arrays: boo
   }
   const path = objectPath(pairing.pointer)
   if (path === undefined) return _`if (v !== undefined) {\n${account}${through}}\n`
-  // The compiled writer's walk (pointer.ts) while every container on the way is the engine's own
-  // object: a missing one is created, anything else (an array, a primitive, a container from
-  // outside) sends the write through the compiled writer from the top, before anything changed.
+  return _`if (v !== undefined) {\n${account}write: {\n${arrays ? _`if (targetIsArray) {\n${through}break write;\n}\n` : nil}${walkCode(path, gen, through)}}\n}\n`
+}
+
+/**
+ * Source that writes `v` at `path` (objectPath's tokens) into `target`, inside a block labelled
+ * `write`: the compiled writer's walk (pointer.ts compileWriter) written out while every container
+ * on the way is the engine's own object. A missing one is created; anything else (an array, a
+ * primitive, a container from outside) runs `through`, the compiled writer from the top, before
+ * anything changed. test/engine-inline.test.ts holds the two to each other.
+ */
+export function walkCode(path: readonly string[], gen: Generator, through: Code): Code {
   const container = gen.local()
   const member = gen.local()
   const steps = path.slice(0, -1).map(
@@ -227,8 +239,7 @@ if (${member} === undefined) { ${member} = {}; ${container}[${token}] = ${member
 else if (${member} === null || typeof ${member} !== 'object' || Array.isArray(${member}) || run.isForeign(${member})) {\n${through}break write;\n}
 ${container} = ${member};\n`
   )
-  const walk = _`${container} = target;\n${join(steps)}${container}[${path[path.length - 1]!}] = v;\n`
-  return _`if (v !== undefined) {\n${account}write: {\n${arrays ? _`if (targetIsArray) {\n${through}break write;\n}\n` : nil}${walk}}\n}\n`
+  return _`${container} = target;\n${join(steps)}${container}[${path[path.length - 1]!}] = v;\n`
 }
 
 /** The step of one pairing in `level`: its generated form while no id shadows pointers, else its run. */
