@@ -6,7 +6,7 @@ import { generateLevel } from './codegen/level.js'
 import { Context, type CompileContext, type Inline, type DocumentCompiler, type Pairing, type Pairings, type PairingSlot, type Place, type Plan, type PlanKind, type ResolvedExtensions, type RunCompiler, type Slot, type Step } from './context.js'
 import { MESSAGES, errorObject } from './diagnostics.js'
 import { DocumentError } from './errors.js'
-import { documentForm } from './document.js'
+import { documentForm, pairingValueForm } from './document.js'
 import { putVariant, tracedPairing, tracedPipeline, tracedRead } from './explain/instrument.js'
 import { pairingValueOf, PATH_OBSERVING_KEYWORDS, POINTER_KEYWORDS, provenanceOf, shiftsOf, stage, standingAlone, visitChildren, visiting } from './keywords/index.js'
 import { compileDiagnostics, compilePipeline, pipelineCode } from './keywords/pipeline.js'
@@ -23,12 +23,14 @@ import {
   type Writer,
 } from './pointer.js'
 import { EMPTY_PAIRINGS, putFirstDefined, putPlan, putter, putValue, runLevel } from './procedures.js'
-import type { Descriptor, EngineOptions, ScopeOverrides } from './types.js'
+import type { Descriptor, ScopeOverrides } from './types.js'
 import { complete, type Steps } from './steps.js'
 import { isObject, isThenable, keysOf, truthy } from './values.js'
 
 export interface CompilerOptions {
   readonly unknownNames: 'skip' | 'error'
+  /** Where the diagnostic keywords print (EngineOptions). */
+  readonly stdout?: (text: string) => void
   /** Levels compiled to generated JavaScript (engine/codegen/level.ts); false keeps the closure plan everywhere. */
   readonly codegen?: boolean
 }
@@ -150,7 +152,7 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
 
   constructor(
     readonly extensions: ResolvedExtensions,
-    readonly options: CompilerOptions & Pick<EngineOptions, 'stdout'>,
+    readonly options: CompilerOptions,
     /** Where each object of a located document stands in it (see `locate`). */
     private readonly places = new WeakMap<object, Place>(),
     /** Explain mode: every plan records into its run's trace (explain/instrument.ts). */
@@ -205,7 +207,7 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
     // (or by a walk of its own when the document was placed already).
     const maps: Record<string, unknown>[] = []
     const gather = (value: Record<string, unknown>): void => {
-      if (documentForm(value) === 'pairings' && standingAlone(value) === undefined) maps.push(value)
+      if (pairingValueForm(value) === 'pairings') maps.push(value)
     }
     if (!(yield * this.locating(document, mapping, '', gather))) yield * walking(document, '', { pairingMap: gather })
     for (let i = maps.length - 1; i >= 0; i--) {
@@ -271,38 +273,57 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
   }
 
   /**
-   * The dereferenced pairing map of a `mapping` / `each` value (§4.2 step 8). A name or `$ref`
-   * resolves when evaluation reaches it; a descriptor (keywords at its top, as a registered one
-   * has) supplies only its own pairings — the pairing value its keywords give (`mapping`, else
-   * `each`), else none — and any other object is the pairing map itself.
+   * The dereferenced pairing map of a `mapping` / `each` value (§4.2 step 8), by the descriptor rule
+   * of document.ts `pairingValueForm`: a name or `$ref` resolves when evaluation reaches it (to the
+   * mapping's own pairings, `reachedSlot`); a descriptor (a truthy `mapping`) supplies only its own
+   * pairings; any other object is the pairing map itself.
    */
   pairingSlot(value: unknown): PairingSlot {
-    if (typeof value === 'string') {
-      return (context, hops = 0) => {
-        const found = context.run.registry.lookup(value)
-        if (found === undefined) throw new DocumentError(`Unknown mapping "${value}"`)
-        return found.asPairingMap(context, referenceHop(value, hops))
+    switch (pairingValueForm(value)) {
+      case 'name': {
+        const name = value as string
+        return (context, hops = 0) => {
+          const found = context.run.registry.lookup(name)
+          if (found === undefined) throw new DocumentError(`Unknown mapping "${name}"`)
+          return found.asPairingMap(context, referenceHop(name, hops))
+        }
       }
-    }
-    const whole = isObject(value) ? standingAlone(value) : undefined
-    if (whole !== undefined) {
-      const id = (value as Record<string, unknown>)[whole.name]
-      const provenance = provenanceOf(value)
-      return (context, hops = 0) => {
-        const found = typeof id === 'string' ? context.run.registry.lookup(id) : undefined
-        if (found !== undefined) return found.asPairingMap(context, referenceHop(String(id), hops))
-        context.run.errors.push(errorObject(provenance, [[whole.name, id]], MESSAGES.unknownReference))
-        return EMPTY_PAIRINGS
+      case 'reference': {
+        const whole = standingAlone(value as Record<string, unknown>)!
+        const id = (value as Record<string, unknown>)[whole.name]
+        const provenance = provenanceOf(value)
+        return (context, hops = 0) => {
+          const found = typeof id === 'string' ? context.run.registry.lookup(id) : undefined
+          if (found !== undefined) return found.asPairingMap(context, referenceHop(String(id), hops))
+          context.run.errors.push(errorObject(provenance, [[whole.name, id]], MESSAGES.unknownReference))
+          return EMPTY_PAIRINGS
+        }
       }
+      case 'descriptor':
+        return this.innerSlot(value as Record<string, unknown>)
+      case 'pairings': {
+        const fixed = this.pairingMap(value as Record<string, unknown>)
+        return () => fixed
+      }
+      default:
+        return notAPairingMap
     }
-    if (isObject(value) && documentForm(value) !== 'pairings') {
-      const inner = pairingValueOf(value)
-      if (inner === undefined) return () => EMPTY_PAIRINGS
-      return this.pairingSlot(inner)
-    }
-    if (!isObject(value)) return notAPairingMap
-    const fixed = this.pairingMap(value)
-    return () => fixed
+  }
+
+  /**
+   * The pairings of a mapping a name or `$ref` reaches: a registered document, read by its own form
+   * (document.ts `documentForm`): a pairing map is itself, a descriptor supplies only its own
+   * pairings (the pairing value its keywords give, `mapping` else `each`, or none).
+   */
+  private reachedSlot(document: Record<string, unknown>): PairingSlot {
+    if (documentForm(document) === 'pairings' || standingAlone(document) !== undefined) return this.pairingSlot(document)
+    return this.innerSlot(document)
+  }
+
+  /** A descriptor's own pairings: the pairing value its keywords give, or none. */
+  private innerSlot(descriptor: Record<string, unknown>): PairingSlot {
+    const inner = pairingValueOf(descriptor)
+    return inner === undefined ? () => EMPTY_PAIRINGS : this.pairingSlot(inner)
   }
 
   /** A pairing map compiled (once per map object). */
@@ -431,7 +452,7 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
     let ownPairings: PairingSlot | undefined
     // Pairings written in place (not a name) are fixed: a generated level maps through them.
     const fixedPairings =
-      isObject(pairingValue) && documentForm(pairingValue) === 'pairings' && standingAlone(pairingValue) === undefined ? this.pairingMap(pairingValue) : undefined
+      pairingValueForm(pairingValue) === 'pairings' ? this.pairingMap(pairingValue as Record<string, unknown>) : undefined
     return Object.freeze({
       kind: 'object' as const,
       descriptor,
@@ -446,7 +467,7 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
       pairings: structural ? this.pairingSlot(pairingValue) : null,
       fixedPairings,
       passesThrough,
-      asPairingMap: (context: Context, hops: number) => (ownPairings ??= this.pairingSlot(descriptor))(context, hops),
+      asPairingMap: (context: Context, hops: number) => (ownPairings ??= this.reachedSlot(descriptor))(context, hops),
       emit,
     })
   }

@@ -4,7 +4,8 @@ import { BUDGETS, BudgetExceeded, resolveLimits, type Limits, type SharedBudget 
 import { Compiler } from './compile.js'
 import { ExplainRegistry } from './explain/instrument.js'
 import { traceRun, type Explanation, type Tracer } from './explain/trace.js'
-import { standingAlone } from './keywords/index.js'
+import { documentForm } from './document.js'
+import { pairingValueOf, standingAlone } from './keywords/index.js'
 import { Context, firstCheckpoint, Run, type Maybe, type Pairings, type Plan, type RegistryView, type Slot } from './context.js'
 import { mapPlan } from './procedures.js'
 import type { Envelope, ErrorObject } from './types.js'
@@ -60,6 +61,9 @@ function fromTop(plan: Plan): Pairings | undefined {
   return pairings
 }
 
+/** The pairing map of an entry that has none. */
+const EMPTY_MAP = Object.freeze({})
+
 /** An envelope and the explain trace of the evaluation that produced it. */
 export interface Explained {
   readonly envelope: Envelope
@@ -110,10 +114,14 @@ export class CompiledMapping {
 
   private entrySlot(arrayInput: boolean): Slot {
     if (!arrayInput) return this.direct
-    // Array input is mapped element by element under `items` (§6.2 step 2).
-    return (this.wrapped ??= this.compiler.slot(
-      Object.freeze({ mapping: Object.freeze({ '/items': Object.freeze({ source: '/items', each: this.entry }) }) })
-    ))
+    // Array input is mapped element by element under `items` (§6.2 step 2), with the entry's
+    // pairing map only: an entry given by name is reached as a registered document is; one given
+    // in place is read by its document form (document.ts): a pairing map or a reference as it is, a
+    // descriptor by its own pairing value.
+    const entry = this.entry
+    const reached = typeof entry === 'string' || documentForm(entry) === 'pairings' || standingAlone(entry) !== undefined
+    const each = reached ? entry : (pairingValueOf(entry) ?? EMPTY_MAP)
+    return (this.wrapped ??= this.compiler.slot(Object.freeze({ mapping: Object.freeze({ '/items': Object.freeze({ source: '/items', each }) }) })))
   }
 
   /**

@@ -195,19 +195,23 @@ const NO_EXTRAS: readonly string[] = []
 
 /** The names of `extra` a context takes as its own members. */
 function extraKeysOf(extra: Readonly<Record<string, unknown>>): readonly string[] {
-  return Object.keys(extra).filter((k) => !RESERVED.has(k))
+  const reserved = (RESERVED ??= reservedNames())
+  return Object.keys(extra).filter((k) => !reserved.has(k))
 }
 
-/** Names an `extra` field may not take: they are the context's own members. */
-const RESERVED = new Set([
-  // Read through getters below, so a host may supply them lazily (a signal made on first use).
-  'identity', 'signal',
-  'input', 'output', 'errors', 'mappings', 'initializers', 'transformers', 'plugins', 'source',
-  'target', 'paths', 'run', 'parent', 'index', 'sourcePath', 'targetPath', 'evaluate',
-  'evaluateMapping', 'matchInput', 'derive', 'constructor', '__proto__', 'prototype',
-  // Fields of the context itself, read by the engine (an extra of that name would overwrite them).
-  'depth', 'cachedPaths',
-])
+/**
+ * Names an `extra` field may not take: the context's own members, read from the class itself —
+ * its prototype's getters and methods (`input`, `signal`, `evaluate`, …; the getters let a host
+ * supply a member lazily, as a signal made on first use) and an instance's fields (`run`,
+ * `source`, `depth`, …), which an extra of that name would overwrite — and the names every object
+ * has. Made once, on the first evaluation given an `extra`.
+ */
+let RESERVED: ReadonlySet<string> | undefined
+
+function reservedNames(): ReadonlySet<string> {
+  const instance = SHAPE_KEEPERS[1]!
+  return new Set([...Object.getOwnPropertyNames(Context.prototype), ...Object.keys(instance), '__proto__', 'prototype'])
+}
 
 /** How many steps pass between two looks at the clock. */
 const CLOCK_INTERVAL = 1024

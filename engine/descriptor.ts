@@ -1,7 +1,7 @@
 // The shape of a mapping document as data: JSON values, descriptors and each keyword's operand.
 // This module imports nothing, so every other one (the public types, the keyword records, the
-// compiler) can name these types without an import circle. The keyword names here and the records
-// of keywords/index.ts are checked against each other when the project compiles.
+// compiler) can name these types without an import circle; the operand types come from the
+// keywords' own modules, which add them to `KeywordOperands`.
 
 /** A JSON value as the engine reads and writes it. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue }
@@ -26,45 +26,13 @@ export interface Example {
   description?: string
 }
 
-/** Every keyword of the language (language.md §9) and the type of its operand. */
-export interface KeywordOperands {
-  $id?: string
-  $ref?: string
-  $extend?: string | string[]
-  description?: string
-  examples?: Example[]
-  mapping?: PairingValue
-  each?: PairingValue
-  source?: string
-  target?: string
-  input?: string
-  output?: string
-  first?: Descriptor[]
-  last?: Descriptor[]
-  all?: Descriptor[]
-  switch?: { source?: string; input?: string; output?: string; cases: Record<string, Descriptor> }
-  find?: { eq: Record<string, unknown>; pointer?: string }
-  concat?: boolean
-  init?: string
-  constant?: unknown
-  random?: number
-  unique?: boolean
-  template?: string
-  transform?: string | Array<string | Record<string, unknown>>
-  type?: string
-  maximum?: number
-  minimum?: number
-  multipleOf?: number
-  minLength?: number
-  maxLength?: number
-  enum?: unknown[]
-  pattern?: string
-  required?: boolean
-  default?: unknown
-  regexp_i?: boolean
-  as?: 'string' | 'number' | 'boolean' | 'json'
-  stdout?: boolean | string
-}
+/**
+ * Every keyword of the language (language.md §9) and the type of its operand. Each keyword's own
+ * module adds its member (a `declare module` block at its end), so a keyword is one module and
+ * one entry in the list of keywords/index.ts; the names here and the records there are checked
+ * against each other when the project compiles.
+ */
+export interface KeywordOperands {}
 
 /** A keyword's name. */
 export type KeywordName = keyof KeywordOperands

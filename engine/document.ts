@@ -1,6 +1,6 @@
 // The three shapes of a mapping document (language.md §2.5, §6.2; validation.md §1), decided in one
 // place for evaluation and validation alike.
-import { isKeyword } from './keywords/index.js'
+import { isKeyword, standingAlone } from './keywords/index.js'
 import { isObject, rememberedKeys, truthy } from './values.js'
 
 export { entryOf, idOf } from './document-id.js'
@@ -26,6 +26,27 @@ export function documentForm(document: unknown): DocumentForm {
   let form = forms.get(remembered)
   if (form === undefined) forms.set(remembered, (form = remembered.some(isKeyword) ? 'descriptor' : 'pairings'))
   return form
+}
+
+/** How a written pairing value gives a level's pairings. */
+export type PairingValueForm = 'name' | 'reference' | 'descriptor' | 'pairings' | 'invalid'
+
+/**
+ * The descriptor rule of a pairing value (language.md §2.5), for the value written as `mapping` /
+ * `each`: a string is a mapping's name; an object a keyword stands for whole is a reference (`$ref`);
+ * an object whose `mapping` is truthy is a descriptor, and that inner value gives the pairings;
+ * any other object is the pairing map itself, every key a target pointer (`{ each: … }` there is
+ * a map whose key `each` is not a pointer: PTR-10 in validation, a failed evaluation). A mapping
+ * that a name or reference reaches is a registered document and is read by its own form
+ * (`documentForm`: any keyword at its top makes it a descriptor). Compilation, validation, the
+ * expansion bound, the document walk, output-schema inference and the document schema read the
+ * rule from here (docs/engine.md, "The document model").
+ */
+export function pairingValueForm(value: unknown): PairingValueForm {
+  if (typeof value === 'string') return 'name'
+  if (!isObject(value)) return 'invalid'
+  if (standingAlone(value) !== undefined) return 'reference'
+  return truthy(value.mapping) ? 'descriptor' : 'pairings'
 }
 
 /** The form of each large frozen object asked about, by its remembered keys. */

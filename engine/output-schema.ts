@@ -15,7 +15,7 @@
 // be undefined); a key written at a deeper pointer is a container whose kind the next tokens
 // decide (§3.4), and where writes mix kinds or go into a value written whole, only the container's
 // type is kept. A registered mapping that recurses is a `$defs` entry referred to by `$ref`.
-import { documentForm, entryOf, idOf, membersOf } from './document.js'
+import { documentForm, entryOf, idOf, membersOf, pairingValueForm } from './document.js'
 import { isKeyword, keywordRecord, pairingValueOf, stage, visitChildren, visiting, type KeywordRecord } from './keywords/index.js'
 import { ANY_ARRAY, ANY_OBJECT, UNKNOWN, union, unionOf, type Alt, type Inference, type Inferred, type Property } from './output-types.js'
 import { escapeToken, isArrayIndex, parsePointer } from './pointer.js'
@@ -274,11 +274,14 @@ class Inferrer implements Inference {
   /** The pairing map a pairing value gives (§2.5): inline pairings, a descriptor's, or a reference's. */
   private pairingsOf(pairingValue: unknown, depth = 0): Record<string, unknown> | undefined {
     if (depth > 8) return undefined
-    const { value } = this.deref(pairingValue)
+    const { value, id } = this.deref(pairingValue)
     if (!isObject(value)) return undefined
-    const inner = truthy(value.mapping) ? value.mapping : undefined
-    if (inner !== undefined) return typeof inner === 'string' || isObject(inner) ? this.pairingsOf(inner, depth + 1) : undefined
-    return documentForm(value) === 'pairings' ? value : undefined
+    // The descriptor rule (document.ts): a written pairing value by pairingValueForm, a mapping a
+    // name reached by its own document form; a descriptor gives its own pairing value's pairings.
+    const pairings = id === undefined ? pairingValueForm(value) === 'pairings' : documentForm(value) === 'pairings'
+    if (pairings) return value
+    const inner = pairingValueOf(value)
+    return typeof inner === 'string' || isObject(inner) ? this.pairingsOf(inner, depth + 1) : undefined
   }
 
   /** NEST (§7.5): the object a pairing value maps one scope into (fresh target, pairings only). */

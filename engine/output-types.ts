@@ -9,10 +9,18 @@
 /** The scalar types a value is narrowed to (`integer` is a number with an integral value). */
 export type ScalarType = 'null' | 'boolean' | 'number' | 'integer' | 'string'
 
+/** The bounds a number alternative may carry (validators that passed). */
+export interface NumericBounds {
+  readonly minimum?: number
+  readonly maximum?: number
+}
+
+export type NumericBound = keyof NumericBounds
+
 export type Alt =
   | { readonly kind: 'any' }
   | { readonly kind: 'const'; readonly value: unknown }
-  | { readonly kind: 'scalar'; readonly type: ScalarType; readonly minimum?: number; readonly maximum?: number; readonly maxLength?: number }
+  | ({ readonly kind: 'scalar'; readonly type: ScalarType; readonly maxLength?: number } & NumericBounds)
   /** An array whose members are among `items` (none: the empty array). */
   | { readonly kind: 'array'; readonly items: readonly Alt[] }
   /** An object with at least these properties typed (others may be present: never closed). */
@@ -123,15 +131,16 @@ export function narrowEnum(value: Inferred, members: readonly unknown[]): Inferr
   return { alts: union(kept.map((member) => ({ kind: 'const', value: member }))), undefined: value.undefined }
 }
 
-/** A numeric bound (minimum, maximum) a passed validator puts on the number alternatives. */
-export function bound(value: Inferred, name: 'minimum' | 'maximum' | 'maxLength', operand: unknown): Inferred {
+/**
+ * A numeric bound a passed validator puts on the number alternatives: `field` of the scalar, kept
+ * at the `tighter` of the bound it had and `operand` (Math.max for a lower bound, Math.min for an upper).
+ */
+export function bound(value: Inferred, operand: unknown, field: NumericBound, tighter: (a: number, b: number) => number): Inferred {
   if (typeof operand !== 'number' || !Number.isFinite(operand)) return value
-  const on = name === 'maxLength' ? ['string'] : ['number', 'integer']
   return mapAlts(value, (alt) => {
-    if (alt.kind === 'scalar' && on.includes(alt.type)) {
-      const current = alt[name]
-      const tighter = current === undefined ? operand : name === 'minimum' ? Math.max(current, operand) : Math.min(current, operand)
-      return [{ ...alt, [name]: tighter }]
+    if (alt.kind === 'scalar' && (alt.type === 'number' || alt.type === 'integer')) {
+      const current = alt[field]
+      return [{ ...alt, [field]: current === undefined ? operand : tighter(current, operand) }]
     }
     return [alt]
   })

@@ -3,7 +3,8 @@
 // three document forms, pairings, descriptors — with the same form rules as engine/document.ts and
 // the same traversal as validation. The schema may accept more than validation (it is an editor's
 // aid: completion, hovers, red squiggles), never less: whatever validates clean must also pass here.
-import { KEYWORDS } from './keywords/index.js'
+import { DOCUMENT_MEMBERS, KEYWORDS } from './keywords/index.js'
+import mappingKeyword from './keywords/structure/mapping.js'
 import type { KeywordRecord } from './keywords/record.js'
 
 type Schema = Record<string, unknown>
@@ -20,7 +21,14 @@ const has = (name: string, schema: unknown = true): Schema => ({ required: [name
 /** The keys whose presence at the top of an object makes it a descriptor (document.ts). */
 const keywordNames = (): string[] => KEYWORDS.map((record) => record.name)
 
-const recordNamed = (name: string): KeywordRecord => (KEYWORDS as readonly KeywordRecord[]).find((k) => k.name === name)!
+/** The keywords whose truthy operand stands for the whole descriptor (`standsAlone`): the keys beside them are never read. */
+const ALONE: readonly KeywordRecord[] = (KEYWORDS as readonly KeywordRecord[]).filter((record) => record.standsAlone === true)
+
+/** An object one of those keywords stands for. */
+const standsAlone = (): Schema => ({ anyOf: ALONE.map((record) => has(record.name, TRUTHY)) })
+
+/** An object with a keyword at its top: a descriptor, in a document's place or a pairing value's (document.ts documentForm). */
+const hasKeyword = (): Schema => ({ anyOf: keywordNames().map((name) => has(name)) })
 
 function describe(record: KeywordRecord): Schema {
   const { description, ...rest } = record.schema
@@ -31,9 +39,7 @@ function describe(record: KeywordRecord): Schema {
 /** The members of a single mapping document the editor offers at the top (descriptions only: the forms decide the rules). */
 function documentMembers(): Schema {
   const members: Schema = {}
-  for (const name of ['$id', 'description', 'mapping', '$extend', 'examples']) {
-    members[name] = { description: recordNamed(name).schema.description }
-  }
+  for (const record of DOCUMENT_MEMBERS) members[record.name] = { description: record.schema.description }
   members.mappings = { description: 'A compound document: mappings by any name, each registered by its own $id; the last one is the entry.' }
   return members
 }
@@ -46,9 +52,9 @@ function keywordObject(): Schema {
   return {
     type: 'object',
     description: 'A keyword object: the value pipeline of one descriptor. Keys outside the catalogue are options of a registered plugin (or inert).',
-    // `$ref` stands for the whole descriptor: the keys beside it are never read.
-    if: has('$ref', TRUTHY),
-    then: { properties: { $ref: describe(recordNamed('$ref')) } },
+    // A keyword that stands for the whole descriptor (`$ref`): the keys beside it are never read.
+    if: standsAlone(),
+    then: { properties: Object.fromEntries(ALONE.map((record) => [record.name, describe(record)])) },
     else: { properties, ...(beside.length === 0 ? {} : { allOf: beside }) },
   }
 }
@@ -65,7 +71,7 @@ export function mappingSchema(): Schema {
     if: has('mappings', TRUTHY),
     then: { $ref: '#/$defs/compound' },
     else: {
-      if: { anyOf: keywordNames().map((name) => has(name)) },
+      if: hasKeyword(),
       then: { $ref: '#/$defs/keywordObject' },
       else: { $ref: '#/$defs/pairings' },
     },
@@ -82,8 +88,7 @@ export function mappingSchema(): Schema {
         required: ['mappings'],
         // Validation reads these beside `mappings`, and nothing else.
         properties: {
-          $id: describe(recordNamed('$id')),
-          description: describe(recordNamed('description')),
+          ...Object.fromEntries(DOCUMENT_MEMBERS.filter((record) => record.documentMember === 'compound').map((record) => [record.name, describe(record)])),
           mappings: {
             type: 'object',
             description: 'Mappings by any name, each registered by its own $id; the last one is the entry.',
@@ -99,10 +104,11 @@ export function mappingSchema(): Schema {
       },
       pairingValue: {
         type: ['object', 'string'],
-        if: { type: 'object', ...has('$ref', TRUTHY) },
-        then: { properties: { $ref: { type: 'string', description: 'The registered mapping whose pairings are used.' } } },
+        if: { type: 'object', ...standsAlone() },
+        then: { properties: Object.fromEntries(ALONE.map((record) => [record.name, { type: 'string', description: 'The registered mapping whose pairings are used.' }])) },
         else: {
-          if: { type: 'object', ...has('mapping', TRUTHY) },
+          // The descriptor rule of a pairing value (document.ts pairingValueForm): a truthy `mapping`.
+          if: { type: 'object', ...has(mappingKeyword.name, TRUTHY) },
           then: { $ref: '#/$defs/keywordObject' },
           else: { if: { type: 'object' }, then: { $ref: '#/$defs/pairings' } },
         },

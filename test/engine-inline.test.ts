@@ -60,9 +60,9 @@ function counts(run: Run): unknown {
 }
 
 /** The emitted source of `form` for `operand` as a function of the value, the source and the run; undefined: no inline form for it. */
-function emitted(form: InlineForm, operand: unknown): ((v: unknown, source: unknown, run: Run) => unknown) | undefined {
+function emitted(form: InlineForm, name: string, operand: unknown): ((v: unknown, source: unknown, run: Run) => unknown) | undefined {
   const gen = new Generator()
-  const code = emitInline(form, operand, gen, { pointer: '/p', mapping: undefined } as never)
+  const code = emitInline(form, name, operand, gen, { pointer: '/p', mapping: undefined } as never)
   if (code === undefined) return undefined
   const locals = Array.from({ length: 8 }, (_unused, i) => `l${i}`).join(', ')
   const constants = gen.constants.map((_constant, i) => `const c${i} = rt[${i}];\n`).join('')
@@ -96,7 +96,7 @@ for (const record of withForm) {
     let emittedCount = 0
     fc.assert(
       fc.property(OPERANDS[record.inline], value, json, (operand, v, source) => {
-        const emit = emitted(record.inline, operand)
+        const emit = emitted(record.inline, record.name, operand)
         const step = compiled(record, operand)
         // A form is written only for a keyword that takes part (its compile gave a step).
         if (emit === undefined || step === undefined) return true

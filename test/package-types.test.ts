@@ -7,6 +7,7 @@
 // full check of every dependency's declarations by 5.9 cost ten seconds of CPU more). One file uses the plugin, the engine and the request plugin
 // and must compile with no error at all (its `@ts-expect-error` lines must each meet one); another
 // holds the mistakes a user makes and must fail, each on its own line.
+import { execFileSync } from 'node:child_process'
 import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import t from 'tap'
@@ -23,6 +24,8 @@ async function consumer(root: string): Promise<void> {
   const installed = join(root, 'node_modules', 'mapper-service')
   const emitted = await tsc(['-p', 'tsconfig.build.json', '--emitDeclarationOnly', '--outDir', join(installed, 'dist')])
   if (emitted.code !== 0) throw new Error(`the declarations were not emitted: ${emitted.output}`)
+  // The build's last step (npm run build): the catalogue's declarations load the keyword modules' operand types.
+  execFileSync(process.execPath, [join(ROOT, 'scripts', 'keyword-declarations.mjs'), join(installed, 'dist')])
   const written = readdirSync(join(installed, 'dist'), { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.d.ts')).length
   if (written < 100) throw new Error(`only ${written} declaration files were emitted`)
   writeFileSync(join(installed, 'package.json'), readFileSync(join(ROOT, 'package.json')))
@@ -89,7 +92,7 @@ console.log(notADocument)
 const MISTAKES = `
 import Fastify from 'fastify'
 import mapperService from 'mapper-service'
-import { Mapper } from 'mapper-service/engine'
+import { Mapper, type MappingDocument } from 'mapper-service/engine'
 
 const app = Fastify()
 const mapper = new Mapper({}, {})
@@ -99,6 +102,7 @@ await app.register(mapperService, { serverIds: true }) // TS2769
 await app.register(mapperService, { options: { openapi: { hideFromHots: true } } }) // TS2769
 await app.mapper.map(42, {}) // TS2345
 await mapper.map({ mapping: {} }, {}, { limits: { timeMs: 50 } }) // TS2322
+const coerced: MappingDocument = { mapping: { '/n': { source: '/n', as: 'integer' } } } // TS2322
 `
 
 /** The errors of the consumer's two files, compiled by TypeScript 5.9 through its API (skipLibCheck, above). */

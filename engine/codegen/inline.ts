@@ -15,16 +15,19 @@ import type { ErrorObject } from '../types.js'
 import { isObject, supplier, toText, truthy } from '../values.js'
 import { _, join, nil, type Code, type CodeGen } from './code.js'
 
-/** What an inline form writes for a keyword's operand, or undefined when that operand has no inline form (its step is called). */
-export type Emit = (operand: unknown, gen: CodeGen, provenance: Provenance) => Code | undefined
+/**
+ * What an inline form writes for a keyword's operand (`name`: the keyword's), or undefined when
+ * that operand has no inline form (its step is called).
+ */
+export type Emit = (operand: unknown, gen: CodeGen, provenance: Provenance, name: string) => Code | undefined
 
-/** The scopes a pointer keyword reads from, as the generated source names them. */
-const SCOPES = { source: _`source`, input: _`run.input` } as const
+/** The scope's source, as the generated source names it. */
+const SOURCE = _`source`
 
 // ---- locate: a pointer read from a scope --------------------------------------------------------
 
-/** `source`, `input`: the operand read from the scope (its run is the compiled reader, pointer.ts). */
-const readFrom = (scope: keyof typeof SCOPES): Emit => (operand, gen) => gen.read(operand, SCOPES[scope])
+/** `source`, `input`: the operand read from a scope (its run is the compiled reader, pointer.ts). */
+const readFrom = (scope: Code): Emit => (operand, gen) => gen.read(operand, scope)
 
 // ---- locate: the first (or last) defined of a list ------------------------------------------------
 
@@ -45,7 +48,7 @@ const definedOf = (order: 'forward' | 'backward'): Emit => (operand, gen) => {
   const reads: Code[] = []
   for (const element of operand) {
     if (typeof element !== 'string' || !element.startsWith('/') || hasDotDotSegment(element)) return undefined
-    const read = gen.read(element, SCOPES.source)
+    const read = gen.read(element, SOURCE)
     if (read === undefined) return undefined
     reads.push(read)
   }
@@ -201,11 +204,11 @@ export function failure(provenance: Provenance, fields: (value: unknown) => Arra
   return (value) => errorObject(provenance, fields(value), message)
 }
 
-/** `required`: its error object (the value was undefined). */
-export const requiredFailure = (operand: unknown, provenance: Provenance): ((value: unknown) => ErrorObject) =>
-  failure(provenance, () => [['required', operand]], 'required value')
+/** `required` (`name`): its error object (the value was undefined). */
+export const requiredFailure = (name: string, operand: unknown, provenance: Provenance): ((value: unknown) => ErrorObject) =>
+  failure(provenance, () => [[name, operand]], 'required value')
 
-const requiredEmit: Emit = (operand, gen, provenance) => _`if (v === undefined) errors.push(${gen.constant(requiredFailure(operand, provenance))}(v));\n`
+const requiredEmit: Emit = (operand, gen, provenance, name) => _`if (v === undefined) errors.push(${gen.constant(requiredFailure(name, operand, provenance))}(v));\n`
 
 /** The seven JSON types `type` names: each one's test, message, and test as source over `v`. */
 const TYPE_TESTS: Readonly<Record<string, readonly [test: (value: unknown) => boolean, message: string, code: Code]>> = {
@@ -221,15 +224,15 @@ const TYPE_TESTS: Readonly<Record<string, readonly [test: (value: unknown) => bo
 /** The type names, sorted. */
 export const TYPE_NAMES: readonly string[] = Object.keys(TYPE_TESTS).sort()
 
-/** `type`: a defined value's test and the error object of a value that fails it, or undefined for an operand that names no type. */
-export function typeCheck(operand: unknown, provenance: Provenance): { test: (value: unknown) => boolean; failure: (value: unknown) => ErrorObject } | undefined {
+/** `type` (`name`): a defined value's test and the error object of a value that fails it, or undefined for an operand that names no type. */
+export function typeCheck(name: string, operand: unknown, provenance: Provenance): { test: (value: unknown) => boolean; failure: (value: unknown) => ErrorObject } | undefined {
   if (typeof operand !== 'string' || !Object.hasOwn(TYPE_TESTS, operand)) return undefined
   const [test, message] = TYPE_TESTS[operand]!
-  return { test, failure: failure(provenance, (value) => [['value', value], ['type', operand]], message) }
+  return { test, failure: failure(provenance, (value) => [['value', value], [name, operand]], message) }
 }
 
-const typeEmit: Emit = (operand, gen, provenance) => {
-  const check = typeCheck(operand, provenance)
+const typeEmit: Emit = (operand, gen, provenance, name) => {
+  const check = typeCheck(name, operand, provenance)
   if (check === undefined) return undefined
   return _`if (v !== undefined && !(${TYPE_TESTS[operand as string]![2]})) errors.push(${gen.constant(check.failure)}(v));\n`
 }
@@ -237,8 +240,8 @@ const typeEmit: Emit = (operand, gen, provenance) => {
 // ---- the forms, by the name a keyword record gives ----------------------------------------------
 
 const EMITS = {
-  'read-source': readFrom('source'),
-  'read-input': readFrom('input'),
+  'read-source': readFrom(SOURCE),
+  'read-input': readFrom(_`run.input`),
   'first-defined': definedOf('forward'),
   'last-defined': definedOf('backward'),
   constant: constantEmit,
@@ -252,7 +255,7 @@ const EMITS = {
 /** The name of an inline form, as a keyword record's `inline` gives it. */
 export type InlineForm = keyof typeof EMITS
 
-/** The source a form writes for an operand (undefined: none for this operand). */
-export function emitInline(form: InlineForm, operand: unknown, gen: CodeGen, provenance: Provenance): Code | undefined {
-  return EMITS[form](operand, gen, provenance)
+/** The source a form writes for keyword `name`'s operand (undefined: none for this operand). */
+export function emitInline(form: InlineForm, name: string, operand: unknown, gen: CodeGen, provenance: Provenance): Code | undefined {
+  return EMITS[form](operand, gen, provenance, name)
 }

@@ -1,6 +1,7 @@
 // Explain mode's plans: the same closures as a normal plan, each wrapped to record into the run's
 // trace (explain/trace.ts). The compiler builds these only when it compiles in explain mode, into
 // caches of its own, so a normal plan carries no trace code and checks no flag.
+import sourceKeyword from '../keywords/locate/source.js'
 import type { CompiledPipeline } from '../keywords/pipeline.js'
 import type { CompiledLocate } from '../keywords/record.js'
 import type { Context, Place, Plan, RegistryView, Slot, Step } from '../context.js'
@@ -116,7 +117,7 @@ export function tracedRead(text: string, relative: boolean, get: (context: Conte
     const before = context.run.errors.length
     noteRead(context, resolvePath(relative ? context.paths.source : sourceLocation(context), text))
     const value = get(context)
-    noteStage(context, text, 'locate', 'source', value, before)
+    noteStage(context, text, 'locate', sourceKeyword.name, value, before)
     return value
   }
 }

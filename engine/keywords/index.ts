@@ -203,4 +203,10 @@ export function pairingValueOf(descriptor: Record<string, unknown>): unknown {
   return found
 }
 
+/** The keywords that stand at the top of a mapping document, in catalogue order (record.ts `documentMember`). */
+export const DOCUMENT_MEMBERS: readonly KeywordRecord[] = (KEYWORDS as readonly KeywordRecord[]).filter((record) => record.documentMember !== undefined)
+
+/** The names of those that stand beside `mappings` in a compound document too. */
+export const COMPOUND_MEMBERS: ReadonlySet<string> = new Set(DOCUMENT_MEMBERS.filter((record) => record.documentMember === 'compound').map((record) => record.name))
+
 export type { Children, KeywordRecord, OperandIssue, Stage, Tier } from './record.js'

@@ -112,7 +112,7 @@ export function pipelineCode(descriptor: Record<string, unknown>, pipeline: Comp
   if (pipeline.plugins) return undefined
   const parts: Code[] = pipeline.located === undefined ? [_`v = source;\n`] : []
   for (const record of pipeline.records) {
-    let part = record.inline === undefined ? undefined : emitInline(record.inline, descriptor[record.name], gen, provenance)
+    let part = record.inline === undefined ? undefined : emitInline(record.inline, record.name, descriptor[record.name], gen, provenance)
     // A validator needs nothing but the value and the run: one without an inline form is called.
     const check = pipeline.checks.get(record)
     if (part === undefined && check !== undefined) part = _`${gen.constant(check)}(v, run);\n`

@@ -117,6 +117,12 @@ export interface KeywordRecord<N extends KeywordName = KeywordName, S extends St
   readonly name: N
   readonly stage: S
   readonly tier: Tier
+  /**
+   * It stands at the top of a mapping document (language.md §2.5): `single`, a member of a single
+   * document (the editor offers it there); `compound`, also beside `mappings` in a compound
+   * document, where validation checks its operand.
+   */
+  readonly documentMember?: 'single' | 'compound'
   /** Its operand is a JSON Pointer into a scope: it names a descriptor's provenance, and a `..` in it stops the pipeline. */
   readonly pointer?: boolean
   /** Its evaluation can observe the context's paths (so a descriptor using it gets its own context). */

@@ -3,7 +3,7 @@
 // `Children`), never by naming keywords. The compiler places pairing maps with it (for budget
 // errors); the stdout check finds the descriptors that would print with it. Operands that are data
 // (`constant`, `examples`, a plugin's options) hold no documents, so nothing inside them is visited.
-import { documentForm } from '../document.js'
+import { documentForm, pairingValueForm } from '../document.js'
 import { escapeToken } from '../pointer.js'
 import { complete, STEPS_PER_YIELD, type Steps } from '../steps.js'
 import { isObject, keysOf } from '../values.js'
@@ -74,7 +74,7 @@ export function * walking(document: unknown, pointer: string, visitor: DocumentV
       stopped = true
       return
     }
-    if (documentForm(value) === 'pairings') yield * pairings(value, here)
+    if (pairingValueForm(value) === 'pairings') yield * pairings(value, here)
     else yield * keywordObject(value, here)
   }
 

@@ -9,7 +9,7 @@
 // every descriptor they read counts, of alternatives only the largest, and a pairing value or
 // ancestry makes the descriptor a level of its own.
 import { MAX_EVALUATION_DEPTH } from '../budget.js'
-import { documentForm, entryOf, idOf, membersOf } from '../document.js'
+import { documentForm, entryOf, idOf, membersOf, pairingValueForm } from '../document.js'
 import { escapeToken } from '../pointer.js'
 import { stage, visitChildren } from '../keywords/index.js'
 import type { Children } from '../keywords/record.js'
@@ -130,7 +130,7 @@ export function * expanding(document: unknown, lookup: (id: string) => unknown):
   function * pairingsOf(value: unknown): Steps<number> {
     if (typeof value === 'string') return yield * named(value, true)
     if (!isObject(value)) return 0
-    if (documentForm(value) !== 'pairings') return yield * through(value, true)
+    if (pairingValueForm(value) !== 'pairings') return yield * through(value, true)
     let levels = 0
     for (const key of keysOf(value)) {
       const right = value[key]

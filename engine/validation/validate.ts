@@ -1,8 +1,8 @@
 // Mapping validation (validation.md): judge a document as a mapping before anything runs. The
 // document level checks well-formedness only; the instance level adds reachability against an
 // engine's registries. Synchronous, never throwing, never evaluating, never changing anything.
-import { documentForm, idOf, MAX_DOCUMENT_DEPTH, membersOf } from '../document.js'
-import { isKeyword, KEYWORDS, keywordRecord, pairingValueOf, standingAlone } from '../keywords/index.js'
+import { documentForm, idOf, MAX_DOCUMENT_DEPTH, membersOf, pairingValueForm } from '../document.js'
+import { COMPOUND_MEMBERS, isKeyword, KEYWORDS, keywordRecord, pairingValueOf, standingAlone } from '../keywords/index.js'
 import type { Visit } from '../keywords/record.js'
 import { Ancestry } from '../registry.js'
 import { cutText, REPORT_LIMITS, Sizer, type ReportLimits } from './bounds.js'
@@ -231,7 +231,7 @@ class Traversal {
 
   private * compound(document: Record<string, unknown>, pointer: string): Steps<void> {
     for (const key of Object.keys(document)) {
-      if (key === '$id' || key === 'description') this.keywordOperand(key, document[key], at(pointer, key))
+      if (COMPOUND_MEMBERS.has(key)) this.keywordOperand(key, document[key], at(pointer, key))
     }
     const members = document.mappings
     if (!isObject(members)) {
@@ -488,7 +488,7 @@ class Traversal {
       this.mappingReference(value[whole.name], at(here, whole.name))
       return undefined
     }
-    if (truthy(value.mapping)) return this.descriptorObject(value, here, false)
+    if (pairingValueForm(value) === 'descriptor') return this.descriptorObject(value, here, false)
     return this.pairings(value, here, top)
   }
 

@@ -27,3 +27,10 @@ export default keyword<'stdout', 'diagnostic'>({
     }
   },
 })
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    stdout?: boolean | string
+  }
+}

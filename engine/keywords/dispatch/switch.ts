@@ -1,5 +1,6 @@
 // `switch` (dispatch, language.md §8.4): reads a branch key from the scope it names and evaluates the
 // matching case (own keys only; a falsy case falls back to `default`).
+import type { Descriptor } from '../../descriptor.js'
 import type { Context, Slot, Step } from '../../context.js'
 import { noteBranch } from '../../explain/trace.js'
 import { unionOf } from '../../output-types.js'
@@ -124,5 +125,12 @@ function tracedSwitch(
       noteBranch(context, descriptor, { switch: cases.has(name) ? name : hasDefault ? 'default' : null, key: name })
       return take(name, value, context)
     },
+  }
+}
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    switch?: { source?: string; input?: string; output?: string; cases: Record<string, Descriptor> }
   }
 }

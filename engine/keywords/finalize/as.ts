@@ -36,3 +36,10 @@ export default keyword<'as', 'finalize'>({
     return { awaits: false, run: (value, context) => (value === undefined ? value : coerce(value, context.run)) }
   },
 })
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    as?: 'string' | 'number' | 'boolean' | 'json'
+  }
+}

@@ -16,3 +16,10 @@ export default keyword<'default', 'finalize'>({
     return { awaits: false, run: (value) => (value !== undefined ? value : fallback()) }
   },
 })
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    default?: unknown
+  }
+}

@@ -24,3 +24,10 @@ export default keyword<'regexp_i', 'finalize'>({
     }
   },
 })
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    regexp_i?: boolean
+  }
+}

@@ -1,6 +1,7 @@
 // `examples`: inputs and the outputs the mapping must give them. Evaluation never reads them; the
 // service runs those of a document's top (and of a compound document's members) when it registers
 // the mapping, when `/validate` is asked, and in `mapper-service test` (engine/examples.ts).
+import type { Example } from '../../descriptor.js'
 import { isObject } from '../../values.js'
 import { issue, keyword, type OperandIssue } from '../record.js'
 
@@ -32,6 +33,7 @@ export default keyword<'examples', 'inert'>({
   name: 'examples',
   stage: 'inert',
   tier: 'extended',
+  documentMember: 'single',
   schema: {
     description:
       'Inputs and the outputs this mapping must give them, checked when it is registered, by /validate and by `mapper-service test`. An example passes when the envelope without valid and errors deep-equals output, valid is as stated (default true), and errors, when stated, deep-equal the envelope\'s.',
@@ -51,3 +53,10 @@ export default keyword<'examples', 'inert'>({
   },
   operand: (value) => (Array.isArray(value) ? value.flatMap(exampleIssues) : issue('KW-examples-1', 'examples must be a list of { input, output } objects')),
 })
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    examples?: Example[]
+  }
+}

@@ -1,4 +1,5 @@
 // `all` (locate, language.md §8.3): the values of every element, undefined ones left out.
+import type { Descriptor } from '../../descriptor.js'
 import { unionOf } from '../../output-types.js'
 import { keyword, READ_DESCRIPTOR_SCHEMA } from '../record.js'
 import { combinator, listChildren, listContents, listOperand } from './scope.js'
@@ -17,3 +18,10 @@ export default keyword<'all', 'locate'>({
     Array.isArray(operand) ? { alts: [{ kind: 'array', items: unionOf(operand.map((element) => infer.read(element).alts)) }], undefined: false } : undefined,
   compile: combinator('all', (values) => values.filter((value) => value !== undefined)),
 })
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    all?: Descriptor[]
+  }
+}

@@ -1,4 +1,5 @@
 // `first` (locate, language.md §8.3): the first element whose value is defined.
+import type { Descriptor } from '../../descriptor.js'
 import { firstDefined } from '../../procedures.js'
 import { keyword, READ_DESCRIPTOR_SCHEMA } from '../record.js'
 import { combinator, listChildren, listContents, listOperand, oneOfElements } from './scope.js'
@@ -16,3 +17,10 @@ export default keyword<'first', 'locate'>({
   outputType: oneOfElements,
   compile: combinator('first', firstDefined),
 })
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    first?: Descriptor[]
+  }
+}

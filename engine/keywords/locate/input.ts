@@ -10,3 +10,10 @@ export default pointerKeyword(
   { readsAt: (operand) => resolvePath(operand) },
   'read-input'
 )
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    input?: string
+  }
+}

@@ -1,4 +1,5 @@
 // `last` (locate, language.md §8.3): the last element whose value is defined.
+import type { Descriptor } from '../../descriptor.js'
 import { keyword, READ_DESCRIPTOR_SCHEMA } from '../record.js'
 import { lastDefined } from '../../codegen/inline.js'
 import { combinator, listChildren, listContents, listOperand, oneOfElements } from './scope.js'
@@ -16,3 +17,10 @@ export default keyword<'last', 'locate'>({
   outputType: oneOfElements,
   compile: combinator('last', lastDefined),
 })
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    last?: Descriptor[]
+  }
+}

@@ -13,3 +13,10 @@ export default pointerKeyword(
   },
   'read-source'
 )
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    source?: string
+  }
+}

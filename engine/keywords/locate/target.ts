@@ -5,3 +5,10 @@ import { snapshot } from './snapshot.js'
 export default pointerKeyword('target', 'Read a snapshot of the current target at this JSON Pointer.', (read) => (context) => snapshot(read(context.target), context), {
   shifts: 'target',
 })
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    target?: string
+  }
+}

@@ -10,6 +10,7 @@ export default keyword<'$extend', 'registry'>({
   name: '$extend',
   stage: 'registry',
   tier: 'core',
+  documentMember: 'single',
   schema: {
     description: 'Ancestor mappings whose pairings this one inherits when it is registered: a mapping id or a non-empty list of ids.',
     anyOf: [{ type: 'string', minLength: 1 }, { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } }],
@@ -39,3 +40,10 @@ export default keyword<'$extend', 'registry'>({
     if (truthy(value)) visit.ancestry(value, [])
   },
 })
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    $extend?: string | string[]
+  }
+}

@@ -7,6 +7,7 @@ export default keyword<'$id', 'registry'>({
   name: '$id',
   stage: 'registry',
   tier: 'core',
+  documentMember: 'compound',
   schema: { description: 'The name this mapping registers under.', type: 'string', minLength: 1, not: { enum: FORBIDDEN_IDS } },
   operand(value) {
     if (typeof value !== 'string' || value === '') return issue('REG-5', '$id must be a non-empty string')
@@ -14,3 +15,10 @@ export default keyword<'$id', 'registry'>({
     return ok
   },
 })
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    $id?: string
+  }
+}

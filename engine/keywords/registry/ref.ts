@@ -18,3 +18,10 @@ export default keyword<'$ref', 'registry'>({
     if (truthy(value)) visit.reference(value, [])
   },
 })
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    $ref?: string
+  }
+}

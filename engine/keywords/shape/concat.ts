@@ -46,3 +46,10 @@ export default keyword<'concat', 'shape'>({
     }
   },
 })
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    concat?: boolean
+  }
+}

@@ -15,3 +15,10 @@ export default keyword<'constant', 'shape'>({
     return { awaits: false, run: constantOf(descriptor.constant) }
   },
 })
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    constant?: unknown
+  }
+}

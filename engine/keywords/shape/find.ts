@@ -33,3 +33,10 @@ export default keyword<'find', 'shape'>({
     return { awaits: false, run: (value, context) => find(value, context.run) }
   },
 })
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    find?: { eq: Record<string, unknown>; pointer?: string }
+  }
+}

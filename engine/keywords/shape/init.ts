@@ -26,3 +26,10 @@ export default keyword<'init', 'shape'>({
     return { awaits: false, run: (value, context): unknown => observed(initializer(value, context)) }
   },
 })
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    init?: string
+  }
+}

@@ -45,3 +45,10 @@ export default keyword<'random', 'shape'>({
     }
   },
 })
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    random?: number
+  }
+}

@@ -64,3 +64,10 @@ export default keyword<'template', 'shape'>({
     }
   },
 })
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    template?: string
+  }
+}

@@ -71,3 +71,10 @@ export default keyword<'transform', 'shape'>({
     }
   },
 })
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    transform?: string | Array<string | Record<string, unknown>>
+  }
+}

@@ -8,3 +8,10 @@ export default keyword<'unique', 'shape'>({
   schema: { description: 'Experimental: with random, pick distinct members.', type: 'boolean' },
   operand: booleanOperand('unique', 'KW-random-1'),
 })
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    unique?: boolean
+  }
+}

@@ -1,4 +1,5 @@
 // `each` (structure, language.md §7.2): like `mapping`, applied to every element of an array value.
+import type { PairingValue } from '../../descriptor.js'
 import { keyword, PAIRING_VALUE_SCHEMA, TRUTHY_SCHEMA } from '../record.js'
 import { pairingsOperand } from './pairings.js'
 import { truthy } from '../../values.js'
@@ -28,3 +29,10 @@ export default keyword<'each', 'structure'>({
     if (truthy(value) && !truthy(descriptor.mapping)) visit.pairings(value, [])
   },
 })
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    each?: PairingValue
+  }
+}

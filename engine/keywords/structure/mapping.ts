@@ -1,4 +1,5 @@
 // `mapping` (structure, language.md §7.2): the value is mapped through these pairings into a fresh target.
+import type { PairingValue } from '../../descriptor.js'
 import { keyword, PAIRING_VALUE_SCHEMA } from '../record.js'
 import { pairingsOperand } from './pairings.js'
 import { truthy } from '../../values.js'
@@ -7,6 +8,7 @@ export default keyword<'mapping', 'structure'>({
   name: 'mapping',
   stage: 'structure',
   tier: 'core',
+  documentMember: 'single',
   schema: {
     ...PAIRING_VALUE_SCHEMA,
     description: 'The pairings of this level (target pointer → descriptor), or a mapping id or { $ref } whose pairings are used; the value is mapped into a fresh target.',
@@ -21,3 +23,10 @@ export default keyword<'mapping', 'structure'>({
     if (truthy(value)) visit.pairings(value, [])
   },
 })
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    mapping?: PairingValue
+  }
+}

@@ -19,3 +19,10 @@ export default keyword<'enum', 'validate'>({
     }
   },
 })
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    enum?: unknown[]
+  }
+}

@@ -9,7 +9,14 @@ export default keyword<'maximum', 'validate'>({
   tier: 'core',
   schema: { description: 'Validator: a number value is at most this.', type: 'number' },
   operand: validatorOperand('maximum', isNumber, 'a number'),
-  outputType: (value, operand) => bound(value, 'maximum', operand),
+  outputType: (value, operand) => bound(value, operand, 'maximum', Math.min),
   compile: (descriptor, _cx, provenance) =>
     numericCheck('maximum', descriptor.maximum, (v, max) => v <= max, `cannot be greater than ${String(descriptor.maximum)}`, provenance),
 })
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    maximum?: number
+  }
+}

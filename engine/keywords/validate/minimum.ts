@@ -9,7 +9,14 @@ export default keyword<'minimum', 'validate'>({
   tier: 'core',
   schema: { description: 'Validator: a number value is at least this.', type: 'number' },
   operand: validatorOperand('minimum', isNumber, 'a number'),
-  outputType: (value, operand) => bound(value, 'minimum', operand),
+  outputType: (value, operand) => bound(value, operand, 'minimum', Math.max),
   compile: (descriptor, _cx, provenance) =>
     numericCheck('minimum', descriptor.minimum, (v, min) => v >= min, `cannot be less than ${String(descriptor.minimum)}`, provenance),
 })
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    minimum?: number
+  }
+}

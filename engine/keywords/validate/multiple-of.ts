@@ -25,3 +25,10 @@ export default keyword<'multipleOf', 'validate'>({
   compile: (descriptor, _cx, provenance) =>
     numericCheck('multipleOf', descriptor.multipleOf, isMultipleOf, `must be a multiple of ${String(descriptor.multipleOf)}`, provenance),
 })
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    multipleOf?: number
+  }
+}

@@ -36,3 +36,10 @@ export default keyword<'pattern', 'validate'>({
     }
   },
 })
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    pattern?: string
+  }
+}

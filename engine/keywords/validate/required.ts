@@ -14,9 +14,16 @@ export default keyword<'required', 'validate'>({
   outputType: (value, operand) => (truthy(operand) ? { ...value, undefined: false } : value),
   compile(descriptor, _cx, provenance) {
     if (!truthy(descriptor.required)) return null
-    const failure = requiredFailure(descriptor.required, provenance)
+    const failure = requiredFailure('required', descriptor.required, provenance)
     return (value, run) => {
       if (value === undefined) run.errors.push(failure(value))
     }
   },
 })
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    required?: boolean
+  }
+}

@@ -12,7 +12,7 @@ export default keyword<'type', 'validate'>({
   operand: validatorOperand('type', (v) => typeof v === 'string' && TYPE_NAMES.includes(v), `one of ${TYPE_NAMES.join(', ')}`),
   inline: 'type',
   compile(descriptor, _cx, provenance) {
-    const check = typeCheck(descriptor.type, provenance)
+    const check = typeCheck('type', descriptor.type, provenance)
     if (check === undefined) return null
     const { test, failure } = check
     return (value, run) => {
@@ -20,3 +20,10 @@ export default keyword<'type', 'validate'>({
     }
   },
 })
+
+// Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
+declare module '../../descriptor.js' {
+  interface KeywordOperands {
+    type?: string
+  }
+}
