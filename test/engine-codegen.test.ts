@@ -1,4 +1,4 @@
-// Generated levels (engine/codegen.ts): the same envelopes as the closure plan, whatever text a
+// Generated levels (engine/codegen/level.ts): the same envelopes as the closure plan, whatever text a
 // document carries, and document text never runs as code.
 import { pathToFileURL } from 'node:url'
 import fc from 'fast-check'
