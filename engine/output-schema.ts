@@ -19,7 +19,7 @@ import { documentForm, entryOf, idOf, membersOf, pairingValueForm } from './docu
 import { isKeyword, keywordRecord, pairingValueOf, stage, visitChildren, visiting, type KeywordRecord } from './keywords/index.js'
 import { ANY_ARRAY, ANY_OBJECT, UNKNOWN, union, unionOf, type Alt, type Inference, type Inferred, type Property } from './output-types.js'
 import { escapeToken, isArrayIndex, parsePointer } from './pointer.js'
-import { flattenBatch } from './registry.js'
+import { flattenBatch } from './keywords/registry/ancestry.js'
 import { isObject, keysOf, truthy } from './values.js'
 
 /** A registered mapping's (flattened) document by id, or undefined. */

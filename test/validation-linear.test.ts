@@ -4,7 +4,7 @@
 // of mapping ids), never timed; the diagnostics for loops and unknown names are those of before.
 import t from 'tap'
 import { DocumentError, Mapper, outputSchema } from '../engine/index.js'
-import { Ancestry, flattenBatch, MAX_FLATTENED_PAIRINGS } from '../engine/registry.js'
+import { Ancestry, flattenBatch, MAX_FLATTENED_PAIRINGS } from '../engine/keywords/registry/ancestry.js'
 import { validateDocument, withMembers, type Reachability } from '../engine/validation/validate.js'
 
 type Doc = Record<string, unknown>

@@ -4,7 +4,7 @@
 import { documentForm, idOf, MAX_DOCUMENT_DEPTH, membersOf, pairingValueForm } from '../document.js'
 import { COMPOUND_MEMBERS, isKeyword, KEYWORDS, keywordRecord, pairingValueOf, standingAlone } from '../keywords/index.js'
 import type { Visit } from '../keywords/record.js'
-import { Ancestry } from '../registry.js'
+import { Ancestry } from '../keywords/registry/ancestry.js'
 import { cutText, REPORT_LIMITS, Sizer, type ReportLimits } from './bounds.js'
 import { escapeToken, hasDotDotSegment, parsePointer } from '../pointer.js'
 import { didYouMean } from '../suggest.js'
