@@ -41,11 +41,20 @@ COPY bin ./bin
 RUN npm run build
 
 FROM node:24.20-slim
-# glibc's malloc: allocations of 128 KiB and more are mapped on their own and unmapped when freed,
-# at a fixed threshold (glibc raises it after each large free, after which freed bodies and reports
-# stay in its heap): once idle after a burst of large bodies, RSS +179 -> +56 MB in bench:hostile.
+# jemalloc in place of glibc's malloc (LD_PRELOAD): it gives freed pages back to the system in the
+# background, where glibc keeps what sits below the top of its heap (the sockets' 64 KiB read
+# buffers of a burst of slow clients among them): once idle after bench:hostile's never-read
+# attacks, RSS +97 MB with glibc, -34 MB with jemalloc. The path is made the same on every
+# architecture. The MALLOC_* settings are glibc's, for a deployment that drops the preload:
+# allocations of 128 KiB and more mapped on their own and unmapped when freed, at a fixed threshold.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libjemalloc2 \
+ && rm -rf /var/lib/apt/lists/* \
+ && ln -s "$(find /usr/lib -name libjemalloc.so.2 | head -n 1)" /usr/local/lib/libjemalloc.so.2 \
+ && test -e /usr/local/lib/libjemalloc.so.2
 ENV NODE_ENV=production \
     PORT=3333 \
+    LD_PRELOAD=/usr/local/lib/libjemalloc.so.2 \
     MALLOC_MMAP_THRESHOLD_=131072 \
     MALLOC_TRIM_THRESHOLD_=131072
 WORKDIR /app

@@ -32,7 +32,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http'
 import { connect, type Socket } from 'node:net'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { rename } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -112,16 +112,35 @@ register({ $id: 'echo', mapping: { '/echo': '/' } })
 for (const document of DOCUMENTS) register(document)
 
 /**
- * glibc's malloc settings for the services it starts: those the image and `npm start` set (the
- * Dockerfile's MALLOC_* ENV, read from it), each overridden by a MALLOC_* variable given to the
- * benchmark (`MALLOC_MMAP_THRESHOLD_= npm run bench:hostile`, empty: glibc's default).
+ * The allocator settings for the services it starts: those the image and `npm start` set, read
+ * from the Dockerfile. Its MALLOC_* ENV (glibc's), each overridden by a MALLOC_* variable given to
+ * the benchmark (`MALLOC_MMAP_THRESHOLD_= npm run bench:hostile`, empty: glibc's default); and, as
+ * the image preloads jemalloc, this machine's jemalloc (Debian's libjemalloc2) preloaded too, unless
+ * `BENCH_ALLOCATOR=glibc` asks for glibc's malloc (or the machine has none: the report says which).
  */
 function mallocSettings(): Record<string, string> {
   const dockerfile = readFileSync(fileURLToPath(new URL('../Dockerfile', import.meta.url)), 'utf8')
   const shipped = Object.fromEntries([...dockerfile.matchAll(/\b(MALLOC_\w+)=(\S+)/g)].map((match) => [match[1]!, match[2]!]))
   const given = Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[0].startsWith('MALLOC_') && entry[1] !== undefined))
-  return Object.fromEntries(Object.entries({ ...shipped, ...given }).filter(([, value]) => value !== ''))
+  const settings = Object.fromEntries(Object.entries({ ...shipped, ...given }).filter(([, value]) => value !== ''))
+  return JEMALLOC === undefined ? settings : { ...settings, LD_PRELOAD: JEMALLOC }
 }
+
+/** The jemalloc the services preload (as the image does), or undefined: glibc's malloc. */
+const JEMALLOC: string | undefined = (() => {
+  if (process.env.BENCH_ALLOCATOR === 'glibc') return undefined
+  if (!/\bLD_PRELOAD=\S*jemalloc/.test(readFileSync(fileURLToPath(new URL('../Dockerfile', import.meta.url)), 'utf8'))) return undefined
+  const candidates = ['/usr/local/lib/libjemalloc.so.2', ...['x86_64', 'aarch64'].map((arch) => `/usr/lib/${arch}-linux-gnu/libjemalloc.so.2`), '/usr/lib/libjemalloc.so.2']
+  return candidates.find((path) => existsSync(path))
+})()
+
+/** Which allocator the services run with, as the report's first line says. */
+const ALLOCATOR =
+  JEMALLOC !== undefined
+    ? `allocator jemalloc (${JEMALLOC}, as the image preloads it)`
+    : process.env.BENCH_ALLOCATOR === 'glibc'
+      ? "allocator glibc's malloc (BENCH_ALLOCATOR=glibc)"
+      : "allocator glibc's malloc (no jemalloc here: Debian's libjemalloc2; the image preloads it)"
 
 interface Service {
   readonly name: string
@@ -512,7 +531,7 @@ async function memoryOf(service: Service): Promise<string> {
 const probes = new Map(services.map((service) => [service, new HealthProbe(service.base)]))
 
 async function runAttacks(): Promise<void> {
-  console.log(`mapper-service hostile benchmark — node ${process.version}; /health of both services polled every 10 ms from a worker thread; target ≤ ${TARGET_MS} ms\n`)
+  console.log(`mapper-service hostile benchmark — node ${process.version}; ${ALLOCATOR}; /health of both services polled every 10 ms from a worker thread; target ≤ ${TARGET_MS} ms\n`)
   console.log(`${'attack'.padEnd(74)}${'answer'.padEnd(64)}worst /health   alive   service CPU (main threads; threads beside them at their priority)   peak RSS over the RSS before`)
   const start = new Map(services.map((service) => [service, { rss: rssMb(service), threads: procStatus(service, 'Threads') }]))
   let met = 0
@@ -563,7 +582,7 @@ async function runSoak(seconds: number): Promise<void> {
   const hostile = selected.filter(([, , traits]) => traits?.soak !== false)
   const target = plain
   const raised = canRaisePriority()
-  console.log(`mapper-service soak — node ${process.version}; ${seconds} s of the registered citation document (bench-small) at 10 connections alone, then ${seconds} s with one hostile request a second (${hostile.length} kinds in turn); the load generator and the /health probes at nice ${CLIENT_PRIORITY}${raised ? '' : ' (refused: they share the CPU with the services evenly)'}; ${split === undefined ? 'every process on every CPU (no taskset, or one CPU)' : `the service on CPU ${split.service}, every other process on CPU ${split.clients.replace(/^(\d+)-\1$/, '$1')}`}\n`)
+  console.log(`mapper-service soak — node ${process.version}; ${ALLOCATOR}; ${seconds} s of the registered citation document (bench-small) at 10 connections alone, then ${seconds} s with one hostile request a second (${hostile.length} kinds in turn); the load generator and the /health probes at nice ${CLIENT_PRIORITY}${raised ? '' : ' (refused: they share the CPU with the services evenly)'}; ${split === undefined ? 'every process on every CPU (no taskset, or one CPU)' : `the service on CPU ${split.service}, every other process on CPU ${split.clients.replace(/^(\d+)-\1$/, '$1')}`}\n`)
   const body = JSON.stringify({ mapping: 'bench-small', input: citationInput })
   // The legitimate request answers 200 before the load starts, or the soak would measure refusals.
   const first = await fetch(`${target.base}/map`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })

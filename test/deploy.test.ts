@@ -3,8 +3,8 @@
 // `kubectl kustomize deploy/` renders them (test/helm-support.ts; skipped with the reason where
 // kubectl cannot be fetched), probes on real routes, ports and images matching the package, the
 // image's health check command run against a real server.
-import { spawn } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { execFileSync, spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
@@ -200,6 +200,28 @@ t.test('the malloc settings: the image and npm start / npm run dev run the servi
   const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts
   for (const name of ['start', 'dev']) t.same(settings(scripts[name]!), image, `npm ${name === 'start' ? 'start' : 'run dev'} sets them too`)
   t.ok(read('README.md').includes('MALLOC_MMAP_THRESHOLD_=131072'), 'the README says so, for other ways of running it')
+})
+
+t.test('jemalloc: the image installs and preloads it, and npm start / npm run dev preload it where the system has it', async (t) => {
+  const dockerfile = read('Dockerfile')
+  const final = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '))
+  t.match(final, /apt-get install -y --no-install-recommends libjemalloc2/, 'the last stage installs Debian\'s libjemalloc2')
+  t.match(final, /ln -s "\$\(find \/usr\/lib -name libjemalloc\.so\.2 \| head -n 1\)" \/usr\/local\/lib\/libjemalloc\.so\.2/, 'at one path on every architecture')
+  t.match(final, /LD_PRELOAD=\/usr\/local\/lib\/libjemalloc\.so\.2/, 'and preloads it')
+  t.ok(final.indexOf('LD_PRELOAD') < final.indexOf('USER node'), 'for the service\'s user too')
+  const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts
+  for (const name of ['start', 'dev']) {
+    t.match(scripts[name], /exec env \$\{J:\+LD_PRELOAD=\$J\} node /, `npm ${name === 'start' ? 'start' : 'run dev'} preloads it when found`)
+    // The script's own shell decides: with a jemalloc on the machine it is preloaded, without one nothing is.
+    const script = scripts[name]!.replace(/exec env (\$\{J:\+LD_PRELOAD=\$J\}) node .*$/, 'env $1 sh -c \'printf %s "$LD_PRELOAD"; printf "|%s" "$OPTIONS"\'')
+    const found = execFileSync('sh', ['-c', script], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } })
+    const [preload, options] = found.split('|')
+    const installed = ['/usr/local/lib/libjemalloc.so.2', '/usr/lib/x86_64-linux-gnu/libjemalloc.so.2', '/usr/lib/aarch64-linux-gnu/libjemalloc.so.2', '/usr/lib/libjemalloc.so.2'].some((path) => existsSync(path))
+    if (installed) t.match(preload, /libjemalloc\.so\.2$/, `npm ${name}: this machine's jemalloc`)
+    else t.equal(preload, '', `npm ${name}: no jemalloc here, nothing preloaded`)
+    if (name === 'dev') t.match(options, /"playground":true/, 'npm run dev still exports OPTIONS')
+  }
+  t.ok(read('README.md').includes('libjemalloc2'), 'the README says so')
 })
 
 t.test('docker-compose.yml: the service, its health check, a bind-mounted mappings directory, OPTIONS, Redis for the rate limits', async (t) => {
