@@ -151,7 +151,7 @@ function quickStart(command: string): string {
 
 t.test('npm start: SIGTERM to npm stops the whole tree', async (t) => {
   const started = await npmRun(t, quickStart('npm start'), { OPTIONS: '{"host":"127.0.0.1","logging":{"level":"warn"}}' })
-  t.match(started.output(), /> (?:\w+=\S+ )*exec node /, 'npm runs the script as written')
+  t.match(started.output(), /> (?:J=\$\(.*?\); )?(?:\w+=\S+ )*exec (?:env \$\{J:\+LD_PRELOAD=\$J\} )?node /, 'npm runs the script as written: the service replaces the shell (exec), through env when it preloads jemalloc')
   // The malloc settings reach the service's own process (the image sets the same: deploy.test.ts).
   const service = tree(started.npm).find((pid) => commandLine(pid).includes('dist/bin/mapper-service.js'))!
   const environment = readFileSync(`/proc/${service}/environ`, 'utf8').split('\0')
