@@ -38,6 +38,9 @@ COPY workers ./workers
 COPY observability ./observability
 COPY http ./http
 COPY bin ./bin
+# The build's own steps (the keyword declarations, the playground's bundle) and the page's sources.
+COPY scripts ./scripts
+COPY playground ./playground
 RUN npm run build
 
 FROM node:24.20-slim
@@ -62,7 +65,7 @@ COPY --from=dependencies --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist
 COPY --chown=node:node package.json ./
 COPY --chown=node:node mappings ./mappings
-COPY --chown=node:node playground ./playground
+COPY --from=build --chown=node:node /app/playground ./playground
 USER node
 EXPOSE 3333
 # Slim images have no curl: node itself probes the mapping path.

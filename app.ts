@@ -228,7 +228,7 @@ const servicePlugin: FastifyPluginAsync<ServerPluginOptions> = async (app, opts)
   await app.register(registryRoutes)
   if (store !== undefined) await app.register(managedRoutes, { managed: store.managed, evaluator, write: config.mappings.write })
   await app.register(schemaRoutes)
-  if (config.playground) await app.register(playgroundRoutes, { auth: config.auth !== null, explicit: config.map.explicit !== false })
+  if (config.playground) await app.register(playgroundRoutes, { auth: config.auth !== null, explicit: config.map.explicit !== false, explain: config.map.explain !== false })
   if (metrics !== undefined && config.metrics !== false) await app.register(metricsRoutes, { ...config.metrics, metrics })
   // Last: the method rules cover every route registered before them.
   await app.register(methodRoutes, { cors: config.cors, served })

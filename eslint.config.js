@@ -8,7 +8,7 @@ import neostandard from 'neostandard'
 export default [
   ...neostandard({
     ts: true,
-    ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.tap/**'],
+    ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.tap/**', 'playground/build/**'],
   }),
   {
     rules: {

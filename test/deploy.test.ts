@@ -193,6 +193,28 @@ t.test('Dockerfile: Node 24 slim pinned to a minor, dependencies cached before t
   t.equal(await run(), 1, 'exit 1 when nothing listens')
 })
 
+t.test('Dockerfile: the build stage copies everything npm run build reads, and the image takes the built page', async (t) => {
+  const text = read('Dockerfile').replace(/\\\n\s*/g, '')
+  const stages = text.split(/\nFROM /)
+  const build = stages.find((stage) => /^\S+ AS build\b/.test(stage))
+  t.ok(build !== undefined, 'a build stage')
+  const copied = new Set([...build!.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((match) => match[1]!.split(/\s+/)))
+  const buildIndex = build!.indexOf('RUN npm run build')
+  t.ok(buildIndex > 0, 'the build stage runs npm run build')
+  const before = new Set([...build!.slice(0, buildIndex).matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((match) => match[1]!.split(/\s+/)))
+  const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts
+  // What the build reads: tsconfig.build.json's folders and the scripts the build runs, with what they bundle.
+  const tsconfig = JSON.parse(read('tsconfig.build.json')) as { include: string[] }
+  const needed = [...tsconfig.include.filter((path) => path !== '*.ts'), '*.ts', 'tsconfig.json', 'tsconfig.build.json']
+  for (const [, script] of scripts.build!.matchAll(/node (\S+\.mjs)/g)) needed.push(script!.split('/')[0]!)
+  needed.push('playground')
+  for (const path of new Set(needed)) t.ok(before.has(path) || before.has(`${path}/`), `${path} is copied before npm run build`)
+  t.ok(copied.size > 0)
+  const final = stages.at(-1)!
+  t.match(final, /^COPY --from=build --chown=node:node \/app\/playground \.\/playground$/m, 'the image takes the page with its built script from the build stage')
+  t.notMatch(final, /^COPY --chown=node:node playground /m, 'not the unbuilt folder')
+})
+
 t.test('the malloc settings: the image and npm start / npm run dev run the service with the same ones', async (t) => {
   const settings = (text: string): Record<string, string> => Object.fromEntries([...text.matchAll(/\b(MALLOC_\w+)=(\d+)/g)].map((match) => [match[1]!, match[2]!]))
   const image = settings(read('Dockerfile'))

@@ -86,7 +86,7 @@ interface Manifest {
 const NPM_ENV = { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false', npm_config_ignore_scripts: 'false' }
 
 /** The files of this project a pack reads, copied byte for byte. */
-const COPIED = ['package.json', 'CHANGELOG.md', 'scripts/pack-manifest.mjs']
+const COPIED = ['package.json', 'CHANGELOG.md', 'scripts/pack-manifest.mjs', 'scripts/keyword-declarations.mjs', 'scripts/build-playground.mjs']
 
 /**
  * The global types tsc requires of any program (it stops with "Cannot find global type" without
