@@ -25,7 +25,7 @@ export const GROUPS: Readonly<Record<string, readonly string[]>> = {
   service: ['ops-metrics', 'governance', 'http-map', 'http-validate', 'http-plugin', 'http-embedding', 'ops-metrics-series', 'ops-rate-limit', 'ops-tracing', 'readme-embedding'],
   reload: ['ops-reload', 'reload-sliced'],
   engine: [
-    'engine-budgets', 'engine-shapes', 'engine-api', 'engine-codegen', 'engine-inline', 'engine-model', 'engine-concurrency', 'engine-content-cache', 'engine-document-errors', 'engine-sliced',
+    'engine-budgets', 'engine-shapes', 'engine-api', 'engine-codegen', 'engine-inline', 'engine-model', 'engine-operands', 'engine-concurrency', 'engine-content-cache', 'engine-document-errors', 'engine-sliced',
     'engine-extensions', 'engine-fanout', 'engine-json-member', 'engine-pointer', 'engine-properties', 'engine-records', 'engine-safety',
     'conformance', 'suggest', 'json-text', 'output-schema', 'print-sliced', 'config-positions', 'config-suggest', 'authoring-schema', 'layers', 'lint-spread', 'suite',
   ],
