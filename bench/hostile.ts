@@ -111,6 +111,9 @@ register({ $id: 'search', mapping: { '/x': { source: '', request: { origin: sile
 register({ $id: 'echo', mapping: { '/echo': '/' } })
 for (const document of DOCUMENTS) register(document)
 
+/** The image's settings, which the services it starts run with (below). */
+const DOCKERFILE = readFileSync(fileURLToPath(new URL('../Dockerfile', import.meta.url)), 'utf8')
+
 /**
  * The allocator settings for the services it starts: those the image and `npm start` set, read
  * from the Dockerfile. Its MALLOC_* ENV (glibc's), each overridden by a MALLOC_* variable given to
@@ -119,8 +122,7 @@ for (const document of DOCUMENTS) register(document)
  * `BENCH_ALLOCATOR=glibc` asks for glibc's malloc (or the machine has none: the report says which).
  */
 function mallocSettings(): Record<string, string> {
-  const dockerfile = readFileSync(fileURLToPath(new URL('../Dockerfile', import.meta.url)), 'utf8')
-  const shipped = Object.fromEntries([...dockerfile.matchAll(/\b(MALLOC_\w+)=(\S+)/g)].map((match) => [match[1]!, match[2]!]))
+  const shipped = Object.fromEntries([...DOCKERFILE.matchAll(/\b(MALLOC_\w+)=(\S+)/g)].map((match) => [match[1]!, match[2]!]))
   const given = Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[0].startsWith('MALLOC_') && entry[1] !== undefined))
   const settings = Object.fromEntries(Object.entries({ ...shipped, ...given }).filter(([, value]) => value !== ''))
   return JEMALLOC === undefined ? settings : { ...settings, LD_PRELOAD: JEMALLOC }
@@ -129,7 +131,7 @@ function mallocSettings(): Record<string, string> {
 /** The jemalloc the services preload (as the image does), or undefined: glibc's malloc. */
 const JEMALLOC: string | undefined = (() => {
   if (process.env.BENCH_ALLOCATOR === 'glibc') return undefined
-  if (!/\bLD_PRELOAD=\S*jemalloc/.test(readFileSync(fileURLToPath(new URL('../Dockerfile', import.meta.url)), 'utf8'))) return undefined
+  if (!/\bLD_PRELOAD=\S*jemalloc/.test(DOCKERFILE)) return undefined
   const candidates = ['/usr/local/lib/libjemalloc.so.2', ...['x86_64', 'aarch64'].map((arch) => `/usr/lib/${arch}-linux-gnu/libjemalloc.so.2`), '/usr/lib/libjemalloc.so.2']
   return candidates.find((path) => existsSync(path))
 })()

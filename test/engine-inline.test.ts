@@ -59,16 +59,27 @@ function counts(run: Run): unknown {
   return { steps: meter.steps, built: meter.built, bytes: meter.bytes, values: meter.values }
 }
 
+/**
+ * Generated `code` as a function of the value `v`, the scope's `source`, the level's `target` and
+ * the run, with the level's helpers and locals in scope, as level.ts writes a level around it.
+ */
+type Harnessed = (v: unknown, source: unknown, target: unknown, run: Run) => unknown
+
+function harness(gen: Generator, code: unknown): Harnessed {
+  const locals = Array.from({ length: 8 }, (_unused, i) => `l${i}`).join(', ')
+  const constants = gen.constants.map((_constant, i) => `const c${i} = rt[${i}];\n`).join('')
+  // eslint-disable-next-line no-new-func -- the source under test, written by the builder
+  const make = new Function('rt', 'readToken', `${constants}return function (v, source, target, run) {\nconst errors = run.errors;\nlet w, ${locals};\n${String(code)}return v;\n}`)
+  return make(gen.constants, readToken) as Harnessed
+}
+
 /** The emitted source of `form` for `operand` as a function of the value, the source and the run; undefined: no inline form for it. */
 function emitted(form: InlineForm, name: string, operand: unknown): ((v: unknown, source: unknown, run: Run) => unknown) | undefined {
   const gen = new Generator()
   const code = emitInline(form, name, operand, gen, { pointer: '/p', mapping: undefined } as never)
   if (code === undefined) return undefined
-  const locals = Array.from({ length: 8 }, (_unused, i) => `l${i}`).join(', ')
-  const constants = gen.constants.map((_constant, i) => `const c${i} = rt[${i}];\n`).join('')
-  // eslint-disable-next-line no-new-func -- the source under test, written by the builder
-  const make = new Function('rt', 'readToken', `${constants}return function (v, source, run) {\nconst errors = run.errors;\nlet w, ${locals};\n${String(code)}return v;\n}`)
-  return make(gen.constants, readToken) as (v: unknown, source: unknown, run: Run) => unknown
+  const run = harness(gen, code)
+  return (v, source, meter) => run(v, source, null, meter)
 }
 
 /** The keyword's compiled step over the same value, source and run. */
@@ -126,15 +137,6 @@ for (const record of withForm) {
 
 // The runtime steps a generated level writes out, each against the function the closure path calls.
 
-/** `code` as a function of the value `v`, the target and the run, with the level's helpers in scope. */
-function harness(gen: Generator, code: unknown): (v: unknown, target: unknown, run: Run) => unknown {
-  const locals = Array.from({ length: 8 }, (_unused, i) => `l${i}`).join(', ')
-  const constants = gen.constants.map((_constant, i) => `const c${i} = rt[${i}];\n`).join('')
-  // eslint-disable-next-line no-new-func -- the source under test, written by the builder
-  const make = new Function('rt', 'readToken', `${constants}return function (v, target, run) {\nconst errors = run.errors;\nlet w, ${locals};\n${String(code)}return v;\n}`)
-  return make(gen.constants, readToken) as (v: unknown, target: unknown, run: Run) => unknown
-}
-
 const tokens = fc.oneof(fc.array(key, { maxLength: 4 }), fc.array(key, { minLength: MAX_INLINE_TOKENS + 1, maxLength: MAX_INLINE_TOKENS + 3 }))
 
 t.test('reading a pointer: readCode gives what the compiled reader gives', async (t) => {
@@ -142,7 +144,7 @@ t.test('reading a pointer: readCode gives what the compiled reader gives', async
     fc.property(tokens, json, (path, document) => {
       const gen = new Generator()
       const read = harness(gen, readCode(path, gen))
-      return Object.is(read(document, null, newRun(null)), compileReader(path)(document))
+      return Object.is(read(document, null, null, newRun(null)), compileReader(path)(document))
     }),
     { numRuns: 500 }
   )
@@ -152,7 +154,7 @@ t.test('counting a write: accountCode counts what Run.wrote counts, and marks th
   fc.assert(
     fc.property(value, fc.boolean(), (written, fresh) => {
       const [a, b] = [newRun(null), newRun(null)]
-      harness(new Generator(), accountCode(fresh))(written, null, a)
+      harness(new Generator(), accountCode(fresh))(written, null, null, a)
       b.wrote(written, fresh)
       const marked = (run: Run): boolean => written !== null && typeof written === 'object' && run.isForeign(written)
       return JSON.stringify(counts(a)) === JSON.stringify(counts(b)) && marked(a) === marked(b)
@@ -193,7 +195,7 @@ t.test('writing at a pointer: walkCode writes what the compiled writer writes, f
           return `threw ${(error as Error).message}`
         }
       }
-      const emittedOutcome = outcome(() => emitted(written, left, a))
+      const emittedOutcome = outcome(() => emitted(written, null, left, a))
       const compiledOutcome = outcome(() => {
         const refused = writer(right, written, b)
         if (refused !== undefined) b.errors.push({ target: pointer, message: refused } as never)

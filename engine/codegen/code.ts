@@ -85,8 +85,11 @@ export interface CodeGen {
   constant(value: unknown): Name
   /** An expression giving a JSON value: a literal for strings, numbers, booleans and null; a fresh copy of an object or array. */
   value(json: unknown): Code
-  /** Source that reads the JSON Pointer `pointer` from the expression `from` into `v`; undefined when code cannot read it (it throws when read). */
-  read(pointer: unknown, from: Code): Code | undefined
+  /**
+   * Source that reads the JSON Pointer `pointer` from the expression `from` (omitted: the value in
+   * `v` itself) into `v`; undefined when code cannot read it (it throws when read).
+   */
+  read(pointer: unknown, from?: Code): Code | undefined
   /** A local variable of the generated function, for the form's own use. */
   local(): Name
 }

@@ -177,7 +177,7 @@ const findEmit: Emit = (operand, gen) => {
     join([_`${member} !== null`, _`typeof ${member} === 'object'`, ...Object.keys(eq).map((key) => _`${member}[${key}] === ${expected(eq[key])}`)], _` && `)
   let narrow: Code = nil
   if (truthy(pointer)) {
-    const read = gen.read(pointer, _`v`)
+    const read = gen.read(pointer)
     if (read === undefined) return undefined
     narrow = read
   }

@@ -90,14 +90,14 @@ export class Generator implements CodeGen {
     }
   }
 
-  read(pointer: unknown, from: Code): Code | undefined {
+  read(pointer: unknown, from?: Code): Code | undefined {
     let tokens: readonly string[]
     try {
       tokens = parsePointer(pointer)
     } catch {
       return undefined
     }
-    return _`${from.toString() === 'v' ? nil : _`v = ${from};\n`}${readCode(tokens, this)}`
+    return _`${from === undefined ? nil : _`v = ${from};\n`}${readCode(tokens, this)}`
   }
 
   local(): Name {
