@@ -6,7 +6,8 @@ import { ExplainRegistry } from './explain/instrument.js'
 import { traceRun, type Explanation, type Tracer } from './explain/trace.js'
 import { documentForm } from './document.js'
 import { pairingValueOf, standingAlone } from './keywords/index.js'
-import { Context, firstCheckpoint, Run, type Maybe, type Pairings, type Plan, type RegistryView, type Slot } from './context.js'
+import { firstCheckpoint, Run } from './run.js'
+import { Context, type EvaluationRun, type Maybe, type Pairings, type Plan, type RegistryView, type Slot } from './context.js'
 import { mapPlan } from './procedures.js'
 import type { Envelope, ErrorObject } from './types.js'
 
@@ -163,7 +164,7 @@ export class CompiledMapping {
    * `small` benchmark ran at about 80 ns an evaluation in one process of three, 63 in the others.
    * As one function above that size it is always compiled on its own, with those inlined into it.
    */
-  private evaluateEntry(input: unknown, extra: Extra | undefined, options: RunOptions | undefined, tracing: ((run: Run) => void) | undefined): Envelope | Promise<Envelope> {
+  private evaluateEntry(input: unknown, extra: Extra | undefined, options: RunOptions | undefined, tracing: ((run: EvaluationRun) => void) | undefined): Envelope | Promise<Envelope> {
     const arrayInput = Array.isArray(input)
     const rootInput = arrayInput ? { items: input } : input
     const errors: ErrorObject[] = []
@@ -221,13 +222,13 @@ export class CompiledMapping {
   }
 
   /** The entry's plan from a root context: what has no generated form from the top. */
-  private throughPlan(run: Run, arrayInput: boolean): Maybe<object | null> {
+  private throughPlan(run: EvaluationRun, arrayInput: boolean): Maybe<object | null> {
     const root = new Context(run, run.input, run.output, null, -1, undefined, undefined)
     return mapPlan(this.entrySlot(arrayInput)(root), root)
   }
 
   /** The envelope of an evaluation that reached a plugin, once it settles. */
-  private settle(run: Run, result: Promise<object | null>, errors: ErrorObject[]): Promise<Envelope> {
+  private settle(run: EvaluationRun, result: Promise<object | null>, errors: ErrorObject[]): Promise<Envelope> {
     return result.then(
       (settled) => {
         try {
@@ -249,7 +250,7 @@ export class CompiledMapping {
    * The evaluation fails: its run stops, so that work an extension still holds (an inner
    * evaluation it raced against its own timeout) winds down and its signal aborts (§13).
    */
-  private failed(run: Run, error: unknown): unknown {
+  private failed(run: EvaluationRun, error: unknown): unknown {
     run.stop(error)
     // What it used goes back to a shared budget (release only copies counts: a second call is harmless).
     run.release()

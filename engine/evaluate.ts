@@ -3,7 +3,8 @@
 // conformance suite run through these.
 import { resolveLimits } from './budget.js'
 import { Compiler } from './compile.js'
-import { Context, firstCheckpoint, Run } from './context.js'
+import { Context } from './context.js'
+import { firstCheckpoint, Run } from './run.js'
 import { DocumentError } from './errors.js'
 import { admitDocument, resolveExtensions } from './mapper.js'
 import { mapPlan } from './procedures.js'

@@ -4,7 +4,8 @@
 // the fan-out has answered. A failure of one element ends the whole evaluation (§12.4), so it
 // stops the run, which cancels the siblings still in flight, and the fan-out answers only when
 // every element it started has settled.
-import type { Maybe, Run } from './context.js'
+import type { Maybe } from './context.js'
+import type { Run } from './run.js'
 
 /**
  * Start `count` elements in order and collect their values by index: synchronously when none is

@@ -12,7 +12,8 @@ import { _, Code, join as joinCode, literal, Name } from '../engine/codegen/code
 import { emitInline, type InlineForm } from '../engine/codegen/inline.js'
 import { accountCode, Generator, MAX_INLINE_TOKENS, objectPath, readCode, walkCode } from '../engine/codegen/level.js'
 import { Compiler } from '../engine/compile.js'
-import { Context, firstCheckpoint, Run, type Step } from '../engine/context.js'
+import { Context, type EvaluationRun, type Step } from '../engine/context.js'
+import { firstCheckpoint, Run } from '../engine/run.js'
 import { KEYWORDS } from '../engine/keywords/index.js'
 import type { Check, CompiledLocate, KeywordRecord } from '../engine/keywords/record.js'
 import { compileReader, compileWriter, escapeToken, readToken } from '../engine/pointer.js'
@@ -49,7 +50,7 @@ t.test('every inline form a record names has operands drawn here', async (t) => 
   for (const record of withForm) t.ok(Object.hasOwn(OPERANDS, record.inline), `${record.name}: ${record.inline}`)
 })
 
-function newRun(input: unknown): Run {
+function newRun(input: unknown): EvaluationRun {
   return new Run(input, {}, [], EMPTY_REGISTRY, null as never, () => {}, undefined, DEFAULT_LIMITS, firstCheckpoint(DEFAULT_LIMITS), DEFAULT_LIMITS.depth)
 }
 
@@ -63,7 +64,7 @@ function counts(run: Run): unknown {
  * Generated `code` as a function of the value `v`, the scope's `source`, the level's `target` and
  * the run, with the level's helpers and locals in scope, as level.ts writes a level around it.
  */
-type Harnessed = (v: unknown, source: unknown, target: unknown, run: Run) => unknown
+type Harnessed = (v: unknown, source: unknown, target: unknown, run: EvaluationRun) => unknown
 
 function harness(gen: Generator, code: unknown): Harnessed {
   const locals = Array.from({ length: 8 }, (_unused, i) => `l${i}`).join(', ')
@@ -74,7 +75,7 @@ function harness(gen: Generator, code: unknown): Harnessed {
 }
 
 /** The emitted source of `form` for `operand` as a function of the value, the source and the run; undefined: no inline form for it. */
-function emitted(form: InlineForm, name: string, operand: unknown): ((v: unknown, source: unknown, run: Run) => unknown) | undefined {
+function emitted(form: InlineForm, name: string, operand: unknown): ((v: unknown, source: unknown, run: EvaluationRun) => unknown) | undefined {
   const gen = new Generator()
   const code = emitInline(form, name, operand, gen, { pointer: '/p', mapping: undefined } as never)
   if (code === undefined) return undefined
@@ -83,12 +84,12 @@ function emitted(form: InlineForm, name: string, operand: unknown): ((v: unknown
 }
 
 /** The keyword's compiled step over the same value, source and run. */
-function compiled(record: KeywordRecord, operand: unknown): ((v: unknown, source: unknown, run: Run) => unknown) | undefined {
+function compiled(record: KeywordRecord, operand: unknown): ((v: unknown, source: unknown, run: EvaluationRun) => unknown) | undefined {
   const compiler = new Compiler({ initializers: {}, transformers: {}, plugins: {} } as never, { unknownNames: 'skip', stdout: () => {} })
   const descriptor = { [record.name]: operand }
   const step = record.compile?.(descriptor, compiler, { pointer: '/p', mapping: undefined } as never)
   if (step === null || step === undefined) return undefined
-  const contextOf = (source: unknown, run: Run): Context => new Context(run, source, {}, null, -1, undefined, undefined)
+  const contextOf = (source: unknown, run: EvaluationRun): Context => new Context(run, source, {}, null, -1, undefined, undefined)
   switch (record.stage) {
     case 'locate':
       return (_v, source, run) => (step as CompiledLocate).locate(contextOf(source, run))

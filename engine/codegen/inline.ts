@@ -8,7 +8,7 @@
 // The source an `emit` writes sees the locals of code.ts CodeGen (`v`, `source`, `run`, `errors`),
 // and is written with `_` only: an operand's text enters it as a literal, an operand's object as
 // a constant.
-import type { Run } from '../context.js'
+import type { Run } from '../run.js'
 import { errorObject, type Provenance } from '../diagnostics.js'
 import { hasDotDotSegment } from '../pointer.js'
 import type { ErrorObject } from '../types.js'

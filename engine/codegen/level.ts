@@ -16,7 +16,7 @@
 // code.ts, which writes any value that is not code as its literal. Everything else a level needs
 // (plans, writers, nested levels, objects of the document, the keywords' helpers) is passed in as
 // constants, and every identifier in the source is the generator's own (a `Name`).
-import type { Context, Free, Level, Pairing, Pairings, Print, Run } from '../context.js'
+import type { Context, EvaluationRun, Free, Level, Pairing, Pairings, Print } from '../context.js'
 import { compileReader, isArrayIndex, isInherited, parsePointer, readToken } from '../pointer.js'
 import { finishAsync, placed } from '../procedures.js'
 import { supplier } from '../values.js'
@@ -511,7 +511,7 @@ function canGenerate(): boolean {
 }
 
 type LevelFunction = (context: Context, pc: Context, print: Print | undefined) => ReturnType<Level>
-type FreeFunction = (run: Run, source: unknown, target: object | null, depth: number) => object | null
+type FreeFunction = (run: EvaluationRun, source: unknown, target: object | null, depth: number) => object | null
 
 /**
  * The generated functions of a level (nothing when it keeps the closure plan: none of its pairings

@@ -5,7 +5,8 @@
 // A trace is bounded whatever the document and input: a fan-out over many elements keeps the
 // pairings of its first elements only, the whole trace keeps at most MAX_TRACES pairings, and every
 // value is a bounded JSON-safe preview. Whatever was left out is counted and `truncated` says so.
-import type { Context, Place, Run } from '../context.js'
+import type { Context, Place } from '../context.js'
+import type { Run } from '../run.js'
 import { escapeToken } from '../pointer.js'
 import type { ErrorObject } from '../types.js'
 

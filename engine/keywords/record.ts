@@ -7,7 +7,8 @@
 // lists them in pipeline order, and everything else — the compiler, validation, the expansion
 // bound, explain, the descriptor type, the catalogue — is derived from that list.
 import type { InlineForm } from '../codegen/inline.js'
-import type { CompileContext, Context, Maybe, Print, Run, Step } from '../context.js'
+import type { CompileContext, Context, Maybe, Print, Step } from '../context.js'
+import type { Run } from '../run.js'
 import type { KeywordName } from '../descriptor.js'
 import type { Provenance } from '../diagnostics.js'
 import type { Inference, Inferred } from '../output-types.js'

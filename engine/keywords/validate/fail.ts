@@ -1,6 +1,6 @@
 // What the validators share: an error object in the language's key order, and the bound checks.
 import type { KeywordName } from '../../descriptor.js'
-import type { Run } from '../../context.js'
+import type { Run } from '../../run.js'
 import { errorObject, type Provenance } from '../../diagnostics.js'
 import { keyword, validatorOperand } from '../record.js'
 
