@@ -211,7 +211,6 @@ function reservedNames(): ReadonlySet<string> {
   return new Set([...Object.getOwnPropertyNames(Context.prototype), ...Object.keys(instance), '__proto__', 'prototype'])
 }
 
-
 const ROOT_PATHS = Object.freeze({ source: '/', target: '/' })
 
 /** One depth of evaluation: the run's shared fields plus this depth's source, target and paths. */
