@@ -5,6 +5,7 @@
 // aid: completion, hovers, red squiggles), never less: whatever validates clean must also pass here.
 import { DOCUMENT_MEMBERS, KEYWORDS } from './keywords/index.js'
 import mappingKeyword from './keywords/structure/mapping.js'
+import { published } from './keywords/grammar.js'
 import type { KeywordRecord } from './keywords/record.js'
 
 type Schema = Record<string, unknown>
@@ -31,7 +32,7 @@ const standsAlone = (): Schema => ({ anyOf: ALONE.map((record) => has(record.nam
 const hasKeyword = (): Schema => ({ anyOf: keywordNames().map((name) => has(name)) })
 
 function describe(record: KeywordRecord): Schema {
-  const { description, ...rest } = record.schema
+  const { description, ...rest } = published(record.schema)
   const tier = record.tier === 'core' ? '' : ` (${record.tier} tier)`
   return { ...rest, description: `${description}${tier}` }
 }

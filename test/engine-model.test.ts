@@ -164,14 +164,15 @@ t.test('a keyword is one module and one entry in the catalogue: a toy keyword ad
   writeFileSync(
     join(copy, 'engine', 'keywords', 'shape', 'shout.ts'),
     `// \`shout\` (shape): a string value in upper case with "!" after it, when the operand is true.
-import { booleanOperand, keyword } from '../record.js'
+import { refuse } from '../grammar.js'
+import { keyword } from '../record.js'
 
 export default keyword<'shout', 'shape'>({
   name: 'shout',
   stage: 'shape',
   tier: 'experimental',
-  schema: { description: 'When true, a string value upper-cased, with an exclamation mark.', type: 'boolean' },
-  operand: booleanOperand('shout', 'KW-pipeline-1'),
+  // The operand's schema fragment is its grammar: validation reports the refusal written on it.
+  schema: { description: 'When true, a string value upper-cased, with an exclamation mark.', type: 'boolean', ...refuse('KW-pipeline-1', 'shout must be true or false') },
   compile(descriptor) {
     if (descriptor.shout !== true) return null
     return { awaits: false, run: (value) => (typeof value === 'string' ? \`\${value.toUpperCase()}!\` : value) }
@@ -223,6 +224,6 @@ process.stdout.write(JSON.stringify(out))
   const out = JSON.parse(ran) as Record<string, unknown>
   for (const path of ['true', 'false']) t.same(out[path], { a: 'HEY!', b: '3', valid: true, errors: [] }, `evaluated (codegen ${path})`)
   t.same(out.valid, { valid: true, errors: [], warnings: [] }, 'validation knows the keyword')
-  t.match(out.invalid, { valid: false, errors: [{ rule: 'KW-pipeline-1', pointer: '/mapping/~1a/shout' }] }, 'and checks its operand')
+  t.match(out.invalid, { valid: false, errors: [{ rule: 'KW-pipeline-1', message: 'shout must be true or false', pointer: '/mapping/~1a/shout' }] }, 'and checks its operand')
   t.match(out.schema, { type: 'boolean', description: /upper-cased/ }, 'the document schema offers it')
 })

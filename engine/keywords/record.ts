@@ -1,8 +1,8 @@
 // A keyword of the language is one record (like a vocabulary entry of a JSON Schema validator):
-// its name, stage and tier, the grammar of its operand, the JSON Schema fragment editors check the
-// operand with, what validation visits inside the operand, which documents the operand holds
-// (`children`, the one visitor interface every walking driver uses), and how it compiles into its
-// stage of the value pipeline. As in Ajv, the driver decides when a keyword runs and the keyword
+// its name, stage and tier, its operand's JSON Schema fragment (which editors check the operand
+// with, and validation reads as the operand's grammar: grammar.ts), what validation visits inside
+// the operand, which documents the operand holds (`children`, the one visitor interface every
+// walking driver uses), and how it compiles into its stage of the value pipeline. As in Ajv, the driver decides when a keyword runs and the keyword
 // decides what it does. Each keyword is one module under its stage's folder; keywords/index.ts
 // lists them in pipeline order, and everything else — the compiler, validation, the expansion
 // bound, explain, the descriptor type, the catalogue — is derived from that list.
@@ -112,6 +112,8 @@ export interface Children {
 export interface SchemaFragment {
   readonly description: string
   readonly [keyword: string]: unknown
+  /** The grammar's annotations (keywords/grammar.ts `REFUSE`, `SCREEN`), never published. */
+  readonly [annotation: symbol]: unknown
 }
 
 export interface KeywordRecord<N extends KeywordName = KeywordName, S extends Stage = Stage> {
@@ -128,12 +130,14 @@ export interface KeywordRecord<N extends KeywordName = KeywordName, S extends St
   readonly pointer?: boolean
   /** Its evaluation can observe the context's paths (so a descriptor using it gets its own context). */
   readonly observesPaths?: boolean
-  /** The operand's JSON Schema fragment (engine/schema.ts assembles the document schema from them). */
+  /**
+   * The operand's JSON Schema fragment, and its grammar: engine/schema.ts assembles the document
+   * schema from the fragments, and validation reads the same fragment with the findings written
+   * on it (keywords/grammar.ts `refuse`, `operandIssues`).
+   */
   readonly schema: SchemaFragment
   /** A fragment for the whole keyword object carrying it, for a grammar that depends on the keys beside it. */
   readonly objectSchema?: Readonly<Record<string, unknown>>
-  /** The operand grammar: the issues an operand value has (none when it is well-formed). */
-  readonly operand?: (value: unknown) => OperandIssue[]
   /**
    * A truthy operand stands for the whole descriptor: the keys beside it are never read, so
    * validation, the expansion bound and a dereferencing position take this keyword alone (`$ref`).
@@ -187,8 +191,6 @@ export function keyword<N extends KeywordName, S extends Stage>(record: KeywordR
   return Object.freeze(record)
 }
 
-// Operand grammars several keywords share.
-
 // Schema fragments may name these definitions of the document schema (engine/schema.ts defines them).
 
 /** A JSON Pointer operand, as validation reads one (PTR-9, PTR-10). */
@@ -201,19 +203,3 @@ export const READ_DESCRIPTOR_SCHEMA = { $ref: '#/$defs/readDescriptor' } as cons
 export const PAIRING_VALUE_SCHEMA = { $ref: '#/$defs/pairingValue' } as const
 /** A value the language counts as true (not undefined, null, false, 0 or ""). */
 export const TRUTHY_SCHEMA = { $ref: '#/$defs/truthy' } as const
-
-export const ok: OperandIssue[] = []
-
-export const issue = (rule: string, message: string, at?: readonly string[], descriptor?: unknown): OperandIssue[] => [
-  { rule, message, ...(at === undefined ? {} : { at }), ...(descriptor === undefined ? {} : { descriptor }) },
-]
-
-export const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v)
-
-/** `true` or `false`, under `rule`. */
-export const booleanOperand = (name: string, rule: string) => (value: unknown): OperandIssue[] =>
-  typeof value === 'boolean' ? ok : issue(rule, `${name} must be true or false`)
-
-/** A validator's operand (KW-validate-1). */
-export const validatorOperand = (name: string, test: (v: unknown) => boolean, what: string) => (value: unknown): OperandIssue[] =>
-  test(value) ? ok : issue('KW-validate-1', `${name} must be ${what}`)

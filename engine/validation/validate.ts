@@ -3,6 +3,7 @@
 // engine's registries. Synchronous, never throwing, never evaluating, never changing anything.
 import { documentForm, idOf, MAX_DOCUMENT_DEPTH, membersOf, pairingValueForm } from '../document.js'
 import { COMPOUND_MEMBERS, isKeyword, KEYWORDS, keywordRecord, pairingValueOf, standingAlone } from '../keywords/index.js'
+import { operandIssues } from '../keywords/grammar.js'
 import type { Visit } from '../keywords/record.js'
 import { Ancestry } from '../keywords/registry/ancestry.js'
 import { cutText, REPORT_LIMITS, Sizer, type ReportLimits } from './bounds.js'
@@ -246,7 +247,9 @@ class Traversal {
   }
 
   private keywordOperand(name: string, value: unknown, pointer: string): void {
-    for (const found of keywordRecord(name)?.operand?.(value) ?? []) {
+    const record = keywordRecord(name)
+    if (record === undefined) return
+    for (const found of operandIssues(record.schema, value)) {
       this.out.add(found.rule, found.message, found.at === undefined ? pointer : atTokens(pointer, found.at), 'descriptor' in found ? found.descriptor : value)
     }
   }

@@ -1,13 +1,13 @@
 // `stdout` (diagnostic, language.md §14): print the level's target, or the part a pointer names, when
 // MAP receives the descriptor. A host may route it (RunOptions.stdout) or refuse it (KW-stdout-1).
-import { issue, keyword, ok, POINTER_SCHEMA } from '../record.js'
+import { keyword, POINTER_SCHEMA } from '../record.js'
+import { refuse } from '../grammar.js'
 
 export default keyword<'stdout', 'diagnostic'>({
   name: 'stdout',
   stage: 'diagnostic',
   tier: 'experimental',
-  schema: { description: 'Diagnostic (experimental): print the level\'s target (true) or the part of it a JSON Pointer names.', anyOf: [{ type: 'boolean' }, POINTER_SCHEMA] },
-  operand: (value) => (typeof value === 'boolean' || typeof value === 'string' ? ok : issue('KW-pipeline-1', 'stdout must be true or a JSON Pointer string')),
+  schema: { description: 'Diagnostic (experimental): print the level\'s target (true) or the part of it a JSON Pointer names.', anyOf: [{ type: 'boolean' }, { ...POINTER_SCHEMA, type: 'string' }], ...refuse('KW-pipeline-1', 'stdout must be true or a JSON Pointer string') },
   contents: (value, at, visit) => visit.pointer(value, at),
   // Printed through the run: nesting bounded before JSON.stringify recurses, the text counted as built.
   compile(descriptor, cx) {

@@ -6,7 +6,8 @@ import { noteBranch } from '../../explain/trace.js'
 import { unionOf } from '../../output-types.js'
 import { read } from '../../procedures.js'
 import { isObject, toKey, truthy } from '../../values.js'
-import { issue, keyword, ok, POINTER_SCHEMA, READ_DESCRIPTOR_SCHEMA } from '../record.js'
+import { keyword, POINTER_SCHEMA, READ_DESCRIPTOR_SCHEMA } from '../record.js'
+import { refuse } from '../grammar.js'
 
 /** The scopes a switch may read its key from, in the order they are tried. */
 const SCOPES = ['source', 'input', 'output'] as const
@@ -35,12 +36,9 @@ export default keyword<'switch', 'dispatch'>({
       cases: { type: 'object', description: 'Descriptors by branch key; `default` is used when no key matches.', additionalProperties: READ_DESCRIPTOR_SCHEMA },
     },
     anyOf: SCOPES.map((scope) => ({ required: [scope], properties: { [scope]: { type: 'string', minLength: 1 } } })),
+    ...refuse('KW-switch-1', 'switch must name source, input or output and give cases'),
   },
   observesPaths: true,
-  operand(value) {
-    const named = isObject(value) && SCOPES.some((scope) => typeof value[scope] === 'string' && value[scope] !== '')
-    return named && isObject(value.cases) ? ok : issue('KW-switch-1', 'switch must name source, input or output and give cases')
-  },
   contents(value, at, visit) {
     if (!isObject(value)) return
     for (const scope of SCOPES) {

@@ -1,7 +1,8 @@
 // `as` (finalize, language.md §8.8): the value coerced, the very last step (undefined stays undefined, GET-4).
 import { coercion, COERCION_NAMES } from '../../codegen/inline.js'
 import { mapAlts, scalar, type Alt, type ScalarType } from '../../output-types.js'
-import { issue, keyword, ok } from '../record.js'
+import { keyword } from '../record.js'
+import { refuse } from '../grammar.js'
 
 /** What each coercion gives, by type: a value already of that type is kept (number: null when not finite). */
 const COERCED: Record<string, { keeps: readonly ScalarType[]; gives: readonly ScalarType[] }> = {
@@ -26,8 +27,7 @@ export default keyword<'as', 'finalize'>({
   name: 'as',
   stage: 'finalize',
   tier: 'core',
-  schema: { description: 'Coerce the value, the very last step: string, number (null when not representable), boolean, or json (its JSON text).', enum: [...COERCION_NAMES] },
-  operand: (value) => (coercion(value) !== undefined ? ok : issue('KW-pipeline-1', 'as must be string, number, boolean, or json')),
+  schema: { description: 'Coerce the value, the very last step: string, number (null when not representable), boolean, or json (its JSON text).', enum: [...COERCION_NAMES], ...refuse('KW-pipeline-1', 'as must be string, number, boolean, or json') },
   inline: 'coerce',
   outputType: (value, operand) => (typeof operand === 'string' && Object.hasOwn(COERCED, operand) ? mapAlts(value, coercedType(operand)) : value),
   compile(descriptor) {

@@ -2,14 +2,14 @@
 // expression literal. It acts only when true, and leaves undefined undefined.
 import { mapAlts, scalar } from '../../output-types.js'
 import { toText } from '../../values.js'
-import { booleanOperand, keyword } from '../record.js'
+import { keyword } from '../record.js'
+import { refuse } from '../grammar.js'
 
 export default keyword<'regexp_i', 'finalize'>({
   name: 'regexp_i',
   stage: 'finalize',
   tier: 'experimental',
-  schema: { description: 'Experimental: when true, the value\'s text as a case-insensitive regular expression literal (/text/i).', type: 'boolean' },
-  operand: booleanOperand('regexp_i', 'KW-pipeline-1'),
+  schema: { description: 'Experimental: when true, the value\'s text as a case-insensitive regular expression literal (/text/i).', type: 'boolean', ...refuse('KW-pipeline-1', 'regexp_i must be true or false') },
   outputType: (value, operand) => (operand === true ? mapAlts(value, () => [scalar('string')]) : value),
   compile(descriptor) {
     if (descriptor.regexp_i !== true) return null

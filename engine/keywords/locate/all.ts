@@ -2,15 +2,15 @@
 import type { Descriptor } from '../../descriptor.js'
 import { unionOf } from '../../output-types.js'
 import { keyword, READ_DESCRIPTOR_SCHEMA } from '../record.js'
-import { combinator, listChildren, listContents, listOperand } from './scope.js'
+import { combinator, listChildren, listContents } from './scope.js'
+import { refuse } from '../grammar.js'
 
 export default keyword<'all', 'locate'>({
   name: 'all',
   stage: 'locate',
   tier: 'core',
-  schema: { description: 'The values of every descriptor in the list, undefined ones left out.', type: 'array', items: READ_DESCRIPTOR_SCHEMA },
+  schema: { description: 'The values of every descriptor in the list, undefined ones left out.', type: 'array', items: READ_DESCRIPTOR_SCHEMA, ...refuse('KW-combinator-1', 'all must be an array of descriptors') },
   observesPaths: true,
-  operand: listOperand('all'),
   contents: listContents,
   children: listChildren,
   // An array of the defined values, always defined.

@@ -2,15 +2,15 @@
 import type { Descriptor } from '../../descriptor.js'
 import { firstDefined } from '../../procedures.js'
 import { keyword, READ_DESCRIPTOR_SCHEMA } from '../record.js'
-import { combinator, listChildren, listContents, listOperand, oneOfElements } from './scope.js'
+import { combinator, listChildren, listContents, oneOfElements } from './scope.js'
+import { refuse } from '../grammar.js'
 
 export default keyword<'first', 'locate'>({
   name: 'first',
   stage: 'locate',
   tier: 'core',
-  schema: { description: 'The value of the first descriptor in the list whose value is defined.', type: 'array', items: READ_DESCRIPTOR_SCHEMA },
+  schema: { description: 'The value of the first descriptor in the list whose value is defined.', type: 'array', items: READ_DESCRIPTOR_SCHEMA, ...refuse('KW-combinator-1', 'first must be an array of descriptors') },
   observesPaths: true,
-  operand: listOperand('first'),
   contents: listContents,
   children: listChildren,
   inline: 'first-defined',

@@ -2,15 +2,15 @@
 import type { Descriptor } from '../../descriptor.js'
 import { keyword, READ_DESCRIPTOR_SCHEMA } from '../record.js'
 import { lastDefined } from '../../codegen/inline.js'
-import { combinator, listChildren, listContents, listOperand, oneOfElements } from './scope.js'
+import { combinator, listChildren, listContents, oneOfElements } from './scope.js'
+import { refuse } from '../grammar.js'
 
 export default keyword<'last', 'locate'>({
   name: 'last',
   stage: 'locate',
   tier: 'core',
-  schema: { description: 'The value of the last descriptor in the list whose value is defined.', type: 'array', items: READ_DESCRIPTOR_SCHEMA },
+  schema: { description: 'The value of the last descriptor in the list whose value is defined.', type: 'array', items: READ_DESCRIPTOR_SCHEMA, ...refuse('KW-combinator-1', 'last must be an array of descriptors') },
   observesPaths: true,
-  operand: listOperand('last'),
   contents: listContents,
   children: listChildren,
   inline: 'last-defined',

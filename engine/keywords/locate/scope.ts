@@ -5,7 +5,8 @@ import { readEach } from '../../procedures.js'
 import type { Reader } from '../../pointer.js'
 import { UNKNOWN, unionOf, type Inference, type Inferred } from '../../output-types.js'
 import { truthy } from '../../values.js'
-import { issue, keyword, ok, POINTER_SCHEMA, type Children, type CompiledLocate, type KeywordRecord, type Locate, type OperandIssue, type Visit } from '../record.js'
+import { keyword, POINTER_SCHEMA, type Children, type CompiledLocate, type KeywordRecord, type Locate, type Visit } from '../record.js'
+import { refuse } from '../grammar.js'
 
 /**
  * A keyword reading its JSON Pointer operand from one scope. `locateWith` turns the compiled reader
@@ -23,10 +24,9 @@ export function pointerKeyword<N extends KeywordName>(
     name,
     stage: 'locate',
     tier: 'core',
-    schema: { ...POINTER_SCHEMA, description },
+    schema: { ...POINTER_SCHEMA, description, type: 'string', ...refuse('KW-locate-1', `${name} must be a JSON Pointer string`) },
     pointer: true,
     ...more,
-    operand: (value) => (typeof value === 'string' ? ok : issue('KW-locate-1', `${name} must be a JSON Pointer string`)),
     contents: (value, at, visit) => visit.pointer(value, at),
     // A read from a scope: nothing is known of what it finds.
     outputType: (_value, operand) => (truthy(operand) ? UNKNOWN : undefined),
@@ -37,10 +37,6 @@ export function pointerKeyword<N extends KeywordName>(
     ...(inline === undefined ? {} : { inline }),
   })
 }
-
-/** A combinator operand (KW-combinator-1). */
-export const listOperand = (name: string) => (value: unknown): OperandIssue[] =>
-  Array.isArray(value) ? ok : issue('KW-combinator-1', `${name} must be an array of descriptors`)
 
 export const listContents = (value: unknown, at: string, visit: Visit): void => {
   if (Array.isArray(value)) value.forEach((element, i) => visit.descriptor(element, visit.at(at, String(i))))

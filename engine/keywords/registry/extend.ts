@@ -2,9 +2,8 @@
 // it is registered.
 import { idOf } from '../../document-id.js'
 import { truthy } from '../../values.js'
-import { issue, keyword, ok } from '../record.js'
-
-const isId = (id: unknown): boolean => typeof id === 'string' && id !== ''
+import { keyword } from '../record.js'
+import { refuse } from '../grammar.js'
 
 export default keyword<'$extend', 'registry'>({
   name: '$extend',
@@ -14,11 +13,8 @@ export default keyword<'$extend', 'registry'>({
   schema: {
     description: 'Ancestor mappings whose pairings this one inherits when it is registered: a mapping id or a non-empty list of ids.',
     anyOf: [{ type: 'string', minLength: 1 }, { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } }],
+    ...refuse('REG-5', '$extend must be a mapping id or a non-empty list of mapping ids'),
   },
-  operand: (value) =>
-    isId(value) || (Array.isArray(value) && value.length > 0 && value.every(isId))
-      ? ok
-      : issue('REG-5', '$extend must be a mapping id or a non-empty list of mapping ids'),
   // Instance level (REG-3): every ancestor must exist, and the ancestry must flatten.
   contents(value, at, visit, descriptor) {
     const lookup = visit.mappings()

@@ -1,5 +1,6 @@
 // `$id` (registry, language.md §5): the name a document registers under.
-import { issue, keyword, ok } from '../record.js'
+import { keyword } from '../record.js'
+import { refuse } from '../grammar.js'
 
 const FORBIDDEN_IDS = ['__proto__', 'constructor', 'prototype']
 
@@ -8,11 +9,12 @@ export default keyword<'$id', 'registry'>({
   stage: 'registry',
   tier: 'core',
   documentMember: 'compound',
-  schema: { description: 'The name this mapping registers under.', type: 'string', minLength: 1, not: { enum: FORBIDDEN_IDS } },
-  operand(value) {
-    if (typeof value !== 'string' || value === '') return issue('REG-5', '$id must be a non-empty string')
-    if (FORBIDDEN_IDS.includes(value)) return issue('REG-6', `"${value}" is not allowed as a mapping $id`)
-    return ok
+  schema: {
+    description: 'The name this mapping registers under.',
+    type: 'string',
+    minLength: 1,
+    not: { enum: FORBIDDEN_IDS },
+    ...refuse('REG-5', '$id must be a non-empty string', { not: { rule: 'REG-6', message: '"{value}" is not allowed as a mapping $id' } }),
   },
 })
 

@@ -2,15 +2,15 @@
 // the whole descriptor (the keys beside it are never read): `standsAlone` has validation, the
 // expansion bound and every dereferencing position of the compiler take it before any other keyword.
 import { truthy } from '../../values.js'
-import { issue, keyword, ok } from '../record.js'
+import { keyword } from '../record.js'
+import { refuse } from '../grammar.js'
 
 export default keyword<'$ref', 'registry'>({
   name: '$ref',
   stage: 'registry',
   tier: 'core',
-  schema: { description: 'The registered mapping this descriptor stands for (a mapping id); the keys beside a $ref are never read.', type: 'string' },
+  schema: { description: 'The registered mapping this descriptor stands for (a mapping id); the keys beside a $ref are never read.', type: 'string', ...refuse('REG-5', '$ref must be a mapping id string') },
   standsAlone: true,
-  operand: (value) => (typeof value === 'string' ? ok : issue('REG-5', '$ref must be a mapping id string')),
   contents(value, at, visit) {
     if (truthy(value)) visit.reference(value, at)
   },

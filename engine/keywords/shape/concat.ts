@@ -1,6 +1,7 @@
 // `concat` (shape, language.md §8.6): an array of arrays flattened one level.
 import { truthy } from '../../values.js'
-import { booleanOperand, keyword } from '../record.js'
+import { keyword } from '../record.js'
+import { refuse } from '../grammar.js'
 
 /** What one member of a built array counts for in builtBytes: a reference. */
 export const REFERENCE_BYTES = 8
@@ -9,8 +10,7 @@ export default keyword<'concat', 'shape'>({
   name: 'concat',
   stage: 'shape',
   tier: 'core',
-  schema: { description: 'When true, an array of arrays is flattened one level.', type: 'boolean' },
-  operand: booleanOperand('concat', 'KW-pipeline-1'),
+  schema: { description: 'When true, an array of arrays is flattened one level.', type: 'boolean', ...refuse('KW-pipeline-1', 'concat must be true or false') },
   compile(descriptor) {
     if (!truthy(descriptor.concat)) return null
     return {

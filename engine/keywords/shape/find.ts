@@ -2,7 +2,8 @@
 // equal `eq`'s, narrowed by `pointer`.
 import { finder, findSpec } from '../../codegen/inline.js'
 import { isObject, truthy } from '../../values.js'
-import { issue, keyword, ok, POINTER_SCHEMA } from '../record.js'
+import { keyword, POINTER_SCHEMA } from '../record.js'
+import { refuse } from '../grammar.js'
 
 export default keyword<'find', 'shape'>({
   name: 'find',
@@ -14,12 +15,9 @@ export default keyword<'find', 'shape'>({
     required: ['eq'],
     properties: {
       eq: { type: 'object', description: 'Keys and the values a member must have.' },
-      pointer: { ...POINTER_SCHEMA, description: 'The part of the found member to take.' },
+      pointer: { ...POINTER_SCHEMA, type: 'string', description: 'The part of the found member to take.' },
     },
-  },
-  operand(value) {
-    const good = isObject(value) && isObject(value.eq) && (value.pointer === undefined || typeof value.pointer === 'string')
-    return good ? ok : issue('KW-find-1', 'find must be an object with an eq object')
+    ...refuse('KW-find-1', 'find must be an object with an eq object'),
   },
   contents(value, at, visit) {
     if (isObject(value)) visit.pointer(value.pointer, visit.at(at, 'pointer'))

@@ -2,18 +2,18 @@
 // as it is; a promise it wrongly returns passes `constant` and `random` untouched and is settled
 // before the first keyword that needs a settled value (two core cases pin this artifact).
 import type { Step } from '../../context.js'
-import { issue, keyword, ok } from '../record.js'
+import { keyword } from '../record.js'
 import { observed, truthy } from '../../values.js'
 import { unknownName } from './unknown-name.js'
+import { refuse } from '../grammar.js'
 
 export default keyword<'init', 'shape'>({
   name: 'init',
   stage: 'shape',
   tier: 'core',
-  schema: { description: 'A registered initializer (by name) replaces the value.', type: 'string' },
+  schema: { description: 'A registered initializer (by name) replaces the value.', type: 'string', ...refuse('KW-pipeline-1', 'init must be an initializer name') },
   observesPaths: true,
   settlesLater: true,
-  operand: (value) => (typeof value === 'string' ? ok : issue('KW-pipeline-1', 'init must be an initializer name')),
   contents(value, at, visit) {
     if (typeof value === 'string') visit.initializer(value, at)
   },

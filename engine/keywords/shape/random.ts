@@ -2,7 +2,8 @@
 // distinct ones.
 import { errorObject } from '../../diagnostics.js'
 import { truthy } from '../../values.js'
-import { issue, keyword, ok } from '../record.js'
+import { keyword } from '../record.js'
+import { refuse } from '../grammar.js'
 
 /** The largest `random` selection a document may ask for (each member is a value of the output). */
 export const MAX_RANDOM = 10_000
@@ -11,10 +12,12 @@ export default keyword<'random', 'shape'>({
   name: 'random',
   stage: 'shape',
   tier: 'experimental',
-  schema: { description: 'Experimental: pick this many members of an array value at random.', type: 'integer', minimum: 1, maximum: MAX_RANDOM },
-  operand(value) {
-    if (!Number.isInteger(value) || (value as number) <= 0) return issue('KW-random-1', 'random must be a positive integer')
-    return (value as number) <= MAX_RANDOM ? ok : issue('KW-random-1', `random must not exceed ${MAX_RANDOM}`)
+  schema: {
+    description: 'Experimental: pick this many members of an array value at random.',
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_RANDOM,
+    ...refuse('KW-random-1', 'random must be a positive integer', { maximum: `random must not exceed ${MAX_RANDOM}` }),
   },
   compile(descriptor, _cx, provenance) {
     const count = descriptor.random

@@ -4,7 +4,8 @@ import { Context } from '../../context.js'
 import { runPairings } from '../../procedures.js'
 import { mapAlts, scalar, type Alt } from '../../output-types.js'
 import { toText, truthy } from '../../values.js'
-import { issue, keyword, ok } from '../record.js'
+import { keyword } from '../record.js'
+import { refuse } from '../grammar.js'
 
 /**
  * A placeholder: `{{name}}`, the name one or more characters none of which is `}` (the reference
@@ -16,10 +17,9 @@ export default keyword<'template', 'shape'>({
   name: 'template',
   stage: 'shape',
   tier: 'core',
-  schema: { description: 'Text whose {{name}} placeholders render the values this descriptor\'s mapping produces.', type: 'string' },
+  schema: { description: 'Text whose {{name}} placeholders render the values this descriptor\'s mapping produces.', type: 'string', ...refuse('KW-pipeline-1', 'template must be a string') },
   observesPaths: true,
   needsSettled: true,
-  operand: (value) => (typeof value === 'string' ? ok : issue('KW-pipeline-1', 'template must be a string')),
   // Text in place of any object-typed value (null and arrays included); its pairings write into the level.
   outputType(value, operand, descriptor, infer) {
     if (!truthy(operand) || !truthy(descriptor.mapping)) return value

@@ -2,8 +2,9 @@
 // previous result and, for a step object, a copy of its options.
 import type { Step } from '../../context.js'
 import { isObject, observed, truthy } from '../../values.js'
-import { issue, keyword, ok } from '../record.js'
+import { keyword } from '../record.js'
 import { unknownName } from './unknown-name.js'
+import { refuse } from '../grammar.js'
 
 const SHAPE_MESSAGE = 'transform must be a transformer name or a list of names and one-key step objects'
 
@@ -13,20 +14,20 @@ export default keyword<'transform', 'shape'>({
   tier: 'core',
   schema: {
     description: 'Registered transformers applied in order: a name, or a list of names and one-key { name: options } steps.',
-    anyOf: [{ type: 'string' }, { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'object', minProperties: 1, maxProperties: 1 }] } }],
+    anyOf: [
+      { type: 'string' },
+      {
+        type: 'array',
+        items: {
+          anyOf: [{ type: 'string' }, { type: 'object', minProperties: 1, maxProperties: 1, ...refuse(undefined, 'a transform step object must have exactly one key') }],
+          ...refuse(undefined, SHAPE_MESSAGE),
+        },
+      },
+    ],
+    ...refuse('KW-pipeline-1', SHAPE_MESSAGE),
   },
   observesPaths: true,
   needsSettled: true,
-  operand(value) {
-    if (typeof value === 'string') return ok
-    if (!Array.isArray(value)) return issue('KW-pipeline-1', SHAPE_MESSAGE)
-    return value.flatMap((step, i) => {
-      if (typeof step === 'string') return ok
-      if (isObject(step) && Object.keys(step).length === 1) return ok
-      if (isObject(step)) return issue('KW-pipeline-1', 'a transform step object must have exactly one key', [String(i)], step)
-      return issue('KW-pipeline-1', SHAPE_MESSAGE, [String(i)], step)
-    })
-  },
   contents(value, at, visit) {
     if (typeof value === 'string') return visit.transformer(value, at)
     if (!Array.isArray(value)) return

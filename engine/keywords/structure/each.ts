@@ -1,7 +1,7 @@
 // `each` (structure, language.md §7.2): like `mapping`, applied to every element of an array value.
 import type { PairingValue } from '../../descriptor.js'
 import { keyword, PAIRING_VALUE_SCHEMA, TRUTHY_SCHEMA } from '../record.js'
-import { pairingsOperand } from './pairings.js'
+import { pairingValueGrammar } from './pairings.js'
 import { truthy } from '../../values.js'
 
 export default keyword<'each', 'structure'>({
@@ -10,7 +10,7 @@ export default keyword<'each', 'structure'>({
   tier: 'core',
   schema: {
     description: 'Like mapping, applied to every element of an array value (ignored beside a mapping).',
-    type: ['object', 'string'],
+    ...pairingValueGrammar('each'),
   },
   // Beside `mapping` only the operand's type is checked (evaluation ignores it).
   objectSchema: {
@@ -18,7 +18,6 @@ export default keyword<'each', 'structure'>({
     then: { properties: { each: PAIRING_VALUE_SCHEMA } },
   },
   observesPaths: true,
-  operand: pairingsOperand('each'),
   contents(value, at, visit, descriptor, top) {
     // Beside `mapping`, evaluation ignores it.
     if (truthy(descriptor.mapping)) return

@@ -1,7 +1,7 @@
 // `mapping` (structure, language.md §7.2): the value is mapped through these pairings into a fresh target.
 import type { PairingValue } from '../../descriptor.js'
 import { keyword, PAIRING_VALUE_SCHEMA } from '../record.js'
-import { pairingsOperand } from './pairings.js'
+import { pairingValueGrammar } from './pairings.js'
 import { truthy } from '../../values.js'
 
 export default keyword<'mapping', 'structure'>({
@@ -11,10 +11,10 @@ export default keyword<'mapping', 'structure'>({
   documentMember: 'single',
   schema: {
     ...PAIRING_VALUE_SCHEMA,
+    ...pairingValueGrammar('mapping'),
     description: 'The pairings of this level (target pointer → descriptor), or a mapping id or { $ref } whose pairings are used; the value is mapped into a fresh target.',
   },
   observesPaths: true,
-  operand: pairingsOperand('mapping'),
   contents(value, at, visit, descriptor, top) {
     visit.pairingValue(value, at, top)
   },

@@ -1,6 +1,8 @@
 // What `mapping` and `each` share: their operand is pairings, a descriptor, or a mapping reference.
-import { isObject } from '../../values.js'
-import { issue, ok, type OperandIssue } from '../record.js'
+import { refuse, type REFUSE, type Refusal } from '../grammar.js'
 
-export const pairingsOperand = (name: string) => (value: unknown): OperandIssue[] =>
-  isObject(value) || typeof value === 'string' ? ok : issue('KW-mapping-1', `${name} must be an object of pairings or a mapping reference`)
+/** The operand grammar of a pairing value at the keyword (what lies inside is validation's look, `contents`). */
+export const pairingValueGrammar = (name: string): { readonly type: readonly string[]; readonly [REFUSE]: Refusal } => ({
+  type: ['object', 'string'],
+  ...refuse('KW-mapping-1', `${name} must be an object of pairings or a mapping reference`),
+})

@@ -1,14 +1,14 @@
 // `enum` (validate, language.md §10.3): one of the listed values (strict equality).
 import { narrowEnum } from '../../output-types.js'
-import { keyword, validatorOperand } from '../record.js'
+import { keyword } from '../record.js'
 import { fail } from './fail.js'
+import { refuse } from '../grammar.js'
 
 export default keyword<'enum', 'validate'>({
   name: 'enum',
   stage: 'validate',
   tier: 'core',
-  schema: { description: 'Validator: the value is one of these (strict equality).', type: 'array' },
-  operand: validatorOperand('enum', Array.isArray, 'an array'),
+  schema: { description: 'Validator: the value is one of these (strict equality).', type: 'array', ...refuse('KW-validate-1', 'enum must be an array') },
   outputType: (value, operand) => (Array.isArray(operand) ? narrowEnum(value, operand) : value),
   compile(descriptor, _cx, provenance) {
     if (!Array.isArray(descriptor.enum)) return null

@@ -2,7 +2,8 @@
 import type { KeywordName } from '../../descriptor.js'
 import type { Run } from '../../run.js'
 import { errorObject, type Provenance } from '../../diagnostics.js'
-import { keyword, validatorOperand } from '../record.js'
+import { keyword } from '../record.js'
+import { refuse } from '../grammar.js'
 
 /** Append one validator's error object. */
 export function fail(run: Run, provenance: Provenance, fields: Array<[string, unknown]>, message: string): void {
@@ -34,8 +35,7 @@ export function lengthKeyword<N extends KeywordName>(
     name,
     stage: 'validate',
     tier: 'core',
-    schema: { description, type: 'integer', minimum: 0 },
-    operand: validatorOperand(name, (v) => Number.isInteger(v) && (v as number) >= 0, 'a non-negative integer'),
+    schema: { description, type: 'integer', minimum: 0, ...refuse('KW-validate-1', `${name} must be a non-negative integer`) },
     compile(descriptor, _cx, provenance) {
       const operand = descriptor[name]
       if (typeof operand !== 'number') return null

@@ -1,6 +1,7 @@
 // `multipleOf` (validate, language.md §10.3): a number that is a decimal-exact multiple of the operand.
-import { isNumber, keyword, validatorOperand } from '../record.js'
+import { keyword } from '../record.js'
 import { numericCheck } from './fail.js'
+import { refuse } from '../grammar.js'
 
 /** Digits after the decimal point in a number's plain decimal text (exponent forms included). */
 function decimals(n: number): number {
@@ -20,8 +21,7 @@ export default keyword<'multipleOf', 'validate'>({
   name: 'multipleOf',
   stage: 'validate',
   tier: 'core',
-  schema: { description: 'Validator: a number value is a (decimal-exact) multiple of this.', type: 'number', exclusiveMinimum: 0 },
-  operand: validatorOperand('multipleOf', (v) => isNumber(v) && v > 0, 'a positive number'),
+  schema: { description: 'Validator: a number value is a (decimal-exact) multiple of this.', type: 'number', exclusiveMinimum: 0, ...refuse('KW-validate-1', 'multipleOf must be a positive number') },
   compile: (descriptor, _cx, provenance) =>
     numericCheck('multipleOf', descriptor.multipleOf, isMultipleOf, `must be a multiple of ${String(descriptor.multipleOf)}`, provenance),
 })

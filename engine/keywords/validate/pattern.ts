@@ -3,17 +3,20 @@
 import { DocumentSyntaxError } from '../../errors.js'
 import { LinearEngineUnavailable, linearRegExp, NonLinearPattern } from '../../linear-regexp.js'
 import { screenPattern } from '../../validation/pattern-screen.js'
-import { issue, keyword, ok } from '../record.js'
+import { keyword } from '../record.js'
 import { fail } from './fail.js'
+import { refuse, SCREEN } from '../grammar.js'
 
 export default keyword<'pattern', 'validate'>({
   name: 'pattern',
   stage: 'validate',
   tier: 'core',
-  schema: { description: 'Validator: a string value matches this regular expression anywhere (linear-time patterns only).', type: 'string' },
-  operand(value) {
-    const verdict = screenPattern(value)
-    return verdict === undefined ? ok : issue(verdict.rule, verdict.message)
+  schema: {
+    description: 'Validator: a string value matches this regular expression anywhere (linear-time patterns only).',
+    type: 'string',
+    // Past its type, the pattern screen (validation/pattern-screen.ts): valid, and linear-time.
+    [SCREEN]: screenPattern,
+    ...refuse('KW-pattern-1', 'pattern must be a valid regular expression'),
   },
   compile(descriptor, _cx, provenance) {
     if (!Object.hasOwn(descriptor, 'pattern') || descriptor.pattern === undefined) return null

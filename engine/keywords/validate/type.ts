@@ -1,15 +1,15 @@
 // `type` (validate, language.md §10.3): one of the seven JSON types.
 import { TYPE_NAMES, typeCheck } from '../../codegen/inline.js'
 import { narrowType } from '../../output-types.js'
-import { keyword, validatorOperand } from '../record.js'
+import { keyword } from '../record.js'
+import { refuse } from '../grammar.js'
 
 export default keyword<'type', 'validate'>({
   name: 'type',
   stage: 'validate',
   tier: 'core',
-  schema: { description: 'Validator: the value is of this JSON type.', enum: [...TYPE_NAMES] },
+  schema: { description: 'Validator: the value is of this JSON type.', enum: [...TYPE_NAMES], ...refuse('KW-validate-1', `type must be one of ${TYPE_NAMES.join(', ')}`) },
   outputType: (value, operand) => (typeof operand === 'string' && TYPE_NAMES.includes(operand) ? narrowType(value, operand) : value),
-  operand: validatorOperand('type', (v) => typeof v === 'string' && TYPE_NAMES.includes(v), `one of ${TYPE_NAMES.join(', ')}`),
   inline: 'type',
   compile(descriptor, _cx, provenance) {
     const check = typeCheck('type', descriptor.type, provenance)
