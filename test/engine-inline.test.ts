@@ -10,7 +10,7 @@ import t from 'tap'
 import { DEFAULT_LIMITS } from '../engine/budget.js'
 import { _, Code, join as joinCode, literal, Name } from '../engine/codegen/code.js'
 import { emitInline, type InlineForm } from '../engine/codegen/inline.js'
-import { accountCode, Generator, MAX_INLINE_TOKENS, objectPath, readCode, walkCode } from '../engine/codegen/level.js'
+import { accountCode, Generator, MAX_INLINE_TOKENS, NO_MEMBERS, objectPath, readCode, SOURCE_OBJECT, walkCode } from '../engine/codegen/level.js'
 import { Compiler } from '../engine/compile.js'
 import { Context, type EvaluationRun, type Step } from '../engine/context.js'
 import { firstCheckpoint, Run } from '../engine/run.js'
@@ -70,8 +70,8 @@ function harness(gen: Generator, code: unknown): Harnessed {
   const locals = Array.from({ length: 8 }, (_unused, i) => `l${i}`).join(', ')
   const constants = gen.constants.map((_constant, i) => `const c${i} = rt[${i}];\n`).join('')
   // eslint-disable-next-line no-new-func -- the source under test, written by the builder
-  const make = new Function('rt', 'readToken', `${constants}return function (v, source, target, run) {\nconst errors = run.errors;\nlet w, ${locals};\n${String(code)}return v;\n}`)
-  return make(gen.constants, readToken) as Harnessed
+  const make = new Function('rt', 'readToken', 'NO_MEMBERS', `${constants}return function (v, source, target, run) {\nconst errors = run.errors;\n${String(SOURCE_OBJECT)}let w, ${locals};\n${String(code)}return v;\n}`)
+  return make(gen.constants, readToken, NO_MEMBERS) as Harnessed
 }
 
 /** The emitted source of `form` for `operand` as a function of the value, the source and the run; undefined: no inline form for it. */

@@ -76,6 +76,12 @@ export function join(pieces: readonly Code[], separator: Code = nil): Code {
 }
 
 /**
+ * The level's source, as generated functions name it: a read from it (CodeGen.read) starts from
+ * the source object the function looked at once (level.ts `sourceReadCode`).
+ */
+export const SOURCE = new Name('source')
+
+/**
  * What an inline form (inline.ts) may ask of the code generator. Generated source sees these
  * locals: `v`, the value the pipeline carries (a locate step sets it; later steps read and replace
  * it); `source`, the scope's source; `run`, the evaluation's Run; `errors`, its error list.

@@ -13,16 +13,13 @@ import { errorObject, type Provenance } from '../diagnostics.js'
 import { hasDotDotSegment } from '../pointer.js'
 import type { ErrorObject } from '../types.js'
 import { isObject, supplier, toText, truthy } from '../values.js'
-import { _, join, nil, type Code, type CodeGen } from './code.js'
+import { _, join, nil, SOURCE, type Code, type CodeGen } from './code.js'
 
 /**
  * What an inline form writes for a keyword's operand (`name`: the keyword's), or undefined when
  * that operand has no inline form (its step is called).
  */
 export type Emit = (operand: unknown, gen: CodeGen, provenance: Provenance, name: string) => Code | undefined
-
-/** The scope's source, as the generated source names it. */
-const SOURCE = _`source`
 
 // ---- locate: a pointer read from a scope --------------------------------------------------------
 
