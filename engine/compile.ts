@@ -348,7 +348,7 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
       reach = Math.max(reach, slashes(left) + 1)
       yield
     }
-    const built: { -readonly [K in keyof Pairings]: Pairings[K] } = { list: Object.freeze(list), level: undefined, free: undefined, weight, keyBytes, reach }
+    const built: { -readonly [K in keyof Pairings]: Pairings[K] } = { list: Object.freeze(list), level: undefined, free: undefined, made: undefined, weight, keyBytes, reach }
     // Explain mode keeps the instrumented closures: they record what a generated level skips.
     if (this.options.codegen !== false && !this.tracing) Object.assign(built, generateLevel(built))
     // Compiled whole while these steps waited (a plan asked for meanwhile): that one is the map's.

@@ -112,6 +112,12 @@ export class CompiledMapping {
   }
 
   private readonly checkpoint: number
+  /**
+   * The run of the last evaluation that ran the generated entry alone with the instance's own
+   * settings, once it ended: the next such evaluation takes it (Run.again) instead of a new one.
+   * Taken before use, so an evaluation inside another never shares its run.
+   */
+  private idle: EvaluationRun | null = null
 
   private entrySlot(arrayInput: boolean): Slot {
     if (!arrayInput) return this.direct
@@ -181,7 +187,15 @@ export class CompiledMapping {
       else if (limits !== undefined) budgets = Object.isFrozen(limits) && isComplete(limits) ? limits : resolveLimits(limits, this.limits)
       if (budgets !== this.limits) checkpoint = firstCheckpoint(budgets)
     }
-    const run = new Run(rootInput, undefined, errors, this.registry, this.compiler, stdout, extra, budgets, checkpoint, budgets.depth, shared)
+    const idle = this.idle
+    let run: EvaluationRun
+    if (idle !== null && options === undefined && extra === undefined && tracing === undefined) {
+      this.idle = null
+      idle.again(rootInput, errors, checkpoint)
+      run = idle
+    } else {
+      run = new Run(rootInput, undefined, errors, this.registry, this.compiler, stdout, extra, budgets, checkpoint, budgets.depth, shared)
+    }
     if (tracing !== undefined) tracing(run)
     let result: Maybe<object | null>
     let entry: Pairings | undefined
@@ -202,7 +216,7 @@ export class CompiledMapping {
         run.enterLevel(entry)
         // A target of the level's own (null): it may build the output in one step. Nothing reads
         // `run.output` meanwhile: the `output` keyword has no generated form.
-        result = entry.free!(run, run.input, null, 1)
+        result = entry.made!(run, run.input, null, 1)
       } else {
         result = this.throughPlan(run, arrayInput)
       }
@@ -218,7 +232,10 @@ export class CompiledMapping {
       throw this.placed(error)
     }
     run.release()
-    return run.sized(envelope(result, entry === undefined || result === null ? run.output : result, errors))
+    const answer = run.sized(envelope(result, entry === undefined || result === null ? run.output : result, errors))
+    // Nothing holds the run of a generated entry (no Context, no extension): the next evaluation may take it.
+    if (entry !== undefined && options === undefined && extra === undefined && tracing === undefined) this.idle = run
+    return answer
   }
 
   /** The entry's plan from a root context: what has no generated form from the top. */

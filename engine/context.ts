@@ -57,6 +57,12 @@ export interface Pairings extends LevelCost {
    * string.
    */
   readonly free: Free | undefined
+  /**
+   * `free` for a null target, called directly (the entry of an evaluation, a nested level written
+   * out): the function that makes the level's object, which `free` would call for it. Saves a
+   * call and a test per evaluation of the shortest documents (about 2.5 ns of 52 on `small`).
+   */
+  readonly made: Free | undefined
 }
 
 /** Where a pairing map stands: a JSON Pointer into the document named by `mapping`, or into the evaluated one. */

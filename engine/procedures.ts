@@ -20,7 +20,7 @@ export function runLevel(plan: Plan, pairings: Pairings | null, context: Context
 }
 
 /** A level without pairings (a name that resolves to none, a descriptor with neither mapping nor each). */
-export const EMPTY_PAIRINGS: Pairings = Object.freeze({ list: Object.freeze([]), level: undefined, free: undefined, weight: 0, keyBytes: 0, reach: 0 })
+export const EMPTY_PAIRINGS: Pairings = Object.freeze({ list: Object.freeze([]), level: undefined, free: undefined, made: undefined, weight: 0, keyBytes: 0, reach: 0 })
 
 /** A budget error passing through a pairing is placed there, unless an inner pairing placed it first. */
 export function placed(error: unknown, pairing: Pairing): unknown {
@@ -135,7 +135,7 @@ export function nest(pairings: Pairings, context: Context, element: unknown, ind
     const depth = context.depth + 1
     if (depth > run.deepest) run.reached(depth)
     run.enterLevel(pairings)
-    return free(run, source, null, depth)
+    return pairings.made!(run, source, null, depth)
   }
   const nested = new Context(context.run, source, {}, context, index, index >= 0 ? '/' : undefined, undefined)
   return runPairings(pairings, nested, source, undefined)

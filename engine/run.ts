@@ -65,10 +65,10 @@ export class Run<Registry = unknown, Compiler = unknown> implements WriteOwnersh
   private rare: RareState | null = null
 
   constructor(
-    readonly input: unknown,
+    public input: unknown,
     /** The output to write into; undefined: an empty object, made when first asked for (`output`). */
     private made: object | undefined,
-    readonly errors: ErrorObject[],
+    public errors: ErrorObject[],
     readonly registry: Registry,
     readonly compiler: Compiler,
     readonly stdout: (text: string) => void,
@@ -95,6 +95,31 @@ export class Run<Registry = unknown, Compiler = unknown> implements WriteOwnersh
 
   /** The names of `extra` a Context carries, found when the first Context is made (engine/context.ts; generated levels make none). */
   extraKeys: readonly string[] | undefined
+
+  /**
+   * Made ready for another evaluation with the same settings: every count back to zero, a new
+   * input and error list, nothing of the last evaluation left. Only for a run nothing else holds:
+   * CompiledMapping keeps the run of an evaluation that ran generated code alone from the top (no
+   * Context made, no extension called, none stopped) for the next one with the same settings,
+   * which saves a Run's allocation on the shortest evaluations (npm run bench small, Node 24:
+   * about 1 ns of 51).
+   */
+  again(input: unknown, errors: ErrorObject[], checkpoint: number): void {
+    this.foreign = null
+    this.steps = 0
+    this.values = 0
+    this.bytes = 0
+    this.levels = 0
+    this.built = 0
+    this.deepest = 0
+    this.reach = 0
+    this.referenceDepth = 0
+    this.rare = null
+    this.input = input
+    this.made = undefined
+    this.errors = errors
+    this.checkpoint = checkpoint
+  }
 
   /** Go on from what the evaluations before this one used of a shared budget. */
   private resume(shared: SharedBudget): void {

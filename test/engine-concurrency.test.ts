@@ -119,3 +119,33 @@ t.test('an error appended by a concurrently running sibling short-circuits the l
     ],
   })
 })
+
+// A compiled mapping reuses the run of an evaluation that ran generated code alone (Run.again):
+// nothing of one evaluation may reach the next, whatever the one before did.
+t.test('evaluations one after another share nothing: counts, errors, stops, output', async (t) => {
+  const mapper = new Mapper({
+    mappings: [{ $id: 'm', mapping: { '/a': '/a', '/b': { source: '/b', required: true }, '/list': { source: '/list', each: { '/x': '/x' } } } }],
+  }, {})
+  const compiled = mapper.compile('m')
+  const ok = { a: 'x', b: 1, list: [{ x: 1 }] }
+  const first = compiled.run(ok)
+  t.same(first, { a: 'x', b: 1, list: [{ x: 1 }], valid: true, errors: [] })
+  const failed = compiled.run({ a: 'y' }) as { valid: boolean; errors: unknown[] }
+  t.equal(failed.valid, false, 'an evaluation with an error')
+  t.equal(failed.errors.length, 1)
+  const after = compiled.run(ok) as { errors: unknown[] }
+  t.same(after, first, 'the next one has no error of the one before')
+  t.not(after.errors, failed.errors, 'and an error list of its own')
+  t.not(after, first, 'and an output of its own')
+  // A budget that trips stops its run; the next evaluation is whole.
+  const long = { a: 'x', b: 1, list: Array.from({ length: 50 }, (_, x) => ({ x })) }
+  t.throws(() => compiled.run(long, undefined, { limits: { outputValues: 20 } }), { name: 'BudgetExceeded' })
+  t.throws(() => compiled.run(long, undefined, { limits: { steps: 5 } }), { name: 'BudgetExceeded' })
+  for (let i = 0; i < 3; i++) t.same(compiled.run(long), { ...long, valid: true, errors: [] }, `whole after the stops (${i})`)
+  // Counts start from nothing each time: many evaluations of an input near a budget all pass.
+  const near = new Mapper({ mappings: [{ $id: 'n', mapping: { '/list': { source: '/list', each: { '/x': '/x' } } } }] }, {}, { limits: { outputValues: 120 } })
+  const nearCompiled = near.compile('n')
+  const input = { list: Array.from({ length: 50 }, (_, x) => ({ x })) }
+  for (let i = 0; i < 20; i++) nearCompiled.run(input)
+  t.same(nearCompiled.run(input), { ...input, valid: true, errors: [] }, 'the twentieth as the first')
+})

@@ -167,7 +167,7 @@ function valueCode(pairing: Pairing, gen: Generator): ValueCode | undefined {
   // putPlan, dispatch and nest (procedures.ts) written out: the shifted context's depth, its GET,
   // then an object mapped once or an array element by element (a fan-out that cannot go async),
   // each element's level entered and counted as nest counts it.
-  const run = gen.constant(nested.free)
+  const run = gen.constant(nested.made)
   const level = gen.constant(nested)
   const depth = gen.local()
   const list = gen.local()
@@ -471,6 +471,7 @@ function levelSource(list: readonly Pairing[], gen: Generator): Code {
     return { value, store, locals: [locals, [from, gen.mark()]] }
   })
   let free: Code | undefined
+  let madeName: Code | undefined
   let helpers: Code = nil
   if (made !== undefined && singleKeys) {
     // Its stores cannot fail into any target it is given: the one function serves both.
@@ -491,6 +492,7 @@ const errors = run.errors;
 ${fresh === undefined ? _`if (target === null) target = {};\n` : _`if (target === null) return fresh(run, source, null, depth);\n`}${parted.body}return target;
 }`
     helpers = fresh === undefined ? parted.helpers : _`${parted.helpers}${fresh.helpers}${fresh.code}\n`
+    if (fresh !== undefined) madeName = _`fresh`
   }
   let level: Code | undefined
   // A level with a free form never needs this one (the closure plan serves it while ids shadow
@@ -514,9 +516,11 @@ ${parted.helpers.length === 0 ? nil : _`let r;\n`}${parted.body}return undefined
   const constants = gen.constants.map((_constant, i) => _`const ${new Name(`c${i}`)} = rt.constants[${i}];\n`)
   return _`'use strict';
 const list = rt.list, pairings = rt.pairings, readToken = rt.readToken, finishAsync = rt.finishAsync, placed = rt.placed, NO_MEMBERS = rt.noMembers;
-${join(constants)}${helpers}return {
+${join(constants)}${helpers}const free = ${free ?? _`undefined`};
+return {
 level: ${level ?? _`undefined`},
-free: ${free ?? _`undefined`}
+free,
+made: ${madeName ?? _`free`}
 };
 `
 }
@@ -544,15 +548,15 @@ type FreeFunction = (run: EvaluationRun, source: unknown, target: object | null,
  * has a generated form, so a function would only add a frame to every recursion through it; more
  * than MAX_GENERATED pairings; code generation refused by the process).
  */
-export function generateLevel(pairings: Pairings): { level: Level | undefined; free: Free | undefined } {
+export function generateLevel(pairings: Pairings): { level: Level | undefined; free: Free | undefined; made: Free | undefined } {
   const list = pairings.list
-  const none = { level: undefined, free: undefined }
+  const none = { level: undefined, free: undefined, made: undefined }
   if (list.length > MAX_GENERATED || !list.some((pairing) => pairing.inline !== undefined) || !canGenerate()) return none
   const gen = new Generator()
   const source = levelSource(list, gen)
   if (source.length > MAX_SOURCE) return none
   const runtime: Runtime = { list, pairings, constants: gen.constants, readToken, finishAsync, placed, noMembers: NO_MEMBERS }
   // eslint-disable-next-line no-new-func -- the source is Code: the builder's own text, every value a literal
-  const make = new Function('rt', source.toString()) as (rt: Runtime) => { level: LevelFunction | undefined; free: FreeFunction | undefined }
+  const make = new Function('rt', source.toString()) as (rt: Runtime) => { level: LevelFunction | undefined; free: FreeFunction | undefined; made: FreeFunction | undefined }
   return make(runtime)
 }
