@@ -1,7 +1,7 @@
 // Keyword records own their structure (docs/engine.md, "Adding a keyword"): the documents a keyword's
-// operand holds are what its record's `children` says, and the drivers — the static expansion bound,
-// the stdout check, where the compiler places pairing maps, validation of references — walk a
-// document through those records alone.
+// operand holds are what its record's `parts` says, and the drivers — validation, the static
+// expansion bound, the stdout check, where the compiler places pairing maps, output-schema
+// inference — walk a document through those records alone, with the one traversal.
 import t from 'tap'
 import { BudgetExceeded, Mapper } from '../engine/index.js'
 import { KEYWORDS } from '../engine/keywords/index.js'
@@ -16,10 +16,10 @@ function namesDocuments(schema: unknown): boolean {
   return Object.entries(schema).some(([key, value]) => (key === '$ref' && DOCUMENT_DEFS.has(value as string)) || namesDocuments(value))
 }
 
-t.test('a keyword whose operand holds documents says which (its record has children)', async (t) => {
+t.test('a keyword whose operand holds documents says which (its record has parts)', async (t) => {
   const holding = (KEYWORDS as readonly KeywordRecord[]).filter((record) => namesDocuments(record.schema) || namesDocuments(record.objectSchema))
   t.same(holding.map((record) => record.name).sort(), ['all', 'each', 'first', 'last', 'mapping', 'switch'])
-  for (const record of holding) t.type(record.children, 'function', `${record.name} has children`)
+  for (const record of holding) t.type(record.parts, 'function', `${record.name} has parts`)
   const standing = (KEYWORDS as readonly KeywordRecord[]).filter((record) => record.standsAlone === true)
   t.same(
     standing.map((record) => record.name),

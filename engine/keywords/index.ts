@@ -41,7 +41,7 @@ import regexpI from './finalize/regexp-i.js'
 import stdout from './diagnostic/stdout.js'
 import type { KeywordName } from '../descriptor.js'
 import { truthy } from '../values.js'
-import type { Children, KeywordRecord, Stage } from './record.js'
+import type { KeywordRecord, Parts, Stage } from './record.js'
 
 /** Every keyword, in pipeline order within each stage (the order validators report in, too). */
 export const KEYWORDS = [
@@ -139,8 +139,8 @@ export function provenanceOf(descriptor: unknown): Provenance {
   return null
 }
 
-/** Keywords whose operand holds documents (record.ts `Children`), in catalogue order. */
-const WITH_CHILDREN: readonly KeywordRecord[] = (KEYWORDS as readonly KeywordRecord[]).filter((k) => k.children !== undefined)
+/** Keywords whose operand holds something (record.ts `Parts`), in catalogue order. */
+const WITH_PARTS: readonly KeywordRecord[] = (KEYWORDS as readonly KeywordRecord[]).filter((k) => k.parts !== undefined)
 
 /** Keywords whose truthy operand stands for the whole descriptor. */
 const STANDING_ALONE: readonly KeywordRecord[] = (KEYWORDS as readonly KeywordRecord[]).filter((k) => k.standsAlone === true)
@@ -151,39 +151,62 @@ export function standingAlone(descriptor: Record<string, unknown>): KeywordRecor
   return undefined
 }
 
-/** `visit` as one keyword's `children` call it: its `at` continued from the keyword object's pointer. */
-function under(name: string, visit: Children): Children {
+/**
+ * `visit` as one keyword's `parts` call it, for a driver of what evaluation reaches: its `at`
+ * continued from the keyword object's pointer, and a falsy pairing value, which gives no pairings
+ * (language.md §2.5), not passed on.
+ */
+function under(name: string, visit: Parts): Parts {
   return {
     descriptor: (value, at) => visit.descriptor(value, [name, ...at]),
     alternative: (value, at) => visit.alternative(value, [name, ...at]),
-    pairings: (value, at) => visit.pairings(value, [name, ...at]),
+    pairings: (value, at) => (truthy(value) ? visit.pairings(value, [name, ...at]) : undefined),
     ancestry: (value, at) => visit.ancestry(value, [name, ...at]),
     reference: (id, at) => visit.reference(id, [name, ...at]),
+    pointer: (value, at) => visit.pointer(value, [name, ...at]),
+    initializer: (value, at) => visit.initializer(value, [name, ...at]),
+    transformer: (value, at) => visit.transformer(value, [name, ...at]),
+    report: (rule, message, at, found) => visit.report(rule, message, [name, ...at], found),
+    mappings: () => visit.mappings(),
+    inheritance: (found, self) => visit.inheritance(found, self),
   }
 }
 
 /**
- * Visit the documents a keyword object holds, keyword by keyword in catalogue order, each `at`
- * continuing the object's pointer. With `alone`, a keyword that stands for the whole descriptor is
- * visited by itself, as evaluation reads it.
+ * Visit the documents a keyword object holds, as evaluation reaches them: keyword by keyword in
+ * catalogue order, each `at` continuing the object's pointer. With `alone`, a keyword that stands
+ * for the whole descriptor is visited by itself, as evaluation reads it.
  */
-export function visitChildren(descriptor: Record<string, unknown>, visit: Children, alone = false): void {
+export function visitChildren(descriptor: Record<string, unknown>, visit: Parts, alone = false): void {
   const whole = alone ? standingAlone(descriptor) : undefined
   if (whole !== undefined) {
-    whole.children?.(descriptor[whole.name], descriptor, under(whole.name, visit))
+    whole.parts?.(descriptor[whole.name], descriptor, under(whole.name, visit))
     return
   }
-  for (const record of WITH_CHILDREN) {
+  for (const record of WITH_PARTS) {
     const operand = descriptor[record.name]
-    if (operand !== undefined) record.children!(operand, descriptor, under(record.name, visit))
+    if (operand !== undefined) record.parts!(operand, descriptor, under(record.name, visit))
   }
 }
 
 const IGNORE = (): void => {}
 
-/** A `Children` that ignores everything but what it is given. */
-export function visiting(some: Partial<Children>): Children {
-  return { descriptor: IGNORE, alternative: IGNORE, pairings: IGNORE, ancestry: IGNORE, reference: IGNORE, ...some }
+/** A `Parts` visit that ignores everything but what it is given: validation's checks and lookups answer nothing. */
+export function visiting(some: Partial<Parts>): Parts {
+  return {
+    descriptor: IGNORE,
+    alternative: IGNORE,
+    pairings: IGNORE,
+    ancestry: IGNORE,
+    reference: IGNORE,
+    pointer: IGNORE,
+    initializer: IGNORE,
+    transformer: IGNORE,
+    report: IGNORE,
+    mappings: () => null,
+    inheritance: () => undefined,
+    ...some,
+  }
 }
 
 /**
@@ -209,4 +232,4 @@ export const DOCUMENT_MEMBERS: readonly KeywordRecord[] = (KEYWORDS as readonly 
 /** The names of those that stand beside `mappings` in a compound document too. */
 export const COMPOUND_MEMBERS: ReadonlySet<string> = new Set(DOCUMENT_MEMBERS.filter((record) => record.documentMember === 'compound').map((record) => record.name))
 
-export type { Children, KeywordRecord, OperandIssue, Stage, Tier } from './record.js'
+export type { KeywordRecord, OperandIssue, Parts, Stage, Tier } from './record.js'

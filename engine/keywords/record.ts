@@ -1,11 +1,11 @@
 // A keyword of the language is one record (like a vocabulary entry of a JSON Schema validator):
 // its name, stage and tier, its operand's JSON Schema fragment (which editors check the operand
-// with, and validation reads as the operand's grammar: grammar.ts), what validation visits inside
-// the operand, which documents the operand holds (`children`, the one visitor interface every
-// walking driver uses), and how it compiles into its stage of the value pipeline. As in Ajv, the driver decides when a keyword runs and the keyword
-// decides what it does. Each keyword is one module under its stage's folder; keywords/index.ts
-// lists them in pipeline order, and everything else — the compiler, validation, the expansion
-// bound, explain, the descriptor type, the catalogue — is derived from that list.
+// with, and validation reads as the operand's grammar: grammar.ts), what the operand holds
+// (`parts`: the one traversal every driver that walks a document uses), and how it compiles into
+// its stage of the value pipeline. As in Ajv, the driver decides when a keyword runs and the
+// keyword decides what it does. Each keyword is one module under its stage's folder;
+// keywords/index.ts lists them in pipeline order, and everything else — the compiler, validation,
+// the expansion bound, explain, the descriptor type, the catalogue — is derived from that list.
 import type { InlineForm } from '../codegen/inline.js'
 import type { CompileContext, Context, Maybe, Print, Step } from '../context.js'
 import type { Run } from '../run.js'
@@ -58,51 +58,43 @@ export interface Compiled {
 
 export type CompiledFor<S extends Stage> = S extends keyof Compiled ? Compiled[S] : never
 
-/** What validation offers a keyword for the contents of a well-typed operand. */
-export interface Visit {
-  /** A JSON Pointer operand (PTR-9, PTR-10); anything but a string is left alone. */
-  pointer(value: unknown, at: string): void
-  /** A descriptor read where variant lists are not allowed (combinator elements, switch cases). */
-  descriptor(value: unknown, at: string): void
-  /** The value of `mapping` / `each`: pairings, a descriptor, or a mapping reference. */
-  pairingValue(value: unknown, at: string, top: boolean): void
-  /** An initializer name (KW-init-1 at the instance level). */
-  initializer(name: string, at: string): void
-  /** A transformer name (KW-transform-1 at the instance level). */
-  transformer(name: string, at: string): void
-  /** A registered mapping a descriptor stands for (REG-1 at the instance level). */
-  reference(id: unknown, at: string): void
-  /** The instance level's lookup of a mapping id (its document, or undefined); null at the document level. */
-  mappings(): ((id: string) => unknown) | null
-  /**
-   * Instance level: why a descriptor's `$extend` ancestry does not flatten (named `self` in the
-   * message), or undefined when it does. One traversal flattens each mapping once, whichever member asks.
-   */
-  inheritance(descriptor: Record<string, unknown>, self: string): string | undefined
-  /** Report a finding. */
-  report(rule: string, message: string, at: string, descriptor: unknown): void
-  /** `at` extended by reference tokens. */
-  at(pointer: string, ...tokens: string[]): string
-}
-
 /**
- * The documents a keyword's operand holds, as every driver that walks a document sees them: the
- * compiler (where pairing maps stand, a plan's pairings and weight), the static expansion bound
- * (validation/expansion.ts), the stdout check, validation's reference checks. A keyword's `children`
- * calls one method per document it holds, `at` continuing the keyword's pointer; what a visit
- * means is the driver's. Validation's finer look inside an operand is `Visit`, through `contents`.
+ * What a keyword's operand holds, as every driver that walks a document sees it: the documents in
+ * it (nested descriptors, the pairing value, ancestors, the mapping it stands for) and what
+ * validation checks inside it (pointers, extension names, findings of its own). A keyword's `parts`
+ * calls one method per part, in order, `at` continuing the keyword's pointer (reference tokens);
+ * what a part means is the driver's. Validation (validation/validate.ts) takes every part as
+ * written. The compiler, the static expansion bound (validation/expansion.ts), the stdout check and
+ * output-schema inference walk the documents evaluation reaches, through `visitChildren`
+ * (keywords/index.ts), which passes on no falsy pairing value; the checks are nothing to them.
  */
-export interface Children {
-  /** A descriptor read every time the keyword runs (a combinator's elements). */
+export interface Parts {
+  /** A descriptor read every time the keyword runs (a combinator's elements): variant lists are not allowed there. */
   descriptor(value: unknown, at: readonly string[]): void
   /** One of several descriptors of which a run reads at most one (a switch's cases). */
   alternative(value: unknown, at: readonly string[]): void
-  /** The pairing value the descriptor maps through: pairings, a descriptor giving them, or a mapping reference. */
+  /** The pairing value the descriptor maps through, as written: pairings, a descriptor giving them, or a mapping reference. */
   pairings(value: unknown, at: readonly string[]): void
   /** Mapping ids whose pairings the descriptor inherits (an `$extend` operand, as written). */
   ancestry(value: unknown, at: readonly string[]): void
-  /** The registered mapping the whole descriptor stands for (with `standsAlone`). */
+  /** The registered mapping the whole descriptor stands for (with `standsAlone`; REG-1 at the instance level). */
   reference(id: unknown, at: readonly string[]): void
+  /** A JSON Pointer operand (PTR-9, PTR-10); anything but a string is left alone. */
+  pointer(value: unknown, at: readonly string[]): void
+  /** An initializer name (KW-init-1 at the instance level). */
+  initializer(name: string, at: readonly string[]): void
+  /** A transformer name (KW-transform-1 at the instance level). */
+  transformer(name: string, at: readonly string[]): void
+  /** A finding of the keyword's own about what lies inside its operand. */
+  report(rule: string, message: string, at: readonly string[], descriptor: unknown): void
+  /** Validation at the instance level: the lookup of a mapping id (its document, or undefined); null anywhere else. */
+  mappings(): ((id: string) => unknown) | null
+  /**
+   * Validation at the instance level: why a descriptor's `$extend` ancestry does not flatten (named
+   * `self` in the message), or undefined when it does. One traversal flattens each mapping once,
+   * whichever member asks.
+   */
+  inheritance(descriptor: Record<string, unknown>, self: string): string | undefined
 }
 
 /**
@@ -144,11 +136,10 @@ export interface KeywordRecord<N extends KeywordName = KeywordName, S extends St
    */
   readonly standsAlone?: boolean
   /**
-   * The documents its operand holds (nested descriptors, the pairing value, ancestors, a reference),
-   * as the compiler, the expansion bound and the stdout check walk them. Called whenever the operand
-   * is present (not undefined), well-formed or not: it visits only what evaluation would reach.
+   * What its operand holds (`Parts`): the documents in it and what validation checks inside it, one
+   * call per part. Called whenever the operand is present (not undefined), well-formed or not.
    */
-  readonly children?: (value: unknown, descriptor: Record<string, unknown>, visit: Children) => void
+  readonly parts?: (value: unknown, descriptor: Record<string, unknown>, visit: Parts) => void
   /**
    * Locate stage: a truthy string operand extends this path of the context (SHIFT, language.md
    * §7.1), where a nested level's and a relative reference's paths continue from.
@@ -159,8 +150,6 @@ export interface KeywordRecord<N extends KeywordName = KeywordName, S extends St
    * where the context's source stands; absent when the read is not from the input.
    */
   readonly readsAt?: (operand: string, sourceAt: string) => string
-  /** What validation visits inside the operand (nested descriptors, pointers, names). */
-  readonly contents?: (value: unknown, at: string, visit: Visit, descriptor: Record<string, unknown>, top: boolean) => void
   /** Its part of the pipeline for a descriptor, or null when it does nothing there. */
   readonly compile?: (descriptor: Record<string, unknown>, cx: CompileContext, provenance: Provenance) => CompiledFor<S> | null
   /**

@@ -7,7 +7,7 @@ import { documentForm, pairingValueForm } from '../document.js'
 import { escapeToken } from '../pointer.js'
 import { complete, STEPS_PER_YIELD, type Steps } from '../steps.js'
 import { isObject, keysOf } from '../values.js'
-import { visitChildren } from './index.js'
+import { visitChildren, visiting } from './index.js'
 
 /** What a walk reports; a callback returning true ends the walk there. */
 export interface DocumentVisitor {
@@ -55,13 +55,14 @@ export function * walking(document: unknown, pointer: string, visitor: DocumentV
     // What the keywords hold, in their order, walked once they are all named (a generator cannot
     // yield from inside their callbacks).
     const held: Array<[unknown, string, 'descriptor' | 'pairings']> = []
-    visitChildren(value, {
-      descriptor: (child, tokens) => held.push([child, at(here, tokens), 'descriptor']),
-      alternative: (child, tokens) => held.push([child, at(here, tokens), 'descriptor']),
-      pairings: (child, tokens) => held.push([child, at(here, tokens), 'pairings']),
-      ancestry: () => undefined,
-      reference: () => undefined,
-    })
+    visitChildren(
+      value,
+      visiting({
+        descriptor: (child, tokens) => held.push([child, at(here, tokens), 'descriptor']),
+        alternative: (child, tokens) => held.push([child, at(here, tokens), 'descriptor']),
+        pairings: (child, tokens) => held.push([child, at(here, tokens), 'pairings']),
+      })
+    )
     for (const [child, place, kind] of held) {
       if (kind === 'pairings') yield * pairingValue(child, place)
       else yield * descriptor(child, place, false)

@@ -11,8 +11,7 @@
 import { MAX_EVALUATION_DEPTH } from '../budget.js'
 import { documentForm, entryOf, idOf, membersOf, pairingValueForm } from '../document.js'
 import { escapeToken } from '../pointer.js'
-import { stage, visitChildren } from '../keywords/index.js'
-import type { Children } from '../keywords/record.js'
+import { stage, visitChildren, visiting } from '../keywords/index.js'
 import { walkDocument } from '../keywords/walk.js'
 import { complete, STEPS_PER_YIELD, type Steps } from '../steps.js'
 import { isObject, keysOf, truthy } from '../values.js'
@@ -39,7 +38,7 @@ export function staticExpansion(document: unknown, lookup: (id: string) => unkno
   return complete(expanding(document, lookup))
 }
 
-/** What a keyword object's keywords hold, by how it counts (record.ts `Children`). */
+/** What a keyword object's keywords hold, by how it counts (record.ts `Parts`). */
 type Held = 'descriptor' | 'alternative' | 'pairings' | 'ancestry' | 'reference'
 
 /** `staticExpansion` step by step (engine/steps.ts): it yields between pairings. */
@@ -109,13 +108,13 @@ export function * expanding(document: unknown, lookup: (id: string) => unknown):
 
   /** What the keywords of the keyword object being counted hold (`through`). */
   let held: Array<[Held, unknown]> = []
-  const holding: Children = {
+  const holding = visiting({
     descriptor: (child) => held.push(['descriptor', child]),
     alternative: (child) => held.push(['alternative', child]),
     pairings: (child) => held.push(['pairings', child]),
     ancestry: (ids) => held.push(['ancestry', ids]),
     reference: (id) => held.push(['reference', id]),
-  }
+  })
 
   /**
    * The levels a descriptor enters, when they are known without a walk (a pointer, a relative

@@ -4,7 +4,7 @@
 import { documentForm, idOf, MAX_DOCUMENT_DEPTH, membersOf, pairingValueForm } from '../document.js'
 import { COMPOUND_MEMBERS, isKeyword, KEYWORDS, keywordRecord, pairingValueOf, standingAlone } from '../keywords/index.js'
 import { operandIssues } from '../keywords/grammar.js'
-import type { Visit } from '../keywords/record.js'
+import type { Parts } from '../keywords/record.js'
 import { Ancestry } from '../keywords/registry/ancestry.js'
 import { cutText, REPORT_LIMITS, Sizer, type ReportLimits } from './bounds.js'
 import { escapeToken, hasDotDotSegment, parsePointer } from '../pointer.js'
@@ -384,7 +384,7 @@ class Traversal {
       // It stands for the whole descriptor (`$ref`); the keys beside it are never read.
       const here = at(pointer, whole.name)
       this.keywordOperand(whole.name, descriptor[whole.name], here)
-      const asked = this.keywordContents(whole.name, descriptor[whole.name], here, descriptor, top)
+      const asked = this.keywordParts(whole.name, descriptor[whole.name], here, descriptor, top)
       if (asked !== undefined) {
         for (const request of asked) {
           const walk = request()
@@ -401,7 +401,7 @@ class Traversal {
         continue
       }
       this.keywordOperand(key, value, here)
-      const asked = this.keywordContents(key, value, here, descriptor, top)
+      const asked = this.keywordParts(key, value, here, descriptor, top)
       if (asked === undefined) continue
       // What the keyword asked, from the first descriptor or pairing value it named on, in its order.
       for (const request of asked) {
@@ -412,35 +412,40 @@ class Traversal {
   }
 
   /**
-   * While a keyword's `contents` runs: what it asked of the visit from the first nested descriptor
+   * While a keyword's `parts` runs: what it asked of the visit from the first nested descriptor
    * or pairing value on, in its order, done once it returns, so that what it names is walked step
    * by step and every finding is still reported in the order the keyword made it. (What it asks
    * before naming one is done at once: most keywords only report.)
    */
   private asked: Array<() => Steps<void> | undefined | void> | undefined
-  private inContents = false
+  private inParts = false
+  /** The pointer of the keyword whose `parts` runs, and whether its descriptor is at a document's top. */
+  private partsAt = ''
+  private partsTop = false
 
   /**
-   * What lies inside a well-typed operand (nested descriptors, pointers, names): the keyword's own
-   * `contents`, run; what it asked from the first descriptor or pairing value it named on is
-   * returned, to be done in order, each request giving the walk it needs, if any.
+   * What lies inside an operand (nested descriptors, pointers, names), as written: the keyword's own
+   * `parts`, run; what it asked from the first descriptor or pairing value it named on is returned,
+   * to be done in order, each request giving the walk it needs, if any.
    */
-  private keywordContents(key: string, value: unknown, here: string, descriptor: Record<string, unknown>, top: boolean): Array<() => Steps<void> | undefined | void> | undefined {
-    const contents = keywordRecord(key)?.contents
-    if (contents === undefined) return undefined
-    this.inContents = true
+  private keywordParts(key: string, value: unknown, here: string, descriptor: Record<string, unknown>, top: boolean): Array<() => Steps<void> | undefined | void> | undefined {
+    const parts = keywordRecord(key)?.parts
+    if (parts === undefined) return undefined
+    this.inParts = true
+    this.partsAt = here
+    this.partsTop = top
     try {
-      contents(value, here, this.visit, descriptor, top)
+      parts(value, descriptor, this.visit)
       return this.asked
     } finally {
       this.asked = undefined
-      this.inContents = false
+      this.inParts = false
     }
   }
 
   /** A visit's request: done now unless something is waiting to be walked before it (`keywordContents`). */
   private ask(request: () => Steps<void> | undefined | void, walks: boolean): void {
-    if (!this.inContents) throw new Error('a keyword visited outside its contents')
+    if (!this.inParts) throw new Error('a keyword visited outside its parts')
     if (this.asked === undefined && !walks) {
       request()
       return
@@ -448,21 +453,49 @@ class Traversal {
     ;(this.asked ??= []).push(request)
   }
 
-  /** What a keyword's `contents` may ask of this traversal. */
-  private readonly visit: Visit = {
-    pointer: (value, pointer) => this.ask(() => this.pointerOperand(value, pointer), false),
+  /** Where a part stands: the keyword's pointer continued by the part's tokens. */
+  private partAt(tokens: readonly string[]): string {
+    return tokens.length === 0 ? this.partsAt : atTokens(this.partsAt, tokens)
+  }
+
+  /**
+   * What a keyword's `parts` may ask of this traversal: every part as written. A descriptor and a
+   * switch's case alike are read where variant lists are not allowed; an ancestry is checked by
+   * `$extend` itself (through `mappings` and `inheritance`).
+   */
+  private readonly visit: Parts = {
+    pointer: (value, tokens) => {
+      const pointer = this.partAt(tokens)
+      this.ask(() => this.pointerOperand(value, pointer), false)
+    },
     // A string holds nothing to walk: checked at once, unless something before it waits to be walked.
-    descriptor: (value, pointer) => this.ask(() => this.descriptor(value, pointer, 'read'), typeof value !== 'string'),
-    pairingValue: (value, pointer, top) => this.ask(() => this.pairingValue(value, pointer, top), typeof value !== 'string'),
-    initializer: (name, pointer) =>
+    descriptor: (value, tokens) => {
+      const pointer = this.partAt(tokens)
+      this.ask(() => this.descriptor(value, pointer, 'read'), typeof value !== 'string')
+    },
+    alternative: (value, tokens) => this.visit.descriptor(value, tokens),
+    pairings: (value, tokens) => {
+      const pointer = this.partAt(tokens)
+      const top = this.partsTop
+      this.ask(() => this.pairingValue(value, pointer, top), typeof value !== 'string')
+    },
+    ancestry: () => {},
+    initializer: (name, tokens) => {
+      const pointer = this.partAt(tokens)
       this.ask(() => {
         if (this.reach !== null && !this.reach.initializer(name)) this.out.add('KW-init-1', `${name} matches no registered initializer`, pointer, name)
-      }, false),
-    transformer: (name, pointer) =>
+      }, false)
+    },
+    transformer: (name, tokens) => {
+      const pointer = this.partAt(tokens)
       this.ask(() => {
         if (this.reach !== null && !this.reach.transformer(name)) this.out.add('KW-transform-1', `${name} matches no registered transformer`, pointer, name)
-      }, false),
-    reference: (id, pointer) => this.ask(() => this.reference(id, pointer), false),
+      }, false)
+    },
+    reference: (id, tokens) => {
+      const pointer = this.partAt(tokens)
+      this.ask(() => this.reference(id, pointer), false)
+    },
     // Answers (they report nothing), given at once.
     mappings: () => {
       const reach = this.reach
@@ -473,8 +506,10 @@ class Traversal {
       this.ancestry ??= new Ancestry(this.reach.mapping)
       return this.ancestry.problem(descriptor, self)
     },
-    report: (rule, message, pointer, descriptor) => this.ask(() => this.out.add(rule, message, pointer, descriptor), false),
-    at,
+    report: (rule, message, tokens, descriptor) => {
+      const pointer = this.partAt(tokens)
+      this.ask(() => this.out.add(rule, message, pointer, descriptor), false)
+    },
   }
 
   /** The value of `mapping` / `each`: a mapping reference, a descriptor, or the pairings themselves (a walk, returned as `descriptor` returns one). */

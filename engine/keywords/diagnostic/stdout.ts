@@ -8,7 +8,7 @@ export default keyword<'stdout', 'diagnostic'>({
   stage: 'diagnostic',
   tier: 'experimental',
   schema: { description: 'Diagnostic (experimental): print the level\'s target (true) or the part of it a JSON Pointer names.', anyOf: [{ type: 'boolean' }, { ...POINTER_SCHEMA, type: 'string' }], ...refuse('KW-pipeline-1', 'stdout must be true or a JSON Pointer string') },
-  contents: (value, at, visit) => visit.pointer(value, at),
+  parts: (value, _descriptor, visit) => visit.pointer(value, []),
   // Printed through the run: nesting bounded before JSON.stringify recurses, the text counted as built.
   compile(descriptor, cx) {
     const operand = descriptor.stdout

@@ -39,18 +39,19 @@ export default keyword<'switch', 'dispatch'>({
     ...refuse('KW-switch-1', 'switch must name source, input or output and give cases'),
   },
   observesPaths: true,
-  contents(value, at, visit) {
+  // The scopes' pointers, then the cases: a run takes one case at most.
+  parts(value, _descriptor, visit) {
     if (!isObject(value)) return
     for (const scope of SCOPES) {
       const operand = value[scope]
       if (operand !== undefined && typeof operand !== 'string') {
-        visit.report('KW-locate-1', `switch.${scope} must be a JSON Pointer string`, visit.at(at, scope), operand)
+        visit.report('KW-locate-1', `switch.${scope} must be a JSON Pointer string`, [scope], operand)
       } else {
-        visit.pointer(operand, visit.at(at, scope))
+        visit.pointer(operand, [scope])
       }
     }
     if (isObject(value.cases)) {
-      for (const [name, branch] of Object.entries(value.cases)) visit.descriptor(branch, visit.at(at, 'cases', name))
+      for (const [name, branch] of Object.entries(value.cases)) visit.alternative(branch, ['cases', name])
     }
   },
   // The value unswitched (a falsy key), a case's, or undefined (no case).
@@ -58,12 +59,6 @@ export default keyword<'switch', 'dispatch'>({
     if (!truthy(operand)) return value
     const cases = isObject(operand) && isObject(operand.cases) ? Object.values(operand.cases).filter(truthy) : []
     return { alts: unionOf([value.alts, ...cases.map((branch) => infer.read(branch).alts)]), undefined: true }
-  },
-  // A run takes one case at most.
-  children(value, _descriptor, visit) {
-    if (isObject(value) && isObject(value.cases)) {
-      for (const [name, branch] of Object.entries(value.cases)) visit.alternative(branch, ['cases', name])
-    }
   },
   compile(descriptor, cx) {
     const operand = descriptor.switch

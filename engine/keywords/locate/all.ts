@@ -2,7 +2,7 @@
 import type { Descriptor } from '../../descriptor.js'
 import { unionOf } from '../../output-types.js'
 import { keyword, READ_DESCRIPTOR_SCHEMA } from '../record.js'
-import { combinator, listChildren, listContents } from './scope.js'
+import { combinator, listParts } from './scope.js'
 import { refuse } from '../grammar.js'
 
 export default keyword<'all', 'locate'>({
@@ -11,8 +11,7 @@ export default keyword<'all', 'locate'>({
   tier: 'core',
   schema: { description: 'The values of every descriptor in the list, undefined ones left out.', type: 'array', items: READ_DESCRIPTOR_SCHEMA, ...refuse('KW-combinator-1', 'all must be an array of descriptors') },
   observesPaths: true,
-  contents: listContents,
-  children: listChildren,
+  parts: listParts,
   // An array of the defined values, always defined.
   outputType: (_value, operand, _descriptor, infer) =>
     Array.isArray(operand) ? { alts: [{ kind: 'array', items: unionOf(operand.map((element) => infer.read(element).alts)) }], undefined: false } : undefined,

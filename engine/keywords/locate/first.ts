@@ -2,7 +2,7 @@
 import type { Descriptor } from '../../descriptor.js'
 import { firstDefined } from '../../procedures.js'
 import { keyword, READ_DESCRIPTOR_SCHEMA } from '../record.js'
-import { combinator, listChildren, listContents, oneOfElements } from './scope.js'
+import { combinator, listParts, oneOfElements } from './scope.js'
 import { refuse } from '../grammar.js'
 
 export default keyword<'first', 'locate'>({
@@ -11,8 +11,7 @@ export default keyword<'first', 'locate'>({
   tier: 'core',
   schema: { description: 'The value of the first descriptor in the list whose value is defined.', type: 'array', items: READ_DESCRIPTOR_SCHEMA, ...refuse('KW-combinator-1', 'first must be an array of descriptors') },
   observesPaths: true,
-  contents: listContents,
-  children: listChildren,
+  parts: listParts,
   inline: 'first-defined',
   outputType: oneOfElements,
   compile: combinator('first', firstDefined),

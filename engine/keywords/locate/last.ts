@@ -2,7 +2,7 @@
 import type { Descriptor } from '../../descriptor.js'
 import { keyword, READ_DESCRIPTOR_SCHEMA } from '../record.js'
 import { lastDefined } from '../../codegen/inline.js'
-import { combinator, listChildren, listContents, oneOfElements } from './scope.js'
+import { combinator, listParts, oneOfElements } from './scope.js'
 import { refuse } from '../grammar.js'
 
 export default keyword<'last', 'locate'>({
@@ -11,8 +11,7 @@ export default keyword<'last', 'locate'>({
   tier: 'core',
   schema: { description: 'The value of the last descriptor in the list whose value is defined.', type: 'array', items: READ_DESCRIPTOR_SCHEMA, ...refuse('KW-combinator-1', 'last must be an array of descriptors') },
   observesPaths: true,
-  contents: listContents,
-  children: listChildren,
+  parts: listParts,
   inline: 'last-defined',
   outputType: oneOfElements,
   compile: combinator('last', lastDefined),

@@ -5,7 +5,7 @@ import { readEach } from '../../procedures.js'
 import type { Reader } from '../../pointer.js'
 import { UNKNOWN, unionOf, type Inference, type Inferred } from '../../output-types.js'
 import { truthy } from '../../values.js'
-import { keyword, POINTER_SCHEMA, type Children, type CompiledLocate, type KeywordRecord, type Locate, type Visit } from '../record.js'
+import { keyword, POINTER_SCHEMA, type CompiledLocate, type KeywordRecord, type Locate, type Parts } from '../record.js'
 import { refuse } from '../grammar.js'
 
 /**
@@ -27,7 +27,7 @@ export function pointerKeyword<N extends KeywordName>(
     schema: { ...POINTER_SCHEMA, description, type: 'string', ...refuse('KW-locate-1', `${name} must be a JSON Pointer string`) },
     pointer: true,
     ...more,
-    contents: (value, at, visit) => visit.pointer(value, at),
+    parts: (value, _descriptor, visit) => visit.pointer(value, []),
     // A read from a scope: nothing is known of what it finds.
     outputType: (_value, operand) => (truthy(operand) ? UNKNOWN : undefined),
     compile(descriptor, cx) {
@@ -38,12 +38,8 @@ export function pointerKeyword<N extends KeywordName>(
   })
 }
 
-export const listContents = (value: unknown, at: string, visit: Visit): void => {
-  if (Array.isArray(value)) value.forEach((element, i) => visit.descriptor(element, visit.at(at, String(i))))
-}
-
 /** A combinator's elements: every one is READ whenever it runs. */
-export const listChildren = (value: unknown, _descriptor: Record<string, unknown>, visit: Children): void => {
+export const listParts = (value: unknown, _descriptor: Record<string, unknown>, visit: Parts): void => {
   if (Array.isArray(value)) value.forEach((element, i) => visit.descriptor(element, [String(i)]))
 }
 

@@ -15,8 +15,9 @@ export default keyword<'$extend', 'registry'>({
     anyOf: [{ type: 'string', minLength: 1 }, { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } }],
     ...refuse('REG-5', '$extend must be a mapping id or a non-empty list of mapping ids'),
   },
-  // Instance level (REG-3): every ancestor must exist, and the ancestry must flatten.
-  contents(value, at, visit, descriptor) {
+  parts(value, descriptor, visit) {
+    if (truthy(value)) visit.ancestry(value, [])
+    // Validation at the instance level (REG-3): every ancestor must exist, and the ancestry must flatten.
     const lookup = visit.mappings()
     if (lookup === null) return
     const ids = typeof value === 'string' ? [value] : value
@@ -25,15 +26,12 @@ export default keyword<'$extend', 'registry'>({
     ids.forEach((id, i) => {
       if (typeof id !== 'string' || lookup(id) !== undefined) return
       unknown = true
-      visit.report('REG-3', `${id} matches no registered mapping`, typeof value === 'string' ? at : visit.at(at, String(i)), id)
+      visit.report('REG-3', `${id} matches no registered mapping`, typeof value === 'string' ? [] : [String(i)], id)
     })
     if (unknown) return
     const self = idOf(descriptor) ?? '(submitted document)'
     const problem = visit.inheritance(descriptor, self)
-    if (problem !== undefined) visit.report('REG-3', problem, at, value)
-  },
-  children(value, _descriptor, visit) {
-    if (truthy(value)) visit.ancestry(value, [])
+    if (problem !== undefined) visit.report('REG-3', problem, [], value)
   },
 })
 

@@ -11,10 +11,7 @@ export default keyword<'$ref', 'registry'>({
   tier: 'core',
   schema: { description: 'The registered mapping this descriptor stands for (a mapping id); the keys beside a $ref are never read.', type: 'string', ...refuse('REG-5', '$ref must be a mapping id string') },
   standsAlone: true,
-  contents(value, at, visit) {
-    if (truthy(value)) visit.reference(value, at)
-  },
-  children(value, _descriptor, visit) {
+  parts(value, _descriptor, visit) {
     if (truthy(value)) visit.reference(value, [])
   },
 })

@@ -19,8 +19,8 @@ export default keyword<'find', 'shape'>({
     },
     ...refuse('KW-find-1', 'find must be an object with an eq object'),
   },
-  contents(value, at, visit) {
-    if (isObject(value)) visit.pointer(value.pointer, visit.at(at, 'pointer'))
+  parts(value, _descriptor, visit) {
+    if (isObject(value)) visit.pointer(value.pointer, ['pointer'])
   },
   inline: 'find',
   compile(descriptor, cx) {

@@ -14,8 +14,8 @@ export default keyword<'init', 'shape'>({
   schema: { description: 'A registered initializer (by name) replaces the value.', type: 'string', ...refuse('KW-pipeline-1', 'init must be an initializer name') },
   observesPaths: true,
   settlesLater: true,
-  contents(value, at, visit) {
-    if (typeof value === 'string') visit.initializer(value, at)
+  parts(value, _descriptor, visit) {
+    if (typeof value === 'string') visit.initializer(value, [])
   },
   compile(descriptor, cx, provenance): Step | null {
     const name = descriptor.init

@@ -28,12 +28,12 @@ export default keyword<'transform', 'shape'>({
   },
   observesPaths: true,
   needsSettled: true,
-  contents(value, at, visit) {
-    if (typeof value === 'string') return visit.transformer(value, at)
+  parts(value, _descriptor, visit) {
+    if (typeof value === 'string') return visit.transformer(value, [])
     if (!Array.isArray(value)) return
     value.forEach((step, i) => {
-      if (typeof step === 'string') visit.transformer(step, visit.at(at, String(i)))
-      else if (isObject(step)) for (const name of Object.keys(step)) visit.transformer(name, visit.at(at, String(i), name))
+      if (typeof step === 'string') visit.transformer(step, [String(i)])
+      else if (isObject(step)) for (const name of Object.keys(step)) visit.transformer(name, [String(i), name])
     })
   },
   compile(descriptor, cx, provenance) {

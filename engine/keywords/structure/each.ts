@@ -18,14 +18,10 @@ export default keyword<'each', 'structure'>({
     then: { properties: { each: PAIRING_VALUE_SCHEMA } },
   },
   observesPaths: true,
-  contents(value, at, visit, descriptor, top) {
-    // Beside `mapping`, evaluation ignores it.
-    if (truthy(descriptor.mapping)) return
-    visit.pairingValue(value, at, top)
-  },
-  // The level's pairing value when no `mapping` gives one (applied to every element: evaluation's affair).
-  children(value, descriptor, visit) {
-    if (truthy(value) && !truthy(descriptor.mapping)) visit.pairings(value, [])
+  // The level's pairing value when no `mapping` gives one (applied to every element: evaluation's
+  // affair); beside `mapping`, evaluation ignores it.
+  parts(value, descriptor, visit) {
+    if (!truthy(descriptor.mapping)) visit.pairings(value, [])
   },
 })
 

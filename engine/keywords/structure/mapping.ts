@@ -2,7 +2,6 @@
 import type { PairingValue } from '../../descriptor.js'
 import { keyword, PAIRING_VALUE_SCHEMA } from '../record.js'
 import { pairingValueGrammar } from './pairings.js'
-import { truthy } from '../../values.js'
 
 export default keyword<'mapping', 'structure'>({
   name: 'mapping',
@@ -15,12 +14,9 @@ export default keyword<'mapping', 'structure'>({
     description: 'The pairings of this level (target pointer → descriptor), or a mapping id or { $ref } whose pairings are used; the value is mapped into a fresh target.',
   },
   observesPaths: true,
-  contents(value, at, visit, descriptor, top) {
-    visit.pairingValue(value, at, top)
-  },
-  // A truthy operand is the level's pairing value.
-  children(value, _descriptor, visit) {
-    if (truthy(value)) visit.pairings(value, [])
+  // The level's pairing value (a falsy one gives none: visitChildren passes on only a truthy one).
+  parts(value, _descriptor, visit) {
+    visit.pairings(value, [])
   },
 })
 
