@@ -34,7 +34,7 @@ import { schemaRoutes } from './http/routes/schema.js'
 import { streamRoutes } from './http/routes/stream.js'
 import { validateRoutes } from './http/routes/validation.js'
 import { cheerioWarning } from './service/cheerio-warning.js'
-import { EngineRegistry, MapperHandle } from './service/mapping-service.js'
+import { ServedSet, MapperHandle } from './service/mapping-service.js'
 import { ManagedMappings } from './service/managed.js'
 import type { ExtensionsSpec } from './workers/isolation.js'
 import { ServiceMetrics } from './observability/metrics.js'
@@ -92,7 +92,7 @@ export interface ServerPluginOptions extends MapperServiceOptions {
   config?: ServiceConfig
   /** True when the Fastify instance already generates this service's request ids. */
   serverIds?: boolean
-  /** Given the registry once it serves: what the host's decorator reads. */
+  /** Given the served set once it serves: what the host's decorator reads. */
   handle?: MapperHandle
 }
 
@@ -143,7 +143,7 @@ const servicePlugin: FastifyPluginAsync<ServerPluginOptions> = async (app, opts)
   // which serves its mappings beside the files'.
   const store = config.store === null ? undefined : await ManagedMappings.open(config.store, app.log, metrics?.mappingStore())
   if (store !== undefined) app.addHook('onClose', () => store.managed.close())
-  const registry = await EngineRegistry.open(
+  const servedSet = await ServedSet.open(
     entries,
     extensions,
     (message) => app.log.warn(message),
@@ -159,20 +159,20 @@ const servicePlugin: FastifyPluginAsync<ServerPluginOptions> = async (app, opts)
     await store?.managed.close()
     throw error
   })
-  app.addHook('onClose', () => registry.close())
+  app.addHook('onClose', () => servedSet.close())
   if (store !== undefined) {
-    store.managed.serve(registry)
+    store.managed.serve(servedSet)
     app.log.info({ store: store.managed.description, mappings: store.initial.entries.length }, 'managed mappings: serving the mapping store')
     if (config.auth === null) {
       app.log.warn('options.store with options.auth off: anyone who can reach this service can change the mappings it serves (PUT and DELETE /mappings/{id}); turn authentication on and set options.mappings.write.claims, or keep the port private (README "Deployment postures")')
     }
   }
-  opts.handle?.serve(registry)
+  opts.handle?.serve(servedSet)
   // Once, after the mappings are admitted: a missing cheerio is found before the first page arrives.
   const missingCheerio = cheerioWarning(entries, surface)
   if (missingCheerio !== undefined) app.log.warn(missingCheerio)
   // Counted here rather than from the process-wide channel, where another instance's reloads also pass.
-  opts.reloader?.attach(registry, app.log, metrics === undefined ? undefined : (outcome) => metrics.reloaded(outcome.ok))
+  opts.reloader?.attach(servedSet, app.log, metrics === undefined ? undefined : (outcome) => metrics.reloaded(outcome.ok))
 
   // Sliced work (streams, long bodies, large outputs) keeps to its share of the loop while other
   // requests arrive (engine/slices.ts): every request the server receives is counted, once per server.
@@ -205,7 +205,7 @@ const servicePlugin: FastifyPluginAsync<ServerPluginOptions> = async (app, opts)
     const { rateLimitPlugin } = await import('./http/plugins/rate-limit/index.js')
     await app.register(rateLimitPlugin, { rateLimit: config.rateLimit, metrics })
   }
-  await app.register(enginePlugin, { registry })
+  await app.register(enginePlugin, { served: servedSet })
   // The error body every route's error responses refer to, by name.
   app.addSchema(ErrorBodySchema)
   // Before the routes, whose operationIds and place in a host app's document it sets.

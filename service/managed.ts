@@ -18,7 +18,7 @@ import type { StoreConfig } from '../config/resolve.js'
 import type { MappingStoreSeries, MappingWriteResult } from '../observability/metrics.js'
 import { BadRequest, InvalidMappingDocument, MappingConflict, MappingInUse, NotFound, PreconditionFailed, ReadOnlyMapping, StoreFull, StoreUnavailable } from './errors.js'
 import { parseJsonText } from './json-text.js'
-import type { AdmissionFailure, EngineRegistry, EngineService, StoredSet } from './mapping-service.js'
+import type { AdmissionFailure, ServedSet, EngineService, StoredSet } from './mapping-service.js'
 import { DirectoryStore, sha256 } from './store/directory.js'
 import { StoreUnavailableError, type MappingStore, type StoreLog, type StoreTransaction, type StoredDocument, type VersionInfo } from './store/types.js'
 
@@ -154,7 +154,7 @@ export class ManagedMappings {
   readonly #config: StoreConfig
   readonly #log: FastifyBaseLogger
   readonly #series: MappingStoreSeries | undefined
-  #registry: EngineRegistry | undefined
+  #servedSet: ServedSet | undefined
   /** The stored documents of the served set, by id. */
   #documents: ReadonlyMap<string, StoredDocument> = new Map()
   /** Each stored document's entries, by id, for the version parsed: a resync parses only what changed. */
@@ -194,17 +194,17 @@ export class ManagedMappings {
     }
   }
 
-  /** Serve the store's changes through `registry` from now on (another replica's writes, resyncs). */
-  serve(registry: EngineRegistry): void {
-    this.#registry = registry
+  /** Serve the store's changes through `served` from now on (another replica's writes, resyncs). */
+  serve(served: ServedSet): void {
+    this.#servedSet = served
     this.#store.watch(() => {
       this.resync().catch((error: unknown) => this.#log.error(`managed mappings: reading the mapping store failed: ${(error as Error).message}`))
     })
   }
 
-  get #served(): EngineRegistry {
-    if (this.#registry === undefined) throw new Error('the managed mappings serve no registry yet')
-    return this.#registry
+  get #served(): ServedSet {
+    if (this.#servedSet === undefined) throw new Error('the managed mappings serve no set yet')
+    return this.#servedSet
   }
 
   /** The version of `id` served now, when the store holds it (and no file takes its id). */
@@ -245,21 +245,21 @@ export class ManagedMappings {
 
   /** Read the store and serve what changed since the served revision (a no-op when nothing did). */
   resync(): Promise<void> {
-    const registry = this.#served
-    return registry.exclusive(async () => {
+    const served = this.#served
+    return served.exclusive(async () => {
       let state
       try {
         state = await this.#store.read()
       } catch (error) {
-        this.#log.warn(`mapping store ${this.#store.description} could not be read; still serving revision ${registry.stored.revision}: ${(error as Error).message}`)
+        this.#log.warn(`mapping store ${this.#store.description} could not be read; still serving revision ${served.stored.revision}: ${(error as Error).message}`)
         return
       }
-      if (state.revision <= registry.stored.revision || state.revision === this.#refused) return
+      if (state.revision <= served.stored.revision || state.revision === this.#refused) return
       try {
         const stored = await this.#storedSet(state.revision, state.documents)
-        const { service, failures } = await registry.candidate(registry.files, stored)
+        const { service, failures } = await served.candidate(served.files, stored)
         if (service === undefined) throw failures[0]!.error
-        registry.install(service, registry.files, stored)
+        served.install(service, served.files, stored)
         this.#documents = state.documents
         this.#series?.synced(true)
         this.#series?.serving(state.revision)
@@ -267,7 +267,7 @@ export class ManagedMappings {
       } catch (error) {
         this.#refused = state.revision
         this.#series?.synced(false)
-        this.#log.error({ revision: state.revision }, `managed mappings: revision ${state.revision} of the mapping store cannot be served here, still serving revision ${registry.stored.revision}: ${(error as Error).message}`)
+        this.#log.error({ revision: state.revision }, `managed mappings: revision ${state.revision} of the mapping store cannot be served here, still serving revision ${served.stored.revision}: ${(error as Error).message}`)
       }
     })
   }
@@ -277,11 +277,11 @@ export class ManagedMappings {
    * (MappingInUse), or the written document's own failure (InvalidMappingDocument), when any.
    */
   async #admit(documents: ReadonlyMap<string, StoredDocument>, changed: readonly string[], written: PreparedDocument | undefined, change: string): Promise<{ service: EngineService; stored: StoredSet }> {
-    const registry = this.#served
-    const stored = await this.#storedSet(registry.stored.revision, documents)
+    const served = this.#served
+    const stored = await this.#storedSet(served.stored.revision, documents)
     let outcome
     try {
-      outcome = await registry.candidate(registry.files, stored)
+      outcome = await served.candidate(served.files, stored)
     } catch (error) {
       throw await this.#unregistrable(stored, changed, written, change, error as Error)
     }
@@ -298,8 +298,8 @@ export class ManagedMappings {
    * without them is admitted to find the others (a `$ref` or a name that no longer resolves).
    */
   async #unregistrable(stored: StoredSet, changed: readonly string[], written: PreparedDocument | undefined, change: string, error: Error): Promise<Error> {
-    const registry = this.#served
-    const entries = [...registry.files, ...stored.entries]
+    const served = this.#served
+    const entries = [...served.files, ...stored.entries]
     const gone = new Set(changed)
     const extenders = new Set<MappingEntry>()
     for (let grew = true; grew;) {
@@ -315,7 +315,7 @@ export class ManagedMappings {
     const dependents = [...extenders].map((entry) => entry.id)
     try {
       const keep = (entry: MappingEntry): boolean => !extenders.has(entry)
-      const { failures } = await registry.candidate(registry.files.filter(keep), { revision: stored.revision, entries: stored.entries.filter(keep) })
+      const { failures } = await served.candidate(served.files.filter(keep), { revision: stored.revision, entries: stored.entries.filter(keep) })
       for (const failure of failures) if (written?.ids.includes(failure.entry.id) !== true) dependents.push(failure.entry.id)
     } catch {
       // Still not registrable: the extenders are what can be named.
@@ -337,11 +337,11 @@ export class ManagedMappings {
 
   /** Run one write under both locks; count and log what it answered. */
   async #write<T>(operation: 'put' | 'delete', id: string, subject: string | null, change: (transaction: StoreTransaction) => Promise<Written<T>>): Promise<T> {
-    const registry = this.#served
+    const served = this.#served
     try {
-      return await registry.exclusive(async () => {
+      return await served.exclusive(async () => {
         const { result: written, revision } = await this.#store.write(change)
-        registry.install(written.service, registry.files, { revision, entries: written.stored.entries })
+        served.install(written.service, served.files, { revision, entries: written.stored.entries })
         this.#documents = written.documents
         this.#series?.wrote(operation, written.outcome)
         this.#series?.serving(revision)

@@ -1,6 +1,6 @@
 // The engine behind the routes: one Mapper with the registered mappings and the extension surface,
 // every registered mapping validated and its examples run before it is served (start-up and reload
-// alike, EngineRegistry.open and replace). Compiled plans — registered
+// alike, ServedSet.open and replace). Compiled plans — registered
 // ids and explicit documents alike — are cached by the Mapper itself; this service keeps none of its own.
 import {
   describeFailure,
@@ -186,7 +186,7 @@ export class EngineService {
    * registered, then every output inferred, in slices of the event loop (`slice`: 8 ms, engine/slices.ts),
    * so a service that is already answering (a reload) goes on answering. The first invalid mapping
    * or failing example throws RegistrationError: one line naming the mapping, its file and the
-   * reason or first difference. Start-up and reload alike (EngineRegistry); a worker thread's copy
+   * reason or first difference. Start-up and reload alike (ServedSet); a worker thread's copy
    * of a served set skips it. With `all`, every mapping that fails is found, and they are returned
    * instead (a write to the mapping store names every mapping it would break); none: admitted.
    */
@@ -283,7 +283,7 @@ const NOTHING_STORED: StoredSet = { revision: -1, entries: [] }
  * option) and those of the store: a reload changes the first part and keeps the second, a store
  * change the reverse, one change at a time (`exclusive`).
  */
-export class EngineRegistry {
+export class ServedSet {
   #current!: EngineService
   #files: readonly MappingEntry[] = []
   #stored: StoredSet = NOTHING_STORED
@@ -298,7 +298,7 @@ export class EngineRegistry {
     private readonly isolation?: { readonly config: IsolationConfig; readonly extensions: ExtensionsSpec }
   ) {}
 
-  /** A registry serving `files` and `stored`, once every one validates and its examples pass (RegistrationError otherwise). */
+  /** A served set of `files` and `stored`, once every one validates and its examples pass (RegistrationError otherwise). */
   static async open(
     files: readonly MappingEntry[],
     extensions: Extensions,
@@ -306,11 +306,11 @@ export class EngineRegistry {
     settings: EngineSettings,
     isolation?: { readonly config: IsolationConfig; readonly extensions: ExtensionsSpec },
     stored: StoredSet = NOTHING_STORED
-  ): Promise<EngineRegistry> {
-    const registry = new EngineRegistry(extensions, warn, settings, isolation)
-    const { service } = await registry.#admit(registry.#served(files, stored), false)
-    registry.install(service!, files, stored)
-    return registry
+  ): Promise<ServedSet> {
+    const served = new ServedSet(extensions, warn, settings, isolation)
+    const { service } = await served.#admit(served.#served(files, stored), false)
+    served.install(service!, files, stored)
+    return served
   }
 
   /** The mappings of the files in the served set. */
@@ -417,17 +417,17 @@ export class EngineRegistry {
  * of registered mappings (options.limits), with the service's extensions.
  */
 export class MapperHandle {
-  #registry: EngineRegistry | undefined
+  #served: ServedSet | undefined
 
-  /** Called once by the service plugin, when its registry serves its first set. */
-  serve(registry: EngineRegistry): void {
-    if (this.#registry !== undefined) throw new Error('this MapperHandle already serves a mapper-service')
-    this.#registry = registry
+  /** Called once by the service plugin, when it serves its first set. */
+  serve(served: ServedSet): void {
+    if (this.#served !== undefined) throw new Error('this MapperHandle already serves a mapper-service')
+    this.#served = served
   }
 
   get #current(): EngineService {
-    if (this.#registry === undefined) throw new Error('mapper-service is not registered yet: await app.register(mapperService, …) (or app.ready()) before calling it')
-    return this.#registry.current
+    if (this.#served === undefined) throw new Error('mapper-service is not registered yet: await app.register(mapperService, …) (or app.ready()) before calling it')
+    return this.#served.current
   }
 
   /**

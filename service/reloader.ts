@@ -1,5 +1,5 @@
 // Hot reload of the registered mappings: a whole new set is loaded, registered and validated, then
-// swapped in at once (http/plugins/engine.ts EngineRegistry); a set that fails leaves the served one in
+// swapped in at once (http/plugins/engine.ts ServedSet); a set that fails leaves the served one in
 // place. One reload runs at a time; those asked for meanwhile share one more run after it, which
 // reads the source afresh. Every attempt logs one line and is published on the
 // `mapper-service:reload` diagnostics channel for whoever listens in the process; the service it
@@ -7,7 +7,7 @@
 import { channel } from 'node:diagnostics_channel'
 import type { FastifyBaseLogger } from 'fastify'
 import { mappingEntries, type MappingsInput } from '../sources/mappings.js'
-import type { EngineRegistry } from './mapping-service.js'
+import type { ServedSet } from './mapping-service.js'
 
 /** The message every reload attempt publishes. */
 export interface ReloadOutcome {
@@ -37,7 +37,7 @@ interface Pending {
  * outcome says `ok: false` and the previous set stays served.
  */
 export class Reloader {
-  #target: { readonly registry: EngineRegistry; readonly log: FastifyBaseLogger; readonly observe: (outcome: ReloadOutcome) => void } | undefined
+  #target: { readonly served: ServedSet; readonly log: FastifyBaseLogger; readonly observe: (outcome: ReloadOutcome) => void } | undefined
   #running: Promise<ReloadOutcome> | null = null
   #pending: Pending | null = null
 
@@ -47,9 +47,9 @@ export class Reloader {
    * Called by the service plugin at registration: one Reloader serves one service, which observes
    * the outcome of each attempt (its metrics) before it is published.
    */
-  attach(registry: EngineRegistry, log: FastifyBaseLogger, observe: (outcome: ReloadOutcome) => void = () => {}): void {
+  attach(served: ServedSet, log: FastifyBaseLogger, observe: (outcome: ReloadOutcome) => void = () => {}): void {
     if (this.#target !== undefined) throw new Error('this Reloader already serves a mapper-service')
-    this.#target = { registry, log, observe }
+    this.#target = { served, log, observe }
   }
 
   reload(source: MappingsSource | undefined = this.source): Promise<ReloadOutcome> {
@@ -83,18 +83,18 @@ export class Reloader {
   }
 
   async #attempt(source: MappingsSource): Promise<ReloadOutcome> {
-    const { registry, log, observe } = this.#target!
+    const { served, log, observe } = this.#target!
     let outcome: ReloadOutcome
     try {
       const entries = mappingEntries(await source(), 'reloaded mappings')
-      const engine = await registry.replace(entries)
+      const engine = await served.replace(entries)
       const count = Object.keys(engine.mappings).length
       outcome = { ok: true, mappings: count }
       log.info({ mappings: count }, `mappings reloaded: ${count} mappings`)
     } catch (error) {
       const reason = (error instanceof Error ? error.message : String(error)).replace(/\s*\n\s*/g, ' ')
       outcome = { ok: false, error: reason }
-      const kept = Object.keys(registry.current.mappings).length
+      const kept = Object.keys(served.current.mappings).length
       log.error({ mappings: kept }, `mappings reload failed, still serving the previous ${kept} mappings: ${reason}`)
     }
     observe(outcome)

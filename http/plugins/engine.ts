@@ -1,6 +1,6 @@
 // The engine as the routes see it: `app.engine`, the set being served now (service/mapping-service.ts).
 import fp from 'fastify-plugin'
-import type { EngineRegistry, EngineService } from '../../service/mapping-service.js'
+import type { ServedSet, EngineService } from '../../service/mapping-service.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -10,14 +10,14 @@ declare module 'fastify' {
 }
 
 export interface EnginePluginOptions {
-  readonly registry: EngineRegistry
+  readonly served: ServedSet
 }
 
 /** Decorates the service's context with its current engine. */
 export const enginePlugin = fp<EnginePluginOptions>(
-  async (app, { registry }) => {
+  async (app, { served }) => {
     app.decorate('engine', {
-      getter: () => registry.current,
+      getter: () => served.current,
     })
   },
   { name: 'mapper-engine', fastify: '5.x' }
