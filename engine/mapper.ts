@@ -77,7 +77,8 @@ export interface ValidateOptions {
 export interface Prepared {
   /** The instance-level report, with the static expansion bound where there is one. */
   readonly report: ValidationReport & { expansion?: number }
-  readonly plan: CompiledMapping | null
+  /** The document compiled, when its report is valid. */
+  readonly compiled: CompiledMapping | null
   /** True when the result came from the prepared-document cache (validated and compiled earlier). */
   readonly cached: boolean
 }
@@ -85,7 +86,7 @@ export interface Prepared {
 /** How many prepared documents stay cached by default (the byte bound usually binds first). */
 const PREPARED_ENTRIES = 256
 
-/** Bytes of document text the prepared cache holds by default: a plan holds 70–140 times its text. */
+/** Bytes of document text the prepared cache holds by default: a compiled document holds 70–140 times its text. */
 const PREPARED_BYTES = 1024 * 1024
 
 /** A compound document's member, compiled on first lookup. */
@@ -297,7 +298,7 @@ export class Mapper {
     const fanOut = options.limits?.fanOut ?? this.limits.fanOut
     const key = `${options.stdout === false ? 0 : 1}${options.strict === true ? 1 : 0}${fanOut}\n${content}`
     const cached = this.prepared.get(key)
-    if (cached !== undefined) return { report: cached.report, plan: cached.plan, cached: true }
+    if (cached !== undefined) return { report: cached.report, compiled: cached.compiled, cached: true }
     const prepared = this.prepareNow(document(), options)
     this.prepared.set(key, prepared, size)
     return prepared
@@ -310,7 +311,7 @@ export class Mapper {
 
   private prepareNow(document: object, options: ValidateOptions): Prepared {
     const report = this.report(document, options)
-    return { report, plan: report.valid ? this.compile(document) : null, cached: false }
+    return { report, compiled: report.valid ? this.compile(document) : null, cached: false }
   }
 
   /**

@@ -106,7 +106,7 @@ export class EvaluationObserver {
   prepared(prepared: Prepared): void {
     if (this.metrics === undefined) return
     this.metrics.looked(prepared.cached)
-    if (prepared.plan === null) this.metrics.refused(prepared.report)
+    if (prepared.compiled === null) this.metrics.refused(prepared.report)
   }
 
   /** What a worker thread saw of an isolated evaluation of `mapping`, counted as if it ran here. */

@@ -88,32 +88,32 @@ export function evaluateRequest(
   stdout: RunOptions['stdout'],
   prepared?: (prepared: Prepared) => void
 ): MapOutcome | Promise<MapOutcome> {
-  let plan
+  let compiled
   // Registered mappings run on the engine's own budgets (set from limits.*); explicit ones on limits.explicit.*.
   let limits: Limits | undefined
   if (typeof request.mapping === 'string') {
-    plan = engine.registered(request.mapping)
-    if (plan === undefined) throw unknownMapping(request.mapping)
+    compiled = engine.registered(request.mapping)
+    if (compiled === undefined) throw unknownMapping(request.mapping)
   } else {
     const explicit = request.mappingText !== undefined ? engine.explicitText(request.mappingText, request.mapping) : engine.explicit(explicitDocument(request.mapping))
     prepared?.(explicit)
-    if (explicit.plan === null) throw new InvalidMappingDocument(explicit.report)
-    plan = explicit.plan
+    if (explicit.compiled === null) throw new InvalidMappingDocument(explicit.report)
+    compiled = explicit.compiled
     limits = engine.settings.limits.explicit
   }
   const options = { limits, stdout }
   // An explain answer is the evaluation as data: the trace matters most when the envelope is invalid.
-  if (request.explain) return Promise.resolve(plan.explain(request.input, extra, options)).then((traced) => outcomeOf(explained(traced)))
-  const envelope = plan.run(request.input, extra, options)
+  if (request.explain) return Promise.resolve(compiled.explain(request.input, extra, options)).then((traced) => outcomeOf(explained(traced)))
+  const envelope = compiled.run(request.input, extra, options)
   return envelope instanceof Promise ? envelope.then(outcomeOf) : outcomeOf(envelope)
 }
 
 /**
- * One evaluation of a plan already chosen and admitted (a stream's lines, service/evaluator.ts
- * `stream`): synchronous when the plan did not await.
+ * One evaluation of a compiled mapping already chosen and admitted (a stream's lines,
+ * service/evaluator.ts `stream`): synchronous when the evaluation did not await.
  */
-export function runPlan(plan: CompiledMapping, input: unknown, extra: Record<string, unknown>, options: RunOptions): MapOutcome | Promise<MapOutcome> {
-  const envelope = plan.run(input, extra, options)
+export function runCompiled(compiled: CompiledMapping, input: unknown, extra: Record<string, unknown>, options: RunOptions): MapOutcome | Promise<MapOutcome> {
+  const envelope = compiled.run(input, extra, options)
   return envelope instanceof Promise ? envelope.then(outcomeOf) : outcomeOf(envelope)
 }
 

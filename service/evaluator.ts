@@ -5,7 +5,7 @@
 import type { ServiceConfig } from '../config/resolve.js'
 import { InvalidMappingDocument, unknownMapping } from './errors.js'
 import type { EngineService } from './mapping-service.js'
-import { evaluateRequest, runPlan, validateDocument, type MapOutcome, type MapRequest, type Report } from './evaluation.js'
+import { evaluateRequest, runCompiled, validateDocument, type MapOutcome, type MapRequest, type Report } from './evaluation.js'
 import { IsolatedFailure, type IsolationPool, type TaskAnswer } from '../workers/isolation.js'
 import { documentOf, JsonText } from './json-text.js'
 import { EXPLICIT, UNKNOWN, type EvaluationObserver } from '../observability/observer.js'
@@ -120,22 +120,22 @@ export class Evaluator {
     const label = registered ? mapping : EXPLICIT
     const pool = this.#pool(engine, registered, false, false)
     if (pool === undefined) {
-      let plan
+      let compiled
       let limits
       if (registered) {
-        plan = engine.registered(mapping)
-        if (plan === undefined) throw unknownMapping(mapping)
+        compiled = engine.registered(mapping)
+        if (compiled === undefined) throw unknownMapping(mapping)
       } else {
         const prepared = engine.explicit(mapping)
         this.observer.prepared(prepared)
-        if (prepared.plan === null) throw new InvalidMappingDocument(prepared.report)
-        plan = prepared.plan
+        if (prepared.compiled === null) throw new InvalidMappingDocument(prepared.report)
+        compiled = prepared.compiled
         limits = engine.settings.limits.explicit
       }
       const options = { limits, stdout: caller.stdout }
       return (input) => {
         const extra = new CallerExtra(caller)
-        return this.observer.run(label, extra, () => runPlan(plan, input, extra, options))
+        return this.observer.run(label, extra, () => runCompiled(compiled, input, extra, options))
       }
     }
     if (registered && engine.registered(label) === undefined) throw unknownMapping(label)

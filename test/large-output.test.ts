@@ -6,7 +6,7 @@
 import t from 'tap'
 import { BudgetExceeded, Mapper, measure, type MappingDocument } from '../engine/index.js'
 import { closeParseThreads, createRequest } from '../extensions/request/index.js'
-import { runPlan } from '../service/evaluation.js'
+import { runCompiled } from '../service/evaluation.js'
 import { buildServer } from '../server.js'
 import { listening } from './attack-support.js'
 import { upstream } from './request-support.js'
@@ -122,11 +122,11 @@ t.test('a large envelope is printed a slice at a time, a small one at once', asy
   const mapper = new Mapper()
   const plan = mapper.compile({ '/a': '/rows', '/b': '/rows', '/n': '/n' })
   const rows = (JSON.parse(bodyText(20_000)) as { records: unknown[] }).records
-  const small = runPlan(plan, { rows: [1, 2], n: 1 }, {}, {})
+  const small = runCompiled(plan, { rows: [1, 2], n: 1 }, {}, {})
   t.notOk(small instanceof Promise, 'a small output: the outcome is at hand')
   t.equal((small as { text: string }).text, '{"a":[1,2],"b":[1,2],"n":1,"valid":true,"errors":[]}')
 
-  const large = runPlan(plan, { rows, n: 2 }, {}, {})
+  const large = runCompiled(plan, { rows, n: 2 }, {}, {})
   t.ok(large instanceof Promise, 'a large output: printed later')
   const { result, turns } = await turnsDuring(() => Promise.resolve(large))
   t.ok(turns > 1, `the event loop turned while it printed (${turns} turns)`)

@@ -68,7 +68,7 @@ t.test('a chain validates as valid on an instance, and compiles and runs', async
     const mapper = new Mapper()
     t.equal(mapper.validate(document).valid, true, `${name}: valid`)
     const prepared = mapper.prepare(document)
-    t.ok(prepared.plan !== null, `${name}: prepared`)
+    t.ok(prepared.compiled !== null, `${name}: prepared`)
     t.equal(new Mapper({ mappings: document.mappings as Doc }).mappings[id(0)]?.$id, id(0), `${name}: registered`)
   }
 })

@@ -82,7 +82,7 @@ export default async function run(task: IsolatedTask): Promise<TaskAnswer> {
       // A large input crosses as its text: parsed here, off the event loop.
       const request = task.request.inputText === undefined ? task.request : { ...task.request, input: parseJsonText(task.request.inputText), inputText: undefined }
       const outcome = await evaluateRequest(service, request, extra, stdout, (prepared) => {
-        facts.prepared = { cached: prepared.cached, refused: prepared.plan === null, report: prepared.plan === null ? prepared.report : undefined }
+        facts.prepared = { cached: prepared.cached, refused: prepared.compiled === null, report: prepared.compiled === null ? prepared.report : undefined }
       })
       return { ok: true, outcome, ...facts }
     }
