@@ -203,10 +203,23 @@ export function putValue(value: unknown, context: Context, put: Put): Promise<vo
 }
 
 /** A variant list: every element is READ; the earliest defined result is put. */
-export function putFirstDefined(slots: readonly Slot[], context: Context, put: Put): Promise<void> | undefined {
+export function putFirstDefined(
+  slots: readonly Slot[],
+  context: Context,
+  put: Put,
+  /** Explain mode: told which element's value is put (its index, or null when none is defined). */
+  chose?: (index: number | null) => void
+): Promise<void> | undefined {
+  const choose = (values: readonly unknown[]): void => {
+    if (chose !== undefined) {
+      const index = values.findIndex((value) => value !== undefined)
+      chose(index < 0 ? null : index)
+    }
+    put(context, firstDefined(values), false)
+  }
   const values = readEach(slots, context)
-  if (values instanceof Promise) return values.then((settled) => put(context, firstDefined(settled), false))
-  put(context, firstDefined(values), false)
+  if (values instanceof Promise) return values.then(choose)
+  choose(values)
   return undefined
 }
 

@@ -6,7 +6,7 @@ import type { CompiledPipeline } from '../keywords/pipeline.js'
 import type { CompiledLocate } from '../keywords/record.js'
 import type { Context, Place, Plan, RegistryView, Slot, Step } from '../context.js'
 import { resolvePath } from '../pointer.js'
-import { firstDefined, readEach, type Put } from '../procedures.js'
+import { putFirstDefined, type Put } from '../procedures.js'
 import type { MappingDocument } from '../types.js'
 import { isThenable } from '../values.js'
 import {
@@ -141,18 +141,10 @@ export function tracedPairing(
   }
 }
 
-/** A variant list: every element READ, the earliest defined put, and which one it was. */
+/** A variant list: every element READ, the earliest defined put (procedures.ts putFirstDefined), and which one it was. */
 export function putVariant(slots: readonly Slot[], context: Context, put: Put, frame: Frame): Promise<void> | undefined {
   claimForVariants(frame)
-  const choose = (values: readonly unknown[]): void => {
-    const index = values.findIndex((value) => value !== undefined)
-    noteVariant(frame, index < 0 ? null : index)
-    put(context, firstDefined(values), false)
-  }
-  const values = readEach(slots, context)
-  if (values instanceof Promise) return values.then(choose)
-  choose(values)
-  return undefined
+  return putFirstDefined(slots, context, put, (index) => noteVariant(frame, index))
 }
 
 /** A registry whose names resolve to explain-mode plans of the same documents. */

@@ -83,43 +83,26 @@ export default keyword<'switch', 'dispatch'>({
       const slot = cases.get(name) ?? fallback
       return slot === undefined ? undefined : read(slot, context, value)
     }
-    const step: Step = {
-      awaits: true,
-      run(value, context) {
-        const key = keyOf(value, context)
-        // The key's text counts as built (an array's join) before it is made.
-        return key ? take(toKey(key, context.run), value, context) : value
-      },
-    }
-    return cx.tracing ? tracedSwitch(descriptor, keyOf, cases, fallback !== undefined, take) : step
-  },
-})
-
-/**
- * Explain mode: the step as it is, with the case it takes (or none) noted in the pairing's trace
- * first. The key's text is made once, as the step makes it, so the budgets count what they count in `run`.
- */
-function tracedSwitch(
-  descriptor: Record<string, unknown>,
-  keyOf: (value: unknown, context: Context) => unknown,
-  cases: ReadonlyMap<string, Slot>,
-  hasDefault: boolean,
-  take: (name: string, value: unknown, context: Context) => unknown
-): Step {
-  return {
-    awaits: true,
-    run(value, context) {
+    /**
+     * The step: the key read, its text made (counted as built, an array's join, before it is made),
+     * and its case taken. In explain mode `traced` notes the case taken (or none) in the pairing's
+     * trace first: the one run, with the note beside it.
+     */
+    const run = (value: unknown, context: Context, traced: boolean): unknown => {
       const key = keyOf(value, context)
       if (!key) {
-        noteBranch(context, descriptor, { switch: null })
+        if (traced) noteBranch(context, descriptor, { switch: null })
         return value
       }
       const name = toKey(key, context.run)
-      noteBranch(context, descriptor, { switch: cases.has(name) ? name : hasDefault ? 'default' : null, key: name })
+      if (traced) noteBranch(context, descriptor, { switch: cases.has(name) ? name : fallback !== undefined ? 'default' : null, key: name })
       return take(name, value, context)
-    },
-  }
-}
+    }
+    const traced = cx.tracing
+    const step: Step = { awaits: true, run: traced ? (value, context) => run(value, context, true) : (value, context) => run(value, context, false) }
+    return step
+  },
+})
 
 // Its operand's type in a descriptor (engine/descriptor.ts KeywordOperands is the sum of these).
 declare module '../../descriptor.js' {
