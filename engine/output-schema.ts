@@ -6,7 +6,7 @@
 // goes through the pipeline stages of keywords/index.ts, each keyword contributing its
 // `outputType` (record.ts; one without it leaves the value unknown, a validator or a keyword that
 // compiles to nothing leaves it as it is); which keyword objects are structural and where their
-// pairings are is asked of the records' `children`. Only a valid evaluation's output is described
+// pairings are is asked of the records' `parts`. Only a valid evaluation's output is described
 // (an invalid one drops it, language.md §7.4), so every pairing ran and every validator passed.
 //
 // Sound before precise: the schema never refuses an output the engine can produce. What is not

@@ -17,7 +17,7 @@
 //   may be given per failing keyword (`by`) and names the value (`{value}`) or the key (`{key}`)
 //   it is about.
 // - `$ref` is not followed: what it names (a pointer, a descriptor, pairings) is validation's look
-//   inside the operand (record.ts `contents`), with messages of its own. A fragment that needs a
+//   inside the operand (record.ts `parts`), with messages of its own. A fragment that needs a
 //   type checked here says so beside the `$ref`.
 // A fragment keyword this reading does not know throws at its first use: a grammar is never
 // silently wider than the fragment says.
