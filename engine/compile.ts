@@ -6,7 +6,7 @@ import { generateLevel } from './codegen/level.js'
 import { Context, type CompileContext, type Inline, type DocumentCompiler, type Pairing, type Pairings, type PairingSlot, type Place, type Plan, type PlanKind, type ResolvedExtensions, type RunCompiler, type Slot, type Step } from './context.js'
 import { MESSAGES, errorObject } from './diagnostics.js'
 import { DocumentError } from './errors.js'
-import { documentForm, pairingValueForm } from './document.js'
+import { pairingValueForm, reachedPairingValue } from './document.js'
 import { putVariant, tracedPairing, tracedPipeline, tracedRead } from './explain/instrument.js'
 import { pairingValueOf, PATH_OBSERVING_KEYWORDS, POINTER_KEYWORDS, provenanceOf, shiftsOf, stage, standingAlone, visitChildren, visiting } from './keywords/index.js'
 import { compileDiagnostics, compilePipeline, pipelineCode } from './keywords/pipeline.js'
@@ -312,12 +312,12 @@ export class Compiler implements CompileContext, RunCompiler, DocumentCompiler {
 
   /**
    * The pairings of a mapping a name or `$ref` reaches: a registered document, read by its own form
-   * (document.ts `documentForm`): a pairing map is itself, a descriptor supplies only its own
+   * (document.ts `reachedPairingValue`): a pairing map is itself, a descriptor supplies only its own
    * pairings (the pairing value its keywords give, `mapping` else `each`, or none).
    */
   private reachedSlot(document: Record<string, unknown>): PairingSlot {
-    if (documentForm(document) === 'pairings' || standingAlone(document) !== undefined) return this.pairingSlot(document)
-    return this.innerSlot(document)
+    const value = reachedPairingValue(document)
+    return value === undefined ? () => EMPTY_PAIRINGS : this.pairingSlot(value)
   }
 
   /** A descriptor's own pairings: the pairing value its keywords give, or none. */

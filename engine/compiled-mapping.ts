@@ -4,8 +4,8 @@ import { BUDGETS, BudgetExceeded, resolveLimits, type Limits, type SharedBudget 
 import { Compiler } from './compile.js'
 import { ExplainRegistry } from './explain/instrument.js'
 import { traceRun, type Explanation, type Tracer } from './explain/trace.js'
-import { documentForm } from './document.js'
-import { pairingValueOf, standingAlone } from './keywords/index.js'
+import { reachedPairingValue } from './document.js'
+import { standingAlone } from './keywords/index.js'
 import { firstCheckpoint, Run } from './run.js'
 import { Context, type EvaluationRun, type Maybe, type Pairings, type Plan, type RegistryView, type Slot } from './context.js'
 import { mapPlan } from './procedures.js'
@@ -121,14 +121,19 @@ export class CompiledMapping {
 
   private entrySlot(arrayInput: boolean): Slot {
     if (!arrayInput) return this.direct
-    // Array input is mapped element by element under `items` (§6.2 step 2), with the entry's
-    // pairing map only: an entry given by name is reached as a registered document is; one given
-    // in place is read by its document form (document.ts): a pairing map or a reference as it is, a
-    // descriptor by its own pairing value.
+    return (this.wrapped ??= this.itemsSlot())
+  }
+
+  /**
+   * The entry as array input reaches it, made once: mapped element by element under `items` (§6.2
+   * step 2), with the entry's pairing map only. An entry given by name is reached as a registered
+   * document is; one given in place is read by its document form (document.ts): a pairing map or a
+   * reference as it is, a descriptor by its own pairing value.
+   */
+  private itemsSlot(): Slot {
     const entry = this.entry
-    const reached = typeof entry === 'string' || documentForm(entry) === 'pairings' || standingAlone(entry) !== undefined
-    const each = reached ? entry : (pairingValueOf(entry) ?? EMPTY_MAP)
-    return (this.wrapped ??= this.compiler.slot(Object.freeze({ mapping: Object.freeze({ '/items': Object.freeze({ source: '/items', each }) }) })))
+    const each = typeof entry === 'string' ? entry : (reachedPairingValue(entry) ?? EMPTY_MAP)
+    return this.compiler.slot(Object.freeze({ mapping: Object.freeze({ '/items': Object.freeze({ source: '/items', each }) }) }))
   }
 
   /**

@@ -1,6 +1,6 @@
 // The three shapes of a mapping document (language.md §2.5, §6.2; validation.md §1), decided in one
 // place for evaluation and validation alike.
-import { isKeyword, standingAlone } from './keywords/index.js'
+import { isKeyword, pairingValueOf, standingAlone } from './keywords/index.js'
 import { isObject, rememberedKeys, truthy } from './values.js'
 
 export { entryOf, idOf } from './document-id.js'
@@ -47,6 +47,16 @@ export function pairingValueForm(value: unknown): PairingValueForm {
   if (!isObject(value)) return 'invalid'
   if (standingAlone(value) !== undefined) return 'reference'
   return truthy(value.mapping) ? 'descriptor' : 'pairings'
+}
+
+/**
+ * The pairing value of a mapping document that a name or reference reaches, read by its own form
+ * (`documentForm`): a pairing map or a reference is its own; a descriptor gives the one its
+ * keywords give (`mapping`, else `each`), undefined when none. Compilation and array input alike.
+ */
+export function reachedPairingValue(document: Record<string, unknown>): unknown {
+  if (documentForm(document) === 'pairings' || standingAlone(document) !== undefined) return document
+  return pairingValueOf(document)
 }
 
 /** The form of each large frozen object asked about, by its remembered keys. */

@@ -88,6 +88,9 @@ t.test('a fragment\'s refusals: the first failing assertion, per-keyword finding
   const screened = { type: 'string', [SCREEN]: (value: unknown) => (value === 'bad' ? { rule: 'R-7', message: 'screened' } : undefined), ...refuse('R-6', 'a string') }
   t.same(operandIssues(screened, 'bad'), [{ rule: 'R-7', message: 'screened' }], 'a screen runs past the assertions')
   t.same(operandIssues(screened, 1), [{ rule: 'R-6', message: 'a string' }], 'and only past them')
+  const two = { type: 'string', minLength: 2, ...refuse('R-10', 'two characters') }
+  t.same(operandIssues(two, '\u{1F600}'), [{ rule: 'R-10', message: 'two characters' }], 'minLength counts code points: a surrogate pair is one')
+  t.same([operandIssues(two, 'ab'), operandIssues(two, '\u{1F600}a'), operandIssues(two, 'x'.repeat(100_000))], [[], [], []], 'two of them, or many, pass')
   t.throws(() => operandIssues({ type: 'string', pattern: '^a', ...refuse('R-8', 'x') }, 'b'), /pattern, which the operand grammar does not read/, 'a keyword it does not read is refused, never ignored')
   t.same(published({ type: 'string', ...refuse('R-9', 'x'), anyOf: [{ [SCREEN]: () => undefined, minLength: 1 }] }), { type: 'string', anyOf: [{ minLength: 1 }] }, 'published without the annotations')
   t.same(JSON.parse(JSON.stringify(KEYWORDS.map((k) => published(k.schema)))), KEYWORDS.map((k) => published(k.schema)), 'every published fragment is JSON')

@@ -85,6 +85,26 @@ function typeMatches(fragment: Fragment, value: unknown): boolean {
   return Array.isArray(type) ? type.some((name: string) => hasType(value, name)) : hasType(value, type as string)
 }
 
+/** Whether `text` has at least `count` code points (JSON Schema's length), counted no further than needed. */
+function hasCodePoints(text: string, count: number): boolean {
+  if (text.length < count) return false
+  if (text.length >= 2 * count) return true
+  let points = 0
+  for (let i = 0; i < text.length && points < count; i++) {
+    const unit = text.charCodeAt(i)
+    // A high surrogate followed by a low one is one code point.
+    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1)
+      if (next >= 0xdc00 && next <= 0xdfff) i++
+    }
+    points++
+  }
+  return points >= count
+}
+
+/** Fragments whose keywords were found known (checked once each, not at every operand). */
+const READ = new WeakSet<object>()
+
 /** The first of a fragment's own assertions (not its applicators) the value fails, or undefined. */
 function failedAssertion(fragment: Fragment, value: unknown): string | undefined {
   if (!typeMatches(fragment, value)) return 'type'
@@ -94,7 +114,7 @@ function failedAssertion(fragment: Fragment, value: unknown): string | undefined
     if (fragment.exclusiveMinimum !== undefined && value <= (fragment.exclusiveMinimum as number)) return 'exclusiveMinimum'
     if (fragment.maximum !== undefined && value > (fragment.maximum as number)) return 'maximum'
   }
-  if (typeof value === 'string' && fragment.minLength !== undefined && [...value].length < (fragment.minLength as number)) return 'minLength'
+  if (typeof value === 'string' && fragment.minLength !== undefined && !hasCodePoints(value, fragment.minLength as number)) return 'minLength'
   if (Array.isArray(value) && fragment.minItems !== undefined && value.length < (fragment.minItems as number)) return 'minItems'
   if (isObject(value)) {
     const count = Object.keys(value).length
@@ -111,8 +131,11 @@ class Reading {
   readonly found: OperandIssue[] = []
 
   check(fragment: Fragment, value: unknown, at: readonly string[], inherited: string | undefined): Outcome {
-    for (const key of Object.keys(fragment)) {
-      if (!KNOWN.has(key)) throw new Error(`a schema fragment uses ${key}, which the operand grammar does not read`)
+    if (!READ.has(fragment)) {
+      for (const key of Object.keys(fragment)) {
+        if (!KNOWN.has(key)) throw new Error(`a schema fragment uses ${key}, which the operand grammar does not read`)
+      }
+      READ.add(fragment)
     }
     const refusal = fragment[REFUSE] as Refusal | undefined
     const rule = refusal?.rule ?? inherited

@@ -156,19 +156,54 @@ export function standingAlone(descriptor: Record<string, unknown>): KeywordRecor
  * continued from the keyword object's pointer, and a falsy pairing value, which gives no pairings
  * (language.md §2.5), not passed on.
  */
-function under(name: string, visit: Parts): Parts {
-  return {
-    descriptor: (value, at) => visit.descriptor(value, [name, ...at]),
-    alternative: (value, at) => visit.alternative(value, [name, ...at]),
-    pairings: (value, at) => (truthy(value) ? visit.pairings(value, [name, ...at]) : undefined),
-    ancestry: (value, at) => visit.ancestry(value, [name, ...at]),
-    reference: (id, at) => visit.reference(id, [name, ...at]),
-    pointer: (value, at) => visit.pointer(value, [name, ...at]),
-    initializer: (value, at) => visit.initializer(value, [name, ...at]),
-    transformer: (value, at) => visit.transformer(value, [name, ...at]),
-    report: (rule, message, at, found) => visit.report(rule, message, [name, ...at], found),
-    mappings: () => visit.mappings(),
-    inheritance: (found, self) => visit.inheritance(found, self),
+class Under implements Parts {
+  constructor(
+    private readonly name: string,
+    private readonly visit: Parts
+  ) {}
+
+  descriptor(value: unknown, at: readonly string[]): void {
+    this.visit.descriptor(value, [this.name, ...at])
+  }
+
+  alternative(value: unknown, at: readonly string[]): void {
+    this.visit.alternative(value, [this.name, ...at])
+  }
+
+  pairings(value: unknown, at: readonly string[]): void {
+    if (truthy(value)) this.visit.pairings(value, [this.name, ...at])
+  }
+
+  ancestry(value: unknown, at: readonly string[]): void {
+    this.visit.ancestry(value, [this.name, ...at])
+  }
+
+  reference(id: unknown, at: readonly string[]): void {
+    this.visit.reference(id, [this.name, ...at])
+  }
+
+  pointer(value: unknown, at: readonly string[]): void {
+    this.visit.pointer(value, [this.name, ...at])
+  }
+
+  initializer(name: string, at: readonly string[]): void {
+    this.visit.initializer(name, [this.name, ...at])
+  }
+
+  transformer(name: string, at: readonly string[]): void {
+    this.visit.transformer(name, [this.name, ...at])
+  }
+
+  report(rule: string, message: string, at: readonly string[], found: unknown): void {
+    this.visit.report(rule, message, [this.name, ...at], found)
+  }
+
+  mappings(): ((id: string) => unknown) | null {
+    return this.visit.mappings()
+  }
+
+  inheritance(descriptor: Record<string, unknown>, self: string): string | undefined {
+    return this.visit.inheritance(descriptor, self)
   }
 }
 
@@ -180,12 +215,12 @@ function under(name: string, visit: Parts): Parts {
 export function visitChildren(descriptor: Record<string, unknown>, visit: Parts, alone = false): void {
   const whole = alone ? standingAlone(descriptor) : undefined
   if (whole !== undefined) {
-    whole.parts?.(descriptor[whole.name], descriptor, under(whole.name, visit))
+    whole.parts?.(descriptor[whole.name], descriptor, new Under(whole.name, visit))
     return
   }
   for (const record of WITH_PARTS) {
     const operand = descriptor[record.name]
-    if (operand !== undefined) record.parts!(operand, descriptor, under(record.name, visit))
+    if (operand !== undefined) record.parts!(operand, descriptor, new Under(record.name, visit))
   }
 }
 
