@@ -8,10 +8,15 @@
 // array body), POST /map registered `citation`, POST /map explicit (the same document inline),
 // POST /map with a ~100 KB array input, and the explicit document again with isolation off.
 //
-// Flags: --duration <s> (default 10), --connections <n> (default 10), --warmup <s> (default 2: an
+// Flags: --duration <s> (default 5), --connections <n> (default 10), --warmup <s> (default 2: an
 // unmeasured run of each scenario first, so JIT warm-up does not land in the figures), --rounds <n>
-// (default 1: the scenarios are measured round-robin n times and each figure is the median of its
-// rounds, so a slow moment of the machine does not land on one scenario alone), --json.
+// (default 3: the scenarios are measured round-robin n times, every other round in the reverse
+// order, and each figure is the median of its rounds), --json. A ratio is worked out within each
+// round, between scenarios measured one right after the other (the echo and `/map` registered, the
+// array's echo and `/map` array, registered and explicit), and the median of the rounds' ratios is
+// the one printed: on a shared machine the throughput of every scenario drifts together by more
+// than the service and the echo differ, and a ratio of figures taken a minute apart measures the
+// drift.
 // --amount <n>: each scenario sends n requests and stops (instead of running --duration seconds),
 // requests/s being the total over the time taken: the smoke test's quick run,
 // --amount 200 --connections 2 --warmup 0.
@@ -36,10 +41,10 @@ import { arrayInput, citationInput, DOCUMENTS } from './workloads.js'
 
 const { values } = parseArgs({
   options: {
-    duration: { type: 'string', default: '10' },
+    duration: { type: 'string', default: '5' },
     connections: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '2' },
-    rounds: { type: 'string', default: '1' },
+    rounds: { type: 'string', default: '3' },
     amount: { type: 'string' },
     json: { type: 'boolean', default: false },
     store: { type: 'string' },
@@ -105,15 +110,24 @@ const barePort = (bare.server.address() as { port: number }).port
 
 const registeredBody = JSON.stringify({ mapping: 'citation', input: citationInput })
 const arrayBody = JSON.stringify({ mapping: 'bench-array', input: arrayInput(records) })
+const ECHO = 'bare echo'
+const REGISTERED = '/map registered citation'
+const EXPLICIT = '/map explicit citation'
+const INLINE = '/map explicit citation, isolation off'
+const ARRAY_ECHO = 'bare echo, the array body (~100 KB)'
+const ARRAY = `/map array (~100 KB, ${records} records)`
+const STORED = '/map stored citation (mapping store)'
+// In the order they are measured: each ratio's two scenarios side by side.
 const scenarios: Array<[name: string, url: string, body: string]> = [
-  ['bare echo', `http://127.0.0.1:${barePort}/echo`, registeredBody],
-  ['bare echo, the array body (~100 KB)', `http://127.0.0.1:${barePort}/echo`, arrayBody],
-  ['/map registered citation', `http://127.0.0.1:${servicePort}/map`, registeredBody],
-  ['/map explicit citation', `http://127.0.0.1:${servicePort}/map`, JSON.stringify({ mapping: citationDocument, input: citationInput })],
-  [`/map array (~100 KB, ${records} records)`, `http://127.0.0.1:${servicePort}/map`, arrayBody],
-  ['/map explicit citation, isolation off', `http://127.0.0.1:${inlinePort}/map`, JSON.stringify({ mapping: citationDocument, input: citationInput })],
+  [ECHO, `http://127.0.0.1:${barePort}/echo`, registeredBody],
+  [REGISTERED, `http://127.0.0.1:${servicePort}/map`, registeredBody],
+  [EXPLICIT, `http://127.0.0.1:${servicePort}/map`, JSON.stringify({ mapping: citationDocument, input: citationInput })],
+  [INLINE, `http://127.0.0.1:${inlinePort}/map`, JSON.stringify({ mapping: citationDocument, input: citationInput })],
+  [ARRAY_ECHO, `http://127.0.0.1:${barePort}/echo`, arrayBody],
+  [ARRAY, `http://127.0.0.1:${servicePort}/map`, arrayBody],
 ]
-if (storeUrl !== undefined) scenarios.push(['/map stored citation (mapping store)', `http://127.0.0.1:${servicePort}/map`, JSON.stringify({ mapping: 'citation-stored', input: citationInput })])
+// A stored mapping read, measured right after the echo it is compared with.
+if (storeUrl !== undefined) scenarios.splice(1, 0, [STORED, `http://127.0.0.1:${servicePort}/map`, JSON.stringify({ mapping: 'citation-stored', input: citationInput })])
 
 // Check each scenario answers 200 before measuring it.
 for (const [name, url, body] of scenarios) {
@@ -124,7 +138,8 @@ for (const [name, url, body] of scenarios) {
 for (const [, url, body] of scenarios) if (warmup > 0) await load(url, body, warmup)
 const measured: Record<string, Measured[]> = Object.fromEntries(scenarios.map(([name]) => [name, []]))
 for (let round = 0; round < rounds; round++) {
-  for (const [name, url, body] of scenarios) measured[name]!.push(await load(url, body))
+  // Every other round backwards: no scenario always comes first, or last, after the others.
+  for (const [name, url, body] of round % 2 === 0 ? scenarios : scenarios.toReversed()) measured[name]!.push(await load(url, body))
 }
 /** Each figure of a scenario: the median of its rounds. */
 const medianOf = (runs: Measured[]): Measured => {
@@ -137,17 +152,22 @@ await inline.close()
 await bare.close()
 if (storeDirectory !== undefined) rmSync(storeDirectory, { recursive: true, force: true })
 
-const result = (index: number): Measured => results[scenarios[index]![0]]!
-const [echo, arrayEcho, registered, explicit, array, explicitInline] = [0, 1, 2, 3, 4, 5].map(result) as [Measured, Measured, Measured, Measured, Measured, Measured]
-const ratios = {
-  registeredOverEcho: registered.requests / echo.requests,
-  // autocannon reports whole milliseconds: both under one read as 0, and count as 1 each.
-  p99RegisteredOverEcho: Math.max(registered.latencyP99, 1) / Math.max(echo.latencyP99, 1),
-  arrayOverEcho: array.requests / arrayEcho.requests,
-  explicitOverRegistered: explicit.requests / registered.requests,
-  isolatedOverInline: explicit.requests / explicitInline.requests,
-  ...(storeUrl === undefined ? {} : { storedOverEcho: result(6).requests / echo.requests }),
+/** A ratio of two scenarios: worked out in each round, the median of the rounds'. */
+const ratio = (over: string, under: string, field: 'requests' | 'latencyP99' = 'requests'): number => {
+  // autocannon reports whole milliseconds: latencies under one read as 0, and count as 1.
+  const figure = (run: Measured): number => (field === 'requests' ? run.requests : Math.max(run.latencyP99, 1))
+  return median(measured[over]!.map((run, round) => figure(run) / figure(measured[under]![round]!)))
 }
+const ratios = {
+  registeredOverEcho: ratio(REGISTERED, ECHO),
+  p99RegisteredOverEcho: ratio(REGISTERED, ECHO, 'latencyP99'),
+  arrayOverEcho: ratio(ARRAY, ARRAY_ECHO),
+  explicitOverRegistered: ratio(EXPLICIT, REGISTERED),
+  isolatedOverInline: ratio(EXPLICIT, INLINE),
+  ...(storeUrl === undefined ? {} : { storedOverEcho: ratio(STORED, ECHO) }),
+}
+/** Each round's registered ÷ echo, in the order measured (printed beside their median). */
+const roundRatios = measured[REGISTERED]!.map((run, round) => run.requests / measured[ECHO]![round]!.requests)
 // docs/spec/performance.md §2 as issue 20 set them.
 const targets = {
   registeredOverEcho: { min: 0.85, met: ratios.registeredOverEcho >= 0.85 },
@@ -157,7 +177,7 @@ const targets = {
 }
 
 if (values.json) {
-  process.stdout.write(`${JSON.stringify({ node: process.version, duration, amount, connections, warmup, rounds, scenarios: results, ratios, targets })}\n`)
+  process.stdout.write(`${JSON.stringify({ node: process.version, duration, amount, connections, warmup, rounds, scenarios: results, ratios, roundRatios, targets })}\n`)
 } else {
   const rows = Object.entries(results).map(([name, r]) =>
     [name.padEnd(40), Math.round(r.requests).toLocaleString('en').padStart(10), `${r.latencyP50} ms`.padStart(9), `${r.latencyP99} ms`.padStart(9), String(r.errors + r.non2xx).padStart(7)].join('  ')
@@ -165,16 +185,16 @@ if (values.json) {
   const mark = (ok: boolean): string => (ok ? '✓ met' : '✗ NOT met')
   process.stdout.write(
     [
-      `mapper-service HTTP benchmark — node ${process.version}; autocannon from a separate process, ${connections} connections, ${amount === undefined ? `${duration} s` : `${amount} requests`} per scenario after ${warmup} s of warm-up, ${rounds === 1 ? 'one round' : `median of ${rounds} rounds, round-robin`}, 127.0.0.1`,
+      `mapper-service HTTP benchmark — node ${process.version}; autocannon from a separate process, ${connections} connections, ${amount === undefined ? `${duration} s` : `${amount} requests`} per scenario after ${warmup} s of warm-up, ${rounds === 1 ? 'one round' : `median of ${rounds} rounds, round-robin, every other one reversed; each ratio the median of the rounds' own`}, 127.0.0.1`,
       '',
       `${'scenario'.padEnd(40)}  ${'req/s'.padStart(10)}  ${'p50'.padStart(9)}  ${'p99'.padStart(9)}  ${'errors'.padStart(7)}`,
       ...rows,
       '',
-      `/map registered ÷ bare echo (req/s):   ${ratios.registeredOverEcho.toFixed(3)}  target ≥ 0.85 ${mark(targets.registeredOverEcho.met)}`,
+      `/map registered ÷ bare echo (req/s):   ${ratios.registeredOverEcho.toFixed(3)}  target ≥ 0.85 ${mark(targets.registeredOverEcho.met)}${rounds === 1 ? '' : ` (rounds: ${roundRatios.map((r) => r.toFixed(3)).join(', ')})`}`,
       `p99 registered ÷ p99 bare echo:        ${ratios.p99RegisteredOverEcho.toFixed(3)}  target ≤ 2    ${mark(targets.p99RegisteredOverEcho.met)}`,
       `/map array ÷ echo of its body (req/s): ${ratios.arrayOverEcho.toFixed(3)}  target ≥ 0.8  ${mark(targets.arrayOverEcho.met)}`,
       `/map explicit ÷ registered (req/s):    ${ratios.explicitOverRegistered.toFixed(3)}  target ≥ 0.7  ${mark(targets.explicitOverRegistered.met)}`,
-      `/map explicit isolated ÷ inline:       ${ratios.isolatedOverInline.toFixed(3)}  (what the worker threads cost; p99 ${explicit.latencyP99} ms against ${explicitInline.latencyP99} ms)`,
+      `/map explicit isolated ÷ inline:       ${ratios.isolatedOverInline.toFixed(3)}  (what the worker threads cost; p99 ${results[EXPLICIT]!.latencyP99} ms against ${results[INLINE]!.latencyP99} ms)`,
       ...(ratios.storedOverEcho === undefined ? [] : [`/map stored ÷ bare echo (req/s):       ${ratios.storedOverEcho.toFixed(3)}  target ≥ 0.85 ${mark(ratios.storedOverEcho >= 0.85)} (a mapping store configured: ${storeDirectory === undefined ? 'STORE_URL' : 'a directory'})`]),
       '',
     ].join('\n')
