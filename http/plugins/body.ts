@@ -183,6 +183,23 @@ function bodyStep(request: FastifyRequest, chunks: Buffer[], done: Done): Step {
 
 const EMPTY = Buffer.alloc(0)
 
+/**
+ * A body of one chunk of at most UNCOUNTED_BODY_BYTES: what `bodyStep` and `begin` would do with
+ * it (checked as UTF-8, decoded, parsed at once), without making either.
+ */
+function shortBody(request: FastifyRequest, bytes: Buffer, done: Done): void {
+  if (!isUtf8(bytes)) {
+    done(new BadRequest(NOT_UTF8), undefined)
+    return
+  }
+  try {
+    // Never a long body's step: the text is far shorter than LARGE_BODY_CHARS.
+    parseText(request, bytes.toString('utf8'), done)
+  } catch (error) {
+    done(error as Error, undefined)
+  }
+}
+
 type Done = (error: Error | null, body?: unknown) => void
 
 /**
@@ -326,6 +343,8 @@ function readBody(request: FastifyRequest, payload: Payload, limit: number, done
     if (!Number.isNaN(declared) && (payload.receivedEncodedLength || received) !== declared) {
       return done(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH(), undefined)
     }
+    // The common case, one short chunk: decoded and parsed at once, without the steps a longer body takes.
+    if (chunks.length === 1 && received <= UNCOUNTED_BODY_BYTES) return shortBody(request, chunks[0]!, done)
     begin(bodyStep(request, chunks, done), received)
   }
   payload.on('data', onData)
