@@ -61,7 +61,7 @@ import { compare, median, type Operation, type Timing } from './measure.js'
 import { heapCost, type HeapCost } from './memory.js'
 import { ARRAY_RECORDS, arrayInput, DOCUMENTS, workloads, type Workload, type WorkloadName } from './workloads.js'
 
-const TARGET_VS_HANDWRITTEN = 0.5
+const TARGET_VS_HANDWRITTEN = 0.7
 const TARGET_VS_JSONATA = 100
 const TARGET_SCALING = [8, 12] as const
 /** The engine's scaling ratio at most this many times the hand-written function's own. */

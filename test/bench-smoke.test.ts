@@ -80,7 +80,7 @@ t.test('npm run bench -- --json, one short round', async (t) => {
   t.match(
     report.targets,
     {
-      engineOverHandwritten: { min: 0.5, met: Boolean },
+      engineOverHandwritten: { min: 0.7, met: Boolean },
       engineOverJsonata: { min: 100, met: Boolean },
       arrayScaling: { min: 8, max: 12, maxOverHandwritten: 1.2, met: Boolean },
       arrayHeap: { max: 1.5, met: Boolean },
