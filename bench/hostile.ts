@@ -15,11 +15,16 @@
 //
 // `npm run bench:soak` (`--soak <seconds>`; the npm script asks for 60): the registered citation
 // document (`bench-small`, bench/workloads.ts) on POST /map at 10 connections from a separate
-// process (autocannon, bench/load.ts), first alone for the same time (the baseline), then with one
-// hostile request a second mixed in, each request attack in turn. Prints the legitimate requests'
-// throughput against the baseline (target ≥ 0.9), their non-2xx and errors (target: none), every
-// hostile answer by status, the worst /health wait, and the resident memory at start, at its
-// peak, at the end of the load and once idle threads have retired.
+// process (autocannon, bench/load.ts), <seconds> alone and <seconds> with one hostile request a
+// second mixed in, each request attack in turn, in `--rounds` rounds (3) that each run both, one
+// right after the other (alone first in odd rounds, last in even ones). The ratio is worked out
+// within each round, as bench:http's are: this machine's speed drifts by more between minutes (a
+// baseline of 40,000 req/s in one run, 29,000 in the next) than the hostile mix costs. Prints, per
+// round, both throughputs and their ratio; then the median of the rounds' ratios (target ≥ 0.9),
+// the legitimate requests' non-2xx and errors (target: none), every hostile answer by status, the
+// worst /health wait, and the resident memory at start, at its peak, at the end of the last load
+// with the hostile mix and once idle threads have retired. What a hostile phase leaves running (a
+// stream at its share of the loop) ends before the next phase starts.
 //
 // The measuring clients (the /health probes, and the soak's load generator) run at nice -10 where
 // the system allows it: on one machine they stand for callers on other machines, and a client
@@ -40,13 +45,14 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { Worker } from 'node:worker_threads'
-import { canRaisePriority, CLIENT_PRIORITY, cpuSplit, onCpus, pin, runLoad } from './load-client.js'
+import { canRaisePriority, CLIENT_PRIORITY, cpuSplit, type Measured, onCpus, pin, runLoad } from './load-client.js'
 import { citationInput, DOCUMENTS } from './workloads.js'
 
-const { values: flags } = parseArgs({ options: { soak: { type: 'string' }, only: { type: 'string' }, skip: { type: 'string' } } })
+const { values: flags } = parseArgs({ options: { soak: { type: 'string' }, rounds: { type: 'string' }, only: { type: 'string' }, skip: { type: 'string' } } })
 const soakSeconds = flags.soak === undefined ? undefined : Number(flags.soak)
-if (soakSeconds !== undefined && !(soakSeconds > 0)) {
-  process.stderr.write('usage: bench/hostile.ts [--soak <seconds>] [--only <text in the attack names>] [--skip <text in the attack names>]\n')
+const soakRounds = flags.rounds === undefined ? 3 : Number(flags.rounds)
+if ((soakSeconds !== undefined && !(soakSeconds > 0)) || !(Number.isInteger(soakRounds) && soakRounds > 0)) {
+  process.stderr.write('usage: bench/hostile.ts [--soak <seconds> [--rounds <n>]] [--only <text in the attack names>] [--skip <text in the attack names>]\n')
   process.exit(2)
 }
 // The soak measures the service as it runs on a machine of its own: it alone on CPU 0, this
@@ -584,7 +590,8 @@ async function runSoak(seconds: number): Promise<void> {
   const hostile = selected.filter(([, , traits]) => traits?.soak !== false)
   const target = plain
   const raised = canRaisePriority()
-  console.log(`mapper-service soak — node ${process.version}; ${ALLOCATOR}; ${seconds} s of the registered citation document (bench-small) at 10 connections alone, then ${seconds} s with one hostile request a second (${hostile.length} kinds in turn); the load generator and the /health probes at nice ${CLIENT_PRIORITY}${raised ? '' : ' (refused: they share the CPU with the services evenly)'}; ${split === undefined ? 'every process on every CPU (no taskset, or one CPU)' : `the service on CPU ${split.service}, every other process on CPU ${split.clients.replace(/^(\d+)-\1$/, '$1')}`}\n`)
+  const phaseSeconds = seconds / soakRounds
+  console.log(`mapper-service soak — node ${process.version}; ${ALLOCATOR}; the registered citation document (bench-small) at 10 connections, ${seconds} s alone and ${seconds} s with one hostile request a second (${hostile.length} kinds in turn), in ${soakRounds} rounds of ${phaseSeconds} s each way, alone first in odd rounds and last in even ones; the load generator and the /health probes at nice ${CLIENT_PRIORITY}${raised ? '' : ' (refused: they share the CPU with the services evenly)'}; ${split === undefined ? 'every process on every CPU (no taskset, or one CPU)' : `the service on CPU ${split.service}, every other process on CPU ${split.clients.replace(/^(\d+)-\1$/, '$1')}`}\n`)
   const body = JSON.stringify({ mapping: 'bench-small', input: citationInput })
   // The legitimate request answers 200 before the load starts, or the soak would measure refusals.
   const first = await fetch(`${target.base}/map`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
@@ -595,74 +602,95 @@ async function runSoak(seconds: number): Promise<void> {
     const [run, wait] = readFileSync(`/proc/${target.child.pid}/task/${target.child.pid}/schedstat`, 'utf8').split(' ').map(Number)
     return [run! / 1e6, wait! / 1e6]
   }
-  let sched = mainSched()
-  const cpuLine = (load: { cpuMs: number }, service: number, own: number): string => {
-    const [run, wait] = mainSched()
-    const line = `CPU: service ${(service / 1000).toFixed(1)} s (every thread; threads alive now: ${threadLine()}; its main thread ran ${((run - sched[0]) / 1000).toFixed(1)} s and waited runnable ${((wait - sched[1]) / 1000).toFixed(1)} s), load generator ${(load.cpuMs / 1000).toFixed(1)} s, this script (attacks, upstreams, probes) ${(own / 1000).toFixed(1)} s`
-    sched = [run, wait]
-    return line
-  }
-  // CPU time (ms) of the service's threads by nice value, those alive now (Linux /proc/<pid>/task).
-  const threadCpu = (): Map<number, number> => {
+  // CPU time (ms) of each of the service's threads alive now, with its nice value (Linux /proc/<pid>/task).
+  const threadCpu = (): Map<string, { readonly nice: number; readonly cpuMs: number }> => new Map(threadsOf(target.child.pid!).map(({ id, nice, cpuMs }) => [id, { nice, cpuMs }]))
+  /** What every party has used so far: a phase's CPU is the difference of two of these. */
+  const mark = () => ({ service: cpuMs(target.child.pid!), script: ownCpu(), sched: mainSched(), threads: threadCpu() })
+  const cpuLine = (load: { cpuMs: number }, from: ReturnType<typeof mark>): string => {
+    const to = mark()
+    const [run, wait] = [to.sched[0] - from.sched[0], to.sched[1] - from.sched[1]]
+    // Each thread alive at the end, by priority, what it used since the phase began (or since it started).
     const byNice = new Map<number, number>()
-    for (const { id, nice, cpuMs } of threadsOf(target.child.pid!)) {
+    for (const [id, { nice, cpuMs }] of to.threads) {
       const key = id === String(target.child.pid) ? -100 : nice
-      byNice.set(key, (byNice.get(key) ?? 0) + cpuMs)
+      byNice.set(key, (byNice.get(key) ?? 0) + cpuMs - (from.threads.get(id)?.cpuMs ?? 0))
     }
-    return byNice
+    const threads = [...byNice]
+      .sort((a, b) => a[0] - b[0])
+      .map(([nice, ms]) => `${nice === -100 ? 'main' : `nice ${nice}`} ${(ms / 1000).toFixed(1)} s`)
+      .join(', ')
+    return `CPU: service ${((to.service - from.service) / 1000).toFixed(1)} s (every thread; threads alive now: ${threads}; its main thread ran ${(run / 1000).toFixed(1)} s and waited runnable ${(wait / 1000).toFixed(1)} s), load generator ${(load.cpuMs / 1000).toFixed(1)} s, this script (attacks, upstreams, probes) ${((to.script - from.script) / 1000).toFixed(1)} s`
   }
-  let threads0 = threadCpu()
-  const threadLine = (): string => {
-    const now = threadCpu()
-    const parts = [...now].sort((a, b) => a[0] - b[0]).map(([nice, ms]) => `${nice === -100 ? 'main' : `nice ${nice}`} ${((ms - (threads0.get(nice) ?? 0)) / 1000).toFixed(1)} s`)
-    threads0 = now
-    return parts.join(', ')
-  }
-  let serviceCpu = cpuMs(target.child.pid!)
-  let scriptCpu = ownCpu()
-  const baseline = await runLoad({ url: `${target.base}/map`, body, connections: 10, duration: seconds, priority: CLIENT_PRIORITY, ...(split === undefined ? {} : { cpus: split.clients }) })
-  console.log(`baseline: ${baseline.total} requests, ${Math.round(baseline.requests)} req/s, p50 ${baseline.latencyP50} ms, p99 ${baseline.latencyP99} ms, non-2xx ${baseline.non2xx}, errors ${baseline.errors}`)
-  console.log(`  ${cpuLine(baseline, cpuMs(target.child.pid!) - serviceCpu, ownCpu() - scriptCpu)}`)
-  serviceCpu = cpuMs(target.child.pid!)
-  scriptCpu = ownCpu()
+  const loadFor = () => runLoad({ url: `${target.base}/map`, body, connections: 10, duration: phaseSeconds, priority: CLIENT_PRIORITY, ...(split === undefined ? {} : { cpus: split.clients }) })
+  const describe = (measured: Measured): string =>
+    `${measured.total} requests, ${Math.round(measured.requests)} req/s, p50 ${measured.latencyP50} ms, p99 ${measured.latencyP99} ms, non-2xx ${measured.non2xx}, errors ${measured.errors}`
   const start = rssMb(target)
   const threads = procStatus(target, 'Threads')
   let peak = start
+  let end = start
   const probe = probes.get(target)!
   await probe.report()
-  let worstHealth = 0
-  const load = runLoad({ url: `${target.base}/map`, body, connections: 10, duration: seconds, priority: CLIENT_PRIORITY, ...(split === undefined ? {} : { cpus: split.clients }) })
   const answers = new Map<string, string[]>()
-  const inFlight: Array<Promise<void>> = []
-  const began = performance.now()
-  for (let i = 0; performance.now() - began < seconds * 1000; i++) {
-    const [name, attack] = hostile[i % hostile.length]!
-    const outcomes = answers.get(name) ?? []
-    answers.set(name, outcomes)
-    inFlight.push(
-      attack().then(
-        (outcome) => {
-          outcomes.push(outcome)
-        },
-        (error: Error) => {
-          outcomes.push(`failed: ${error.message}`)
-        }
+  let next = 0
+  /** The load with the hostile requests mixed in: one a second, the kinds in turn (carried on from the round before). */
+  const withHostile = async (): Promise<[Measured, string]> => {
+    const from = mark()
+    const load = loadFor()
+    const inFlight: Array<Promise<void>> = []
+    const began = performance.now()
+    while (performance.now() - began < phaseSeconds * 1000) {
+      const [name, attack] = hostile[next++ % hostile.length]!
+      const outcomes = answers.get(name) ?? []
+      answers.set(name, outcomes)
+      inFlight.push(
+        attack().then(
+          (outcome) => {
+            outcomes.push(outcome)
+          },
+          (error: Error) => {
+            outcomes.push(`failed: ${error.message}`)
+          }
+        )
       )
-    )
-    await sleep(1000)
-    peak = Math.max(peak, rssMb(target))
+      await sleep(1000)
+      peak = Math.max(peak, rssMb(target))
+    }
+    const measured = await load
+    const line = cpuLine(measured, from)
+    end = rssMb(target)
+    // What the hostile requests left running (a stream at its share of the loop) ends before anything else is measured.
+    await Promise.all(inFlight)
+    return [measured, line]
   }
-  const legit = await load
-  const loadCpu = cpuLine(legit, cpuMs(target.child.pid!) - serviceCpu, ownCpu() - scriptCpu)
-  await Promise.all(inFlight)
-  worstHealth = (await probe.report()).worst
-  const end = rssMb(target)
+  const alone = async (): Promise<[Measured, string]> => {
+    const from = mark()
+    const measured = await loadFor()
+    return [measured, cpuLine(measured, from)]
+  }
+  const ratios: number[] = []
+  const totals = { alone: 0, hostile: 0, failed: 0 }
+  for (let round = 1; round <= soakRounds; round++) {
+    // Alone first in odd rounds, last in even ones: neither always runs on the warmer process.
+    const order = round % 2 === 1 ? (['alone', 'hostile'] as const) : (['hostile', 'alone'] as const)
+    const results: Partial<Record<'alone' | 'hostile', Measured>> = {}
+    for (const kind of order) {
+      const [measured, line] = kind === 'alone' ? await alone() : await withHostile()
+      results[kind] = measured
+      console.log(`round ${round}, ${kind === 'alone' ? 'alone       ' : 'with hostile'}: ${describe(measured)}`)
+      console.log(`  ${line}`)
+    }
+    const ratio = results.hostile!.requests / results.alone!.requests
+    ratios.push(ratio)
+    totals.alone += results.alone!.total
+    totals.hostile += results.hostile!.total
+    totals.failed += results.hostile!.non2xx + results.hostile!.errors + results.alone!.non2xx + results.alone!.errors
+    console.log(`round ${round}: with hostile ÷ alone ${ratio.toFixed(3)}\n`)
+  }
+  const ratio = median(ratios)
+  const worstHealth = (await probe.report()).worst
   const settled = await settle(target, threads)
   const alive = await fetch(`${target.base}/health`).then((r) => r.status === 200, () => false)
-  const ratio = legit.requests / baseline.requests
-  console.log(`with hostile: ${legit.total} requests, ${Math.round(legit.requests)} req/s, p50 ${legit.latencyP50} ms, p99 ${legit.latencyP99} ms, non-2xx ${legit.non2xx}, errors ${legit.errors}`)
-  console.log(`  ${loadCpu}`)
-  console.log(`legitimate throughput ÷ baseline: ${ratio.toFixed(3)}  target ≥ 0.9 ${ratio >= 0.9 ? '✓' : '✗'}; legitimate non-2xx or errors: ${legit.non2xx + legit.errors} ${legit.non2xx + legit.errors === 0 ? '✓' : '✗'}`)
+  console.log(`legitimate throughput with the hostile mix ÷ alone: ${ratio.toFixed(3)} (the median of the rounds: ${ratios.map((r) => r.toFixed(3)).join(', ')}; all requests together ${(totals.hostile / totals.alone).toFixed(3)})  target ≥ 0.9 ${ratio >= 0.9 ? '✓' : '✗'}; legitimate non-2xx or errors: ${totals.failed} ${totals.failed === 0 ? '✓' : '✗'}`)
   let hostileCount = 0
   let serverErrors = 0
   console.log('hostile:')
@@ -675,7 +703,13 @@ async function runSoak(seconds: number): Promise<void> {
   }
   console.log(`${hostileCount} hostile requests, ${serverErrors} answered 5xx or not at all`)
   console.log(`worst /health wait during the soak: ${Math.round(worstHealth)} ms (target ≤ ${TARGET_MS} ms ${worstHealth <= TARGET_MS ? '✓' : '✗'})`)
-  console.log(`RSS: ${start} MB at start, ${peak} MB peak, ${end} MB at the end of the load, ${settled.rss} MB once idle threads retired (${settled.seconds} s later; ${settled.memory}) (${settled.rss - start >= 0 ? '+' : ''}${settled.rss - start} MB; target ≤ +${RSS_TARGET_MB} MB); alive: ${alive ? 'yes' : 'NO'}`)
+  console.log(`RSS: ${start} MB at start, ${peak} MB peak, ${end} MB at the end of the last load with the hostile mix, ${settled.rss} MB once idle threads retired (${settled.seconds} s later; ${settled.memory}) (${settled.rss - start >= 0 ? '+' : ''}${settled.rss - start} MB; target ≤ +${RSS_TARGET_MB} MB); alive: ${alive ? 'yes' : 'NO'}`)
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
 }
 
 function tallyMap(outcomes: readonly string[]): Map<string, number> {
