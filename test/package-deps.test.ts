@@ -235,6 +235,39 @@ t.test('no circle of imports among the shipped files, type-only imports included
   t.same(importCircles(graph), [], `${files.length} files, ${[...graph.values()].reduce((sum, targets) => sum + targets.length, 0)} imports`)
 })
 
+/** The modules a shipped file loads as it is loaded itself (its import declarations, type-only ones left out), and theirs. */
+function loadedFirst(file: string, shipped: ReadonlySet<string>, seen = new Set<string>()): Set<string> {
+  if (seen.has(file)) return seen
+  seen.add(file)
+  const source = ts.createSourceFile(file, readFileSync(join(ROOT, file), 'utf8'), ts.ScriptTarget.ES2022, false)
+  for (const statement of source.statements) {
+    if (!ts.isImportDeclaration(statement) || !ts.isStringLiteral(statement.moduleSpecifier) || statement.importClause?.isTypeOnly === true) continue
+    const specifier = statement.moduleSpecifier.text
+    if (!specifier.startsWith('.')) {
+      seen.add(specifier)
+      continue
+    }
+    const target = relative(ROOT, resolve(ROOT, dirname(file), specifier)).split(sep).join('/').replace(/\.js$/, '.ts')
+    loadedFirst(shipped.has(target) ? target : specifier, shipped, seen)
+  }
+  return seen
+}
+
+t.test("a helper thread lowers its priority before it loads the service's modules", async (t) => {
+  // Loading is work: the engine takes a thread 80 to 170 ms of CPU, and a parse thread is started
+  // anew after each parse its deadline stops. Each pool starts its threads on an entry that imports
+  // only the scheduler (engine/slices.ts) before it lowers the priority and imports the rest.
+  const shipped = new Set(SHIPPED)
+  const pools = { 'workers/isolation.ts': 'workers/isolation-entry.ts', 'extensions/request/parse-thread.ts': 'extensions/request/parse-entry.ts', 'workers/load.ts': 'workers/load-entry.ts' }
+  for (const [pool, entry] of Object.entries(pools)) {
+    const name = entry.split('/').at(-1)!.replace(/\.ts$/, '')
+    t.ok(readFileSync(join(ROOT, pool), 'utf8').includes(`'./${name}.js', import.meta.url)`), `${pool} starts its threads on ${entry}`)
+    const loaded = [...loadedFirst(entry, shipped)].filter((module) => module !== entry)
+    t.same(loaded.filter((module) => module !== 'engine/slices.ts' && !isBuiltin(module)), [], `${entry} loads only engine/slices.ts and Node's own modules before it lowers the priority (${loaded.join(', ')})`)
+    t.match(readFileSync(join(ROOT, entry), 'utf8'), /lowerHelperPriority\(\)[\s\S]*await import\(/, `${entry} lowers the priority, then imports the worker side`)
+  }
+})
+
 /**
  * The shipped files compiled into a temp dir (bin/mapper-service.js and the rest, as `npm run build`
  * gives them, with mappings/, playground/ and package.json) beside a node_modules of links to this

@@ -13,10 +13,6 @@ import { shapeError } from '../service/errors.js'
 import { evaluateRequest, validateDocument } from '../service/evaluation.js'
 import { documentOf, parseJsonText } from '../service/json-text.js'
 import { markStarted, type IsolatedTask, type PoolWorkerData, type TaskAnswer, type TaskFacts } from './isolation.js'
-import { lowerHelperPriority } from '../engine/slices.js'
-
-// An isolated evaluation gives way to the main thread on a busy machine (engine/slices.ts).
-lowerHelperPriority()
 
 const data = Piscina.workerData as PoolWorkerData
 const started = new BigInt64Array(data.started)

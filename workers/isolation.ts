@@ -130,7 +130,7 @@ const SWEEP_MS = 20
 
 const NS_PER_MS = 1_000_000n
 
-const WORKER = new URL(import.meta.url.endsWith('.ts') ? './isolation-worker.ts' : './isolation-worker.js', import.meta.url).href
+const WORKER = new URL(import.meta.url.endsWith('.ts') ? './isolation-entry.ts' : './isolation-entry.js', import.meta.url).href
 
 /**
  * A task's cancellation in the form piscina also takes (an emitter of one `abort`): aborted by the

@@ -3,10 +3,6 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { loadMappings } from '../sources/mappings.js'
 import { NEXT_PART, parts, type LoadRequest, type LoadMessage } from './load.js'
-import { lowerHelperPriority } from '../engine/slices.js'
-
-// Loading a mapping set gives way to the main thread on a busy machine (engine/slices.ts).
-lowerHelperPriority()
 
 const request = workerData as LoadRequest
 const warnings: string[] = []

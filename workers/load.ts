@@ -148,7 +148,7 @@ export class Assembly {
   }
 }
 
-const WORKER = new URL(import.meta.url.endsWith('.ts') ? './load-worker.ts' : './load-worker.js', import.meta.url)
+const WORKER = new URL(import.meta.url.endsWith('.ts') ? './load-entry.ts' : './load-entry.js', import.meta.url)
 
 /** `loadMappings(path)` in a worker thread; its failures are SourceErrors, its warnings passed on. */
 export function loadOffThread(request: LoadRequest, warn: (message: string) => void): Promise<MappingEntry[]> {

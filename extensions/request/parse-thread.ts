@@ -57,7 +57,7 @@ export interface ParseFailure {
 /** The heap a parse may use: a 10 MB page's tree takes a few hundred MiB. */
 const PARSE_HEAP_MB = 1024
 
-const WORKER = new URL(import.meta.url.endsWith('.ts') ? './parse-worker.ts' : './parse-worker.js', import.meta.url).href
+const WORKER = new URL(import.meta.url.endsWith('.ts') ? './parse-entry.ts' : './parse-entry.js', import.meta.url).href
 
 let pool: Piscina<ParseTask, ParseAnswer> | undefined
 

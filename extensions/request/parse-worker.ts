@@ -8,10 +8,6 @@ import { narrow, pack } from './pack.js'
 import type { ParseAnswer, ParseFailure, ParseTask } from './parse-thread.js'
 import { parseEnvelope } from './parse.js'
 import { compileScraper } from './scraper.js'
-import { lowerHelperPriority } from '../../engine/slices.js'
-
-// A parse gives way to the main thread on a busy machine (engine/slices.ts).
-lowerHelperPriority()
 
 /** The body's segments as one array (a copy only when there are several). */
 function joined(parts: readonly Uint8Array[]): Uint8Array {
