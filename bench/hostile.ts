@@ -46,6 +46,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { Worker } from 'node:worker_threads'
 import { canRaisePriority, CLIENT_PRIORITY, cpuSplit, type Measured, onCpus, pin, runLoad } from './load-client.js'
+import { median } from './measure.js'
 import { citationInput, DOCUMENTS } from './workloads.js'
 
 const { values: flags } = parseArgs({ options: { soak: { type: 'string' }, rounds: { type: 'string' }, only: { type: 'string' }, skip: { type: 'string' } } })
@@ -704,12 +705,6 @@ async function runSoak(seconds: number): Promise<void> {
   console.log(`${hostileCount} hostile requests, ${serverErrors} answered 5xx or not at all`)
   console.log(`worst /health wait during the soak: ${Math.round(worstHealth)} ms (target ≤ ${TARGET_MS} ms ${worstHealth <= TARGET_MS ? '✓' : '✗'})`)
   console.log(`RSS: ${start} MB at start, ${peak} MB peak, ${end} MB at the end of the last load with the hostile mix, ${settled.rss} MB once idle threads retired (${settled.seconds} s later; ${settled.memory}) (${settled.rss - start >= 0 ? '+' : ''}${settled.rss - start} MB; target ≤ +${RSS_TARGET_MB} MB); alive: ${alive ? 'yes' : 'NO'}`)
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = sorted.length >> 1
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
 }
 
 function tallyMap(outcomes: readonly string[]): Map<string, number> {
