@@ -31,6 +31,36 @@ export const LARGE_BODY_VALUES = 16_384
  */
 export const LARGE_BODY_CHARS = 64 * 1024
 
+// Characters the scanner tells apart.
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+const COMMA = 0x2c
+const COLON = 0x3a
+const OPEN_OBJECT = 0x7b
+const CLOSE_OBJECT = 0x7d
+const OPEN_ARRAY = 0x5b
+const CLOSE_ARRAY = 0x5d
+const MINUS = 0x2d
+const ZERO = 0x30
+const NINE = 0x39
+
+/**
+ * Characters a scan or a count reads in one call of its loop; `run` makes as many calls as its
+ * slice holds. Short enough that a first call finishes before V8 compiles the loop on the stack
+ * (on-stack replacement): compiled from that call's feedback, the loop's exit, and what follows
+ * it, is compiled too. Code compiled while the loop ran for the first time had no feedback for
+ * them, and left the optimized code at every slice's end.
+ */
+const STRETCH_CHARS = 1024
+
+// What the scanner expects next.
+const VALUE = 0
+const VALUE_OR_CLOSE = 1
+const KEY = 2
+const KEY_OR_CLOSE = 3
+const NAME_SEPARATOR = 4
+const AFTER_VALUE = 5
+
 /**
  * How many values a text holds, about (its opening brackets and its commas outside strings: an
  * estimate within a factor of two), in a quick pass that reads strings only for their end, and
@@ -51,10 +81,18 @@ export class JsonCount {
 
   /** Read about `chars` more characters: the count once the text is done (-1: it nests deeper than the limit), undefined before. */
   run(chars: number): number | undefined {
+    const stop = Math.min(this.#text.length, this.#i + chars)
+    let found: number | undefined
+    do found = this.#read(Math.min(stop, this.#i + STRETCH_CHARS))
+    while (found === undefined && this.#i < stop)
+    return found
+  }
+
+  /** `run` up to `stop` (or past it, to a string's end): one stretch. */
+  #read(stop: number): number | undefined {
     const text = this.#text
     const length = text.length
     const limit = this.#limit
-    const stop = Math.min(length, this.#i + chars)
     let values = this.#values
     let depth = this.#depth
     let i = this.#i
@@ -80,13 +118,10 @@ export class JsonCount {
         depth--
       }
     }
-    if (i < length) {
-      this.#i = i
-      this.#values = values
-      this.#depth = depth
-      return undefined
-    }
-    return values
+    this.#i = i
+    this.#values = values
+    this.#depth = depth
+    return i < length ? undefined : values
   }
 }
 
@@ -139,27 +174,6 @@ export type Scanned =
   | { readonly kind: 'invalid'; readonly at: number }
   | { readonly kind: 'deep' }
   | { readonly kind: 'json'; readonly values: number; readonly members: readonly ScannedMember[] | undefined }
-
-// Characters the scanner tells apart.
-const QUOTE = 0x22
-const BACKSLASH = 0x5c
-const COMMA = 0x2c
-const COLON = 0x3a
-const OPEN_OBJECT = 0x7b
-const CLOSE_OBJECT = 0x7d
-const OPEN_ARRAY = 0x5b
-const CLOSE_ARRAY = 0x5d
-const MINUS = 0x2d
-const ZERO = 0x30
-const NINE = 0x39
-
-// What the scanner expects next.
-const VALUE = 0
-const VALUE_OR_CLOSE = 1
-const KEY = 2
-const KEY_OR_CLOSE = 3
-const NAME_SEPARATOR = 4
-const AFTER_VALUE = 5
 
 function isSpace(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
@@ -252,11 +266,19 @@ export class JsonScan {
 
   /** Read about `chars` more characters (a string or number under way is finished): what was found once the text is done, undefined before. */
   run(chars: number): Scanned | undefined {
+    const stop = Math.min(this.#text.length, this.#i + chars)
+    let found: Scanned | undefined
+    do found = this.#read(Math.min(stop, this.#i + STRETCH_CHARS))
+    while (found === undefined && this.#i < stop)
+    return found
+  }
+
+  /** `run` up to `stop` (or past it, to the end of a string or number): one stretch. */
+  #read(stop: number): Scanned | undefined {
     const text = this.#text
     const length = text.length
     const limit = this.#limit
     const objects = this.#objects
-    const stop = Math.min(length, this.#i + chars)
     let depth = this.#depth
     let values = this.#values
     let state = this.#state
@@ -334,17 +356,15 @@ export class JsonScan {
         }
       }
     }
-    if (i < length) {
-      this.#depth = depth
-      this.#values = values
-      this.#state = state
-      this.#members = members
-      this.#name = name
-      this.#valueStart = valueStart
-      this.#valueEnd = valueEnd
-      this.#i = i
-      return undefined
-    }
+    this.#depth = depth
+    this.#values = values
+    this.#state = state
+    this.#members = members
+    this.#name = name
+    this.#valueStart = valueStart
+    this.#valueEnd = valueEnd
+    this.#i = i
+    if (i < length) return undefined
     if (depth !== 0 || state !== AFTER_VALUE) return invalid(length)
     return { kind: 'json', values, members }
   }

@@ -89,6 +89,42 @@ t.test('sliced, the scan and the count say what they say whole', async (t) => {
   t.equal(differing, 0)
 })
 
+t.test('long texts: a slice of several stretches, or of a part of one, says what the text says whole', async (t) => {
+  // Longer than a stretch (the 1,024 characters a call of the scan's loop reads), with strings and
+  // numbers that run across stretches and slices: each text run in slices of 1 to 5,000 characters.
+  const next = seeded(11)
+  const long = (n: number): string =>
+    JSON.stringify({
+      mapping: 'echo',
+      input: Array.from({ length: n }, (_, i) => (i % 3 === 0 ? { s: 'x'.repeat(i % 2_000), e: '\\"\u0041'.repeat(i % 7) } : i % 3 === 1 ? [i * 1.5e-3, -i, null, true] : `${'"'.repeat(i % 4)}${'[{'.repeat(i % 5)}`)),
+      explain: false,
+    })
+  let checked = 0
+  for (const n of [40, 300, 1_200]) {
+    const text = long(n)
+    for (const broken of [text, text.slice(0, -1), `${text.slice(0, text.length >> 1)}]${text.slice(text.length >> 1)}`]) {
+      const whole = scanJson(broken, 512)
+      const counted = new JsonCount(broken, 512).run(broken.length)
+      for (let round = 0; round < 4; round++) {
+        const scan = new JsonScan(broken, 512)
+        const count = new JsonCount(broken, 512)
+        let sliced
+        do sliced = scan.run(1 + Math.floor(next() * 5_000))
+        while (sliced === undefined)
+        let countedSliced
+        do countedSliced = count.run(1 + Math.floor(next() * 5_000))
+        while (countedSliced === undefined)
+        t.strictSame(sliced, whole, `${broken.length} characters, round ${round}: the scan`)
+        t.equal(countedSliced, counted, `${broken.length} characters, round ${round}: the count`)
+        checked++
+      }
+    }
+    t.equal(scanJson(text, 512).kind, 'json', `${text.length} characters of JSON are JSON`)
+    t.equal(scanJson(text.slice(0, -1), 512).kind, 'invalid', 'and cut short, they are not')
+  }
+  t.equal(checked, 36)
+})
+
 t.test('depth, the count of values and strings that hide brackets', async (t) => {
   t.equal(scanJson(`${'['.repeat(4)}${']'.repeat(4)}`, 3).kind, 'deep')
   t.equal(scanJson(`${'['.repeat(3)}${']'.repeat(3)}`, 3).kind, 'json')
