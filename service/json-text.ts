@@ -53,6 +53,17 @@ const NINE = 0x39
  */
 const STRETCH_CHARS = 1024
 
+/**
+ * `run`'s loop, for the scan and the count: `read` a stretch at a time, from `position()`, until it
+ * finds what the text is or reaches `stop`.
+ */
+function inStretches<T>(stop: number, position: () => number, read: (stop: number) => T | undefined): T | undefined {
+  let found: T | undefined
+  do found = read(Math.min(stop, position() + STRETCH_CHARS))
+  while (found === undefined && position() < stop)
+  return found
+}
+
 // What the scanner expects next.
 const VALUE = 0
 const VALUE_OR_CLOSE = 1
@@ -81,11 +92,7 @@ export class JsonCount {
 
   /** Read about `chars` more characters: the count once the text is done (-1: it nests deeper than the limit), undefined before. */
   run(chars: number): number | undefined {
-    const stop = Math.min(this.#text.length, this.#i + chars)
-    let found: number | undefined
-    do found = this.#read(Math.min(stop, this.#i + STRETCH_CHARS))
-    while (found === undefined && this.#i < stop)
-    return found
+    return inStretches(Math.min(this.#text.length, this.#i + chars), () => this.#i, (stop) => this.#read(stop))
   }
 
   /** `run` up to `stop` (or past it, to a string's end): one stretch. */
@@ -266,11 +273,7 @@ export class JsonScan {
 
   /** Read about `chars` more characters (a string or number under way is finished): what was found once the text is done, undefined before. */
   run(chars: number): Scanned | undefined {
-    const stop = Math.min(this.#text.length, this.#i + chars)
-    let found: Scanned | undefined
-    do found = this.#read(Math.min(stop, this.#i + STRETCH_CHARS))
-    while (found === undefined && this.#i < stop)
-    return found
+    return inStretches(Math.min(this.#text.length, this.#i + chars), () => this.#i, (stop) => this.#read(stop))
   }
 
   /** `run` up to `stop` (or past it, to the end of a string or number): one stretch. */
