@@ -54,6 +54,8 @@ interface Specifier {
   readonly text: string
   /** Loaded by an import() or require() call inside a function: when that runs, not as the module loads. */
   readonly onDemand: boolean
+  /** Loaded by an import or export declaration: before the module's own first line runs. */
+  readonly declared?: true
 }
 
 interface Imports {
@@ -89,10 +91,10 @@ function importsIn(file: string, text: string): Imports {
         clause !== undefined &&
         (clause.isTypeOnly ||
           (clause.name === undefined && clause.namedBindings !== undefined && ts.isNamedImports(clause.namedBindings) && clause.namedBindings.elements.length > 0 && clause.namedBindings.elements.every((element) => element.isTypeOnly)))
-      if (!typeOnly) runtime.push({ text: node.moduleSpecifier.text, onDemand: false })
+      if (!typeOnly) runtime.push({ text: node.moduleSpecifier.text, onDemand: false, declared: true })
       named.push(node.moduleSpecifier.text)
     } else if (ts.isExportDeclaration(node) && node.moduleSpecifier !== undefined && ts.isStringLiteral(node.moduleSpecifier)) {
-      if (!node.isTypeOnly) runtime.push({ text: node.moduleSpecifier.text, onDemand: false })
+      if (!node.isTypeOnly) runtime.push({ text: node.moduleSpecifier.text, onDemand: false, declared: true })
       named.push(node.moduleSpecifier.text)
     } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference) && ts.isStringLiteral(node.moduleReference.expression)) {
       named.push(node.moduleReference.expression.text)
@@ -191,14 +193,14 @@ t.test('the shipped files load only dependencies; optional packages only through
  * stay in the published declaration files, where a circle is as much a circle (issue 20).
  */
 function localImports(file: string, shipped: ReadonlySet<string>): string[] {
-  const targets: string[] = []
-  for (const specifier of importsOf(file).named) {
-    if (!specifier.startsWith('.')) continue
-    const target = relative(ROOT, resolve(ROOT, dirname(file), specifier)).split(sep).join('/').replace(/\.js$/, '.ts')
-    const found = [target, `${target}.ts`, `${target}/index.ts`].find((path) => shipped.has(path))
-    if (found !== undefined) targets.push(found)
-  }
-  return targets
+  return importsOf(file).named.flatMap((specifier) => localFile(file, specifier, shipped) ?? [])
+}
+
+/** The shipped file a relative specifier in `file` names, if any. */
+function localFile(file: string, specifier: string, shipped: ReadonlySet<string>): string | undefined {
+  if (!specifier.startsWith('.')) return undefined
+  const target = relative(ROOT, resolve(ROOT, dirname(file), specifier)).split(sep).join('/').replace(/\.js$/, '.ts')
+  return [target, `${target}.ts`, `${target}/index.ts`].find((path) => shipped.has(path))
 }
 
 /** Every circle of imports in `graph`, each as the path that closes it (`a → b → a`). */
@@ -235,20 +237,15 @@ t.test('no circle of imports among the shipped files, type-only imports included
   t.same(importCircles(graph), [], `${files.length} files, ${[...graph.values()].reduce((sum, targets) => sum + targets.length, 0)} imports`)
 })
 
-/** The modules a shipped file loads as it is loaded itself (its import declarations, type-only ones left out), and theirs. */
+/** The modules a shipped file loads before its own first line runs (its import and export declarations, type-only ones left out), and theirs. */
 function loadedFirst(file: string, shipped: ReadonlySet<string>, seen = new Set<string>()): Set<string> {
   if (seen.has(file)) return seen
   seen.add(file)
-  const source = ts.createSourceFile(file, readFileSync(join(ROOT, file), 'utf8'), ts.ScriptTarget.ES2022, false)
-  for (const statement of source.statements) {
-    if (!ts.isImportDeclaration(statement) || !ts.isStringLiteral(statement.moduleSpecifier) || statement.importClause?.isTypeOnly === true) continue
-    const specifier = statement.moduleSpecifier.text
-    if (!specifier.startsWith('.')) {
-      seen.add(specifier)
-      continue
-    }
-    const target = relative(ROOT, resolve(ROOT, dirname(file), specifier)).split(sep).join('/').replace(/\.js$/, '.ts')
-    loadedFirst(shipped.has(target) ? target : specifier, shipped, seen)
+  for (const { text, declared } of importsOf(file).runtime) {
+    if (declared !== true) continue
+    const local = localFile(file, text, shipped)
+    if (local === undefined) seen.add(text)
+    else loadedFirst(local, shipped, seen)
   }
   return seen
 }
