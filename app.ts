@@ -10,6 +10,8 @@ import { ConfigError, resolveConfig, type IsolationConfig, type ServiceConfig } 
 import type { Extensions } from './engine/index.js'
 import { noteArrival } from './engine/slices.js'
 import { requestConfigsOf, stockExtensions, stockSettingsOf } from './extensions/stock.js'
+import { parseElsewhere } from './extensions/request/parse-thread.js'
+import { helperParsing } from './workers/helper-process.js'
 import { authPlugin } from './http/plugins/auth/index.js'
 import { bodyPlugin } from './http/plugins/body.js'
 import { corsPlugin } from './http/plugins/cors.js'
@@ -129,6 +131,8 @@ const arrivalsCounted = new WeakSet<object>()
 
 const servicePlugin: FastifyPluginAsync<ServerPluginOptions> = async (app, opts) => {
   const config = opts.config ?? resolveConfig(opts.options)
+  // Upstream bodies parsed off the event loop are parsed in the helper process (process-wide).
+  if (config.helperProcess) parseElsewhere(helperParsing)
   const entries: MappingEntry[] = mappingEntries(opts.mappings)
   // Observation is decided once, here: metrics by the options, tracing by whether an OpenTelemetry
   // SDK is registered as the service is built.

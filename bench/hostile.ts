@@ -441,26 +441,65 @@ const attacks: Attack[] = [
 ]
 const selected = attacks.filter(([name]) => (flags.only === undefined || name.includes(flags.only)) && (flags.skip === undefined || !name.includes(flags.skip)))
 
-/** A figure of a service's /proc status (Linux): `VmRSS` or `VmHWM` (its peak since a reset, `resetPeak`; in kB), or `Threads`. */
+/**
+ * A service's process and those it started (its helper process, workers/helper-process.ts), the
+ * service first: every figure below is the tree's, so that work moved to a child is still counted.
+ */
+function processTree(pid: number): number[] {
+  const parents = new Map<number, number[]>()
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const parent = Number(statFields(`/proc/${entry}/stat`)[1])
+      parents.set(parent, [...(parents.get(parent) ?? []), Number(entry)])
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  const tree = [pid]
+  for (let i = 0; i < tree.length; i++) tree.push(...(parents.get(tree[i]!) ?? []))
+  return tree
+}
+
+/** A figure of a service's /proc status (Linux), summed over its process tree: `VmRSS` or `VmHWM` (its peak since a reset, `resetPeak`; in kB), or `Threads`. */
 function procStatus(service: Service, field: 'VmRSS' | 'VmHWM' | 'Threads'): number {
-  const status = readFileSync(`/proc/${service.child.pid}/status`, 'utf8')
-  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0)
+  let total = 0
+  for (const pid of processTree(service.child.pid!)) {
+    try {
+      total += Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0)
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return total
 }
 const rssMb = (service: Service): number => Math.round(procStatus(service, 'VmRSS') / 1024)
 
-/** Start a service's peak RSS (VmHWM) afresh from its RSS now (Linux 4.0+); false where the system refuses. */
+/** Start a service's peak RSS (VmHWM, each process of its tree) afresh from its RSS now (Linux 4.0+); false where the system refuses. */
 function resetPeak(service: Service): boolean {
   try {
-    writeFileSync(`/proc/${service.child.pid}/clear_refs`, '5')
+    for (const pid of processTree(service.child.pid!)) writeFileSync(`/proc/${pid}/clear_refs`, '5')
     return true
   } catch {
     return false
   }
 }
 
-/** CPU time (ms, every thread, user and system) a process has used so far (Linux /proc). */
-function cpuMs(pid: number, file = `/proc/${pid}/stat`): number {
-  return statCpuMs(statFields(file))
+/**
+ * CPU time (ms, every thread, user and system) a process tree has used so far (Linux /proc): each
+ * process's own and that of its children that ended (a helper process stopped when idle).
+ */
+function cpuMs(pid: number): number {
+  let total = 0
+  for (const member of processTree(pid)) {
+    try {
+      const fields = statFields(`/proc/${member}/stat`)
+      total += statCpuMs(fields) + (Number(fields[13]) + Number(fields[14])) * 10
+    } catch {
+      // The process ended meanwhile (its parent counts it now).
+    }
+  }
+  return total
 }
 
 /** The fields of a /proc stat file from the third on (state, ppid, …): what follows the command's name. */
@@ -474,15 +513,23 @@ function statCpuMs(fields: readonly string[]): number {
   return (Number(fields[11]) + Number(fields[12])) * 10
 }
 
-/** Every thread of process `pid` alive now (Linux /proc): its id, its nice value (field 19) and its CPU time (ms). */
+/** Every thread of process `pid`'s tree alive now (Linux /proc): its id (`pid/tid`), its nice value (field 19) and its CPU time (ms). */
 function threadsOf(pid: number): Array<{ readonly id: string; readonly nice: number; readonly cpuMs: number }> {
   const threads = []
-  for (const id of readdirSync(`/proc/${pid}/task`)) {
+  for (const member of processTree(pid)) {
+    let ids: string[]
     try {
-      const fields = statFields(`/proc/${pid}/task/${id}/stat`)
-      threads.push({ id, nice: Number(fields[16]), cpuMs: statCpuMs(fields) })
+      ids = readdirSync(`/proc/${member}/task`)
     } catch {
-      // The thread ended meanwhile.
+      continue
+    }
+    for (const id of ids) {
+      try {
+        const fields = statFields(`/proc/${member}/task/${id}/stat`)
+        threads.push({ id: `${member}/${id}`, nice: Number(fields[16]), cpuMs: statCpuMs(fields) })
+      } catch {
+        // The thread ended meanwhile.
+      }
     }
   }
   return threads
@@ -490,18 +537,20 @@ function threadsOf(pid: number): Array<{ readonly id: string; readonly nice: num
 
 /** CPU time (ms) the main thread of process `pid` has used so far (its task of the same id). */
 function mainCpuMs(pid: number): number {
-  return cpuMs(pid, `/proc/${pid}/task/${pid}/stat`)
+  return statCpuMs(statFields(`/proc/${pid}/task/${pid}/stat`))
 }
 
 /**
- * CPU time (ms) of a process's other threads that run at its main thread's priority, those alive
- * now: V8's own threads (its garbage collection and compilation, for every isolate, the workers'
- * included) and libuv's; the service's worker threads lower theirs (engine/slices.ts), these cannot.
+ * CPU time (ms) of the other threads of a process's tree that run at its main thread's priority,
+ * those alive now: V8's own threads (its garbage collection and compilation, for every isolate in
+ * the process, the workers' included) and libuv's; the service's worker threads and its helper
+ * process lower theirs (engine/slices.ts).
  */
 function peerCpuMs(pid: number): number {
   const threads = threadsOf(pid)
-  const main = threads.find((thread) => thread.id === String(pid))?.nice
-  return threads.filter((thread) => thread.id !== String(pid) && thread.nice === main).reduce((total, thread) => total + thread.cpuMs, 0)
+  const main = `${pid}/${pid}`
+  const nice = threads.find((thread) => thread.id === main)?.nice
+  return threads.filter((thread) => thread.id !== main && thread.nice === nice).reduce((total, thread) => total + thread.cpuMs, 0)
 }
 
 /**
@@ -613,7 +662,7 @@ async function runSoak(seconds: number): Promise<void> {
     // Each thread alive at the end, by priority, what it used since the phase began (or since it started).
     const byNice = new Map<number, number>()
     for (const [id, { nice, cpuMs }] of to.threads) {
-      const key = id === String(target.child.pid) ? -100 : nice
+      const key = id === `${target.child.pid}/${target.child.pid}` ? -100 : nice
       byNice.set(key, (byNice.get(key) ?? 0) + cpuMs - (from.threads.get(id)?.cpuMs ?? 0))
     }
     const threads = [...byNice]

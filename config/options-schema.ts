@@ -302,6 +302,12 @@ export const OptionsSchema = Type.Object(
     server: Type.Optional(ServerOptionsSchema),
     reload: Type.Optional(ReloadOptionsSchema),
     isolation: Type.Optional(Type.Union([Type.Literal(false), IsolationOptionsSchema], { description: 'Worker threads for caller-authored work; false: everything runs inline.' })),
+    helperProcess: Type.Optional(
+      Type.Boolean({
+        description:
+          "Run the service's worker threads (isolation, and the parsing of large upstream bodies) in one child process at the lowest scheduling priority, started on first use and stopped when idle, so that V8's own threads working for them give way to the event loop too (default true; false: the threads run in the service's process).",
+      })
+    ),
     stream: Type.Optional(StreamOptionsSchema),
     store: Type.Optional(StoreOptionsSchema),
     mappings: Type.Optional(MappingsOptionsSchema),

@@ -65,6 +65,8 @@ export interface ServiceConfig {
   readonly rateLimit: false | RateLimitOptions
   /** Worker threads for caller-authored work; false when nothing is isolated. */
   readonly isolation: false | IsolationConfig
+  /** The worker threads (isolation, upstream parsing) run in a child process at the lowest priority (workers/helper-process.ts). */
+  readonly helperProcess: boolean
   /** The mapping store (managed mappings, PUT and DELETE /mappings/{id}); null: none, the write namespace answers 404. */
   readonly store: StoreConfig | null
   /** Who may write managed mappings. */
@@ -130,6 +132,8 @@ export interface IsolationConfig {
   readonly queue: number
   /** How long a task may wait for a worker to begin it before it is refused (503). */
   readonly queueMs: number
+  /** The threads run in the helper process (options.helperProcess), not in this one. */
+  readonly helperProcess: boolean
 }
 
 const ISOLATION_DEFAULTS = { memoryMb: 256, graceMs: 1000, queue: 1024, queueMs: 10_000 } as const
@@ -404,7 +408,8 @@ export function resolveConfig(raw: unknown = {}): ServiceConfig {
     server,
     reload: { watch: options.reload?.watch ?? true, debounce: options.reload?.debounce ?? 300, maxBytes: options.reload?.maxBytes ?? 16 * 1024 * 1024 },
     rateLimit: rateLimitOptions(options.rateLimit),
-    isolation: resolveIsolation(options.isolation, explicitForm !== false),
+    isolation: resolveIsolation(options.isolation, explicitForm !== false, options.helperProcess ?? true),
+    helperProcess: options.helperProcess ?? true,
     store: resolveStore(options.store),
     mappings: { write: { claims: options.mappings?.write?.claims } },
     stream: {
@@ -442,7 +447,7 @@ function resolveOpenApi(options: Options['openapi']): OpenApiConfig {
  * options.isolation: explicit work isolated by default wherever the explicit form is on, and
  * /validate of a submitted document always (only `isolation: false` or `validate: false` keep it inline).
  */
-function resolveIsolation(options: Options['isolation'], explicitForm: boolean): false | IsolationConfig {
+function resolveIsolation(options: Options['isolation'], explicitForm: boolean, helperProcess: boolean): false | IsolationConfig {
   if (options === false) return false
   const explicit = options?.explicit ?? explicitForm
   const registered = options?.registered ?? false
@@ -459,5 +464,6 @@ function resolveIsolation(options: Options['isolation'], explicitForm: boolean):
     graceMs: options?.graceMs ?? ISOLATION_DEFAULTS.graceMs,
     queue: options?.queue ?? ISOLATION_DEFAULTS.queue,
     queueMs: options?.queueMs ?? ISOLATION_DEFAULTS.queueMs,
+    helperProcess,
   }
 }

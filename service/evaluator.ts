@@ -6,7 +6,7 @@ import type { ServiceConfig } from '../config/resolve.js'
 import { InvalidMappingDocument, unknownMapping } from './errors.js'
 import type { EngineService } from './mapping-service.js'
 import { evaluateRequest, runCompiled, validateDocument, type MapOutcome, type MapRequest, type Report } from './evaluation.js'
-import { IsolatedFailure, type IsolationPool, type TaskAnswer } from '../workers/isolation.js'
+import { IsolatedFailure, type Isolation, type TaskAnswer } from '../workers/isolation.js'
 import { documentOf, JsonText } from './json-text.js'
 import { EXPLICIT, UNKNOWN, type EvaluationObserver } from '../observability/observer.js'
 
@@ -51,7 +51,7 @@ export class Evaluator {
    * The pool a request of this form runs in, or undefined for inline. A large request (a body the
    * route kept as text, service/json-text.ts) runs in the pool whenever there is one.
    */
-  #pool(engine: EngineService, registered: boolean, explain: boolean, large: boolean): IsolationPool | undefined {
+  #pool(engine: EngineService, registered: boolean, explain: boolean, large: boolean): Isolation | undefined {
     const isolation = this.isolation
     if (isolation === false) return undefined
     const isolated = large || (registered ? isolation.registered || (explain && isolation.explicit) : isolation.explicit)

@@ -27,7 +27,7 @@ import { placeInFile } from '../sources/positions.js'
 import type { IsolationConfig } from '../config/resolve.js'
 import { unknownMapping } from './errors.js'
 import type { EngineSettings } from './evaluation.js'
-import { IsolationPool, type ExtensionsSpec } from '../workers/isolation.js'
+import { startIsolation, type ExtensionsSpec, type Isolation } from '../workers/isolation.js'
 import { Slice } from '../engine/slices.js'
 
 /** A registered mapping failed validation or one of its examples at startup; the message says which and why. */
@@ -63,7 +63,7 @@ export class EngineService {
   readonly mapper: Mapper
   readonly #warn: (message: string) => void
   /** The worker threads serving this set's isolated evaluations (options.isolation), when any. */
-  isolation: IsolationPool | undefined = undefined
+  isolation: Isolation | undefined = undefined
   readonly extensionNames: { initializers: string[]; transformers: string[]; plugins: string[] }
   private readonly entries: readonly MappingEntry[]
 
@@ -349,7 +349,7 @@ export class ServedSet {
     const slice = new Slice()
     const service = await EngineService.inSlices(entries, this.extensions, this.warn, this.settings, slice)
     if (this.isolation !== undefined) {
-      service.isolation = new IsolationPool(this.isolation.config, { entries, extensions: this.isolation.extensions, settings: this.settings }, this.warn)
+      service.isolation = startIsolation(this.isolation.config, { entries, extensions: this.isolation.extensions, settings: this.settings }, this.warn)
     }
     let failures: AdmissionFailure[]
     try {

@@ -3,15 +3,15 @@
 // body with more values than the main thread should build (service/json-text.ts) keeps its objects
 // and arrays as text, parsed and evaluated in a worker, for registered mappings too. The extensions
 // come from a module written to a temp dir, as a deployment's EXTENSIONS would: `thread` tells where
-// a value was transformed, and the module announces each thread that loads it on a
-// BroadcastChannel, so the test sees a worker start (the pool starts lazily, at its first task).
+// a value was transformed, and the module announces each thread that loads it by a line in a file
+// (the threads run in the helper process, options.helperProcess), so the test sees a worker start
+// (the pool starts lazily, at its first task).
 // A worker thread takes seconds to start on a loaded machine: the tests share one server per set
 // of options (the default posture on one thread, isolation off, the explicit form without
 // isolation.explicit), and so its warm pool.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { BroadcastChannel } from 'node:worker_threads'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { loadExtensions } from '../sources/extensions.js'
@@ -24,29 +24,26 @@ type Tap = Parameters<Parameters<typeof t.test>[0]>[0]
 const dir = mkdtempSync(join(tmpdir(), 'mapper-offloop-'))
 t.teardown(() => rmSync(dir, { recursive: true, force: true }))
 const MODULE = join(dir, 'extensions.mjs')
-const CHANNEL = `mapper-offloop-${process.pid}`
+const STARTED = join(dir, 'started')
 writeFileSync(
   MODULE,
-  `import { BroadcastChannel, isMainThread, threadId } from 'node:worker_threads'
-if (!isMainThread) {
-  const channel = new BroadcastChannel(${JSON.stringify(CHANNEL)})
-  channel.postMessage(threadId)
-  channel.close()
-}
+  `import { appendFileSync } from 'node:fs'
+import { isMainThread, threadId } from 'node:worker_threads'
+if (!isMainThread) appendFileSync(${JSON.stringify(STARTED)}, process.pid + '/' + threadId + '\\n')
 export default { transformers: { thread: () => (isMainThread ? 'main' : 'worker') } }
 `
 )
 
-/** Worker threads that loaded the extensions module, by threadId, as they announce themselves. */
-const started = new Set<number>()
-const channel = new BroadcastChannel(CHANNEL)
-channel.onmessage = (event) => started.add((event as { data: number }).data)
-channel.unref()
-t.teardown(() => channel.close())
+/** Worker threads that loaded the extensions module (process/threadId), as they announce themselves. */
+const started = {
+  get size(): number {
+    return existsSync(STARTED) ? new Set(readFileSync(STARTED, 'utf8').split('\n').filter((line) => line !== '')).size : 0
+  },
+}
 
 /** Until `started` has grown past `size` (a worker announces itself as it builds its engine). */
 async function workerStarted(size: number): Promise<boolean> {
-  for (let tries = 0; tries < 100 && started.size <= size; tries++) await new Promise((resolve) => setTimeout(resolve, 20))
+  for (let tries = 0; tries < 250 && started.size <= size; tries++) await new Promise((resolve) => setTimeout(resolve, 20))
   return started.size > size
 }
 

@@ -4,7 +4,7 @@
 // upstream calls still reach the upstream. A plugin given a function (checkUrl) cannot cross, and
 // the service says so once and runs explicit work inline, as for any surface of functions.
 import t, { type Test } from 'tap'
-import { readdirSync } from 'node:fs'
+import { threadsWithChildren } from './process-support.js'
 import Fastify from 'fastify'
 import mapperService, { INLINE_EXTENSIONS_WARNING } from '../app.js'
 import { createRequest } from '../extensions/request/index.js'
@@ -14,8 +14,6 @@ interface Line {
   readonly level: number
   readonly msg: string
 }
-
-const threads = (): Set<string> => new Set(readdirSync('/proc/self/task'))
 
 async function host(t: Test, extensions: Record<string, unknown>, lines: Line[]): Promise<ReturnType<typeof Fastify>> {
   const app = Fastify({ logger: { level: 'info', stream: { write: (line: string) => lines.push(JSON.parse(line) as Line) } } })
@@ -33,12 +31,12 @@ t.test('request plugins made from plain data: no warning, explicit documents in 
   const lines: Line[] = []
   const app = await host(t, { plugins: { request: createRequest({ allowHeaders: [], denyPrivateNetworks: false }) } }, lines)
   t.same(lines.filter((line) => line.msg === INLINE_EXTENSIONS_WARNING), [], 'no inline warning: the surface can cross')
-  const before = threads()
+  const before = threadsWithChildren()
   const answer = await app.inject({ method: 'POST', url: '/mapper/map', payload: { mapping: { mapping: { '/v': { source: '', request: { origin: up.origin, pathname: '/value', pointer: '/json/v' } } } }, input: {} } })
   t.equal(answer.statusCode, 200, answer.body)
   t.match(answer.json(), { v: 42 }, 'the worker\'s own request plugin reached the upstream')
   t.same(up.hits, ['GET /value'], 'one call, from the worker')
-  t.ok([...threads()].some((tid) => !before.has(tid)), 'a worker thread started for the explicit document')
+  t.ok([...threadsWithChildren()].some((thread) => !before.has(thread)), 'a worker thread started for the explicit document (in the helper process)')
 })
 
 t.test('a request plugin given a function stays on the event loop, with the warning', async (t) => {

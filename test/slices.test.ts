@@ -133,8 +133,9 @@ function threadNiceValues(): Map<number, number> {
 t.test('worker threads of the service run below the main thread', { skip: process.platform === 'linux' ? false : 'thread priorities are per thread on Linux only' }, async (t) => {
   const main = threadNiceValues().get(process.pid)!
   const before = new Set(threadNiceValues().keys())
-  // An isolated evaluation: the service's pool starts a worker thread for it.
-  const app = await serve(t, { options: { map: { explicit: true }, isolation: { threads: 1 } } })
+  // An isolated evaluation: the service's pool starts a worker thread for it, in this process (the
+  // helper process's threads, lowered with the whole process: test/helper-process.test.ts).
+  const app = await serve(t, { options: { map: { explicit: true }, isolation: { threads: 1 }, helperProcess: false } })
   const answer = await call(app, { method: 'POST', url: '/map', payload: { mapping: { mapping: { '/a': '/b' } }, input: { b: 1 } } })
   t.match(answer.data, { a: 1, valid: true }, 'the isolated evaluation answers')
   const started = [...threadNiceValues()].filter(([tid]) => !before.has(tid))

@@ -7,6 +7,7 @@ import { Piscina } from 'piscina'
 import type { MappingEntry } from '../sources/mappings.js'
 import type { IsolationConfig } from '../config/resolve.js'
 import { Unavailable } from '../service/errors.js'
+import { HELPER_ENDED, HelperTaskError, helperProcess } from './helper-process.js'
 import type { StockSettings } from '../extensions/stock.js'
 import type { RequestConfig } from '../extensions/request/index.js'
 import type { EngineSettings, MapOutcome, MapRequest, Report } from '../service/evaluation.js'
@@ -173,7 +174,60 @@ interface InFlight {
   stopped?: { readonly by: 'queue' } | { readonly by: 'time'; readonly usedMs: number }
 }
 
-export class IsolationPool {
+/** Where isolated tasks run: a pool of threads in this process (IsolationPool) or in the helper process (HelperIsolation). */
+export interface Isolation {
+  readonly config: IsolationConfig
+  /** The timeMs budget of explicit documents (the hard limit's base). */
+  readonly explicitTimeMs: number
+  run(task: Task, timeMs: number, signal?: AbortSignal): Promise<TaskAnswer>
+  retire(): void
+  destroy(): Promise<void>
+}
+
+/** The isolation a served set gets: its threads in the helper process unless the options keep them here. */
+export function startIsolation(config: IsolationConfig, data: IsolationWorkerData, warn: (message: string) => void): Isolation {
+  return config.helperProcess ? new HelperIsolation(config, data, warn) : new IsolationPool(config, data, warn)
+}
+
+/**
+ * An IsolationPool in the helper process (workers/helper-process.ts): the same pool, clocks and
+ * limits, made there; a failure it answers is made again here as the error it was.
+ */
+class HelperIsolation implements Isolation {
+  readonly explicitTimeMs: number
+  readonly #pool: number
+
+  constructor(
+    readonly config: IsolationConfig,
+    data: IsolationWorkerData,
+    warn: (message: string) => void
+  ) {
+    this.explicitTimeMs = data.settings.limits.explicit.timeMs
+    this.#pool = helperProcess().open({ kind: 'isolation', config: { ...config, helperProcess: false }, data }, warn)
+  }
+
+  async run(task: Task, timeMs: number, signal?: AbortSignal): Promise<TaskAnswer> {
+    try {
+      return (await helperProcess().run(this.#pool, task, timeMs, signal)) as TaskAnswer
+    } catch (error) {
+      if (!(error instanceof HelperTaskError)) throw error
+      const { declared } = error.crossed
+      if (declared !== undefined) throw new IsolatedFailure({ status: declared.status, code: declared.code, message: error.message, extra: declared.extra, budget: declared.budget })
+      if (error.code === HELPER_ENDED) throw new Unavailable(`the worker threads' process ended while it ran the evaluation: ${error.message}`)
+      throw error
+    }
+  }
+
+  retire(): void {
+    helperProcess().retire(this.#pool)
+  }
+
+  destroy(): Promise<void> {
+    return helperProcess().destroy(this.#pool)
+  }
+}
+
+export class IsolationPool implements Isolation {
   readonly #pool: Piscina<IsolatedTask, TaskAnswer>
   readonly #timeMs: number
   /**

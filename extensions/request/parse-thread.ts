@@ -59,22 +59,53 @@ const PARSE_HEAP_MB = 1024
 
 const WORKER = new URL(import.meta.url.endsWith('.ts') ? './parse-entry.ts' : './parse-entry.js', import.meta.url).href
 
-let pool: Piscina<ParseTask, ParseAnswer> | undefined
-
-async function parsePool(): Promise<Piscina<ParseTask, ParseAnswer>> {
-  if (pool !== undefined) return pool
-  const { Piscina } = await import('piscina')
-  pool ??= new Piscina<ParseTask, ParseAnswer>({
+/** The parse threads' pool options: here, or in the helper process (workers/helper-entry.ts). */
+export function parsePoolOptions() {
+  return {
     filename: WORKER,
     // Started on the first body that needs one; idle threads stop and never hold the process open.
     minThreads: 0,
     maxThreads: Math.max(1, availableParallelism()),
     idleTimeout: 30_000,
     resourceLimits: { maxOldGenerationSizeMb: PARSE_HEAP_MB },
-  })
+  }
+}
+
+/** The parse threads in this process, when they are here. */
+let pool: Piscina<ParseTask, ParseAnswer> | undefined
+
+/** Parse tasks run elsewhere than in threads of this process: the service's helper process. */
+export interface ParseRunner {
+  run(task: ParseTask, signal: AbortSignal): Promise<ParseAnswer>
+  /** Stop its threads (started again by the next task). */
+  close(): Promise<void>
+}
+
+/** Where parse tasks run instead of this process's own threads, when the service said (`parseElsewhere`). */
+let elsewhere: ParseRunner | undefined
+
+async function parsePool(): Promise<Piscina<ParseTask, ParseAnswer>> {
+  if (pool !== undefined) return pool
+  const { Piscina } = await import('piscina')
+  pool ??= new Piscina<ParseTask, ParseAnswer>(parsePoolOptions())
   // A thread that dies outside a task must not end the process (an 'error' nobody hears would).
   pool.on('error', () => {})
   return pool
+}
+
+/**
+ * From now on this process parses upstream bodies off its thread with `runner` (the service's
+ * helper process, workers/helper-process.ts, options.helperProcess) instead of threads of its own:
+ * the service's choice, made as it starts; process-wide, as the parse threads are.
+ */
+export function parseElsewhere(runner: ParseRunner): void {
+  elsewhere = runner
+}
+
+/** Run a parse where the parse threads are. */
+async function parseOffThread(task: ParseTask, signal: AbortSignal): Promise<ParseAnswer> {
+  if (elsewhere !== undefined) return elsewhere.run(task, signal)
+  return (await parsePool()).run(task, { signal, transferList: task.parts.map((part) => part.buffer as ArrayBuffer) })
 }
 
 /** Whether a body of this type and size is parsed off the thread that runs the evaluation. */
@@ -118,13 +149,11 @@ export async function readEnvelope(
   deadline: Deadline
 ): Promise<unknown> {
   if (!parsedOffThread(contentType, bytes.length)) return parseEnvelope(status, contentType, bytes.whole(), options.scraper, url, meter)
-  // The segments own their memory: moved to the worker, not copied.
-  const parts = bytes.parts()
-  const task: ParseTask = { status, contentType, parts, scraper: options.scraperSpec, pointer: options.pointer, url }
+  // The segments own their memory: moved to a thread here, not copied (copied to the helper process).
+  const task: ParseTask = { status, contentType, parts: bytes.parts(), scraper: options.scraperSpec, pointer: options.pointer, url }
   let answer: ParseAnswer
   try {
-    const workers = await parsePool()
-    answer = await workers.run(task, { signal: deadline.signal, transferList: parts.map((part) => part.buffer as ArrayBuffer) })
+    answer = await parseOffThread(task, deadline.signal)
   } catch (error) {
     deadline.check()
     if ((error as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
@@ -137,9 +166,9 @@ export async function readEnvelope(
   return sparse(answer.spine, await unpack(answer.batches, () => deadline.check()))
 }
 
-/** Stop the parse threads (tests and embedders that want the process to end at once). */
+/** Stop the parse threads (tests and embedders that want the process to end at once); started again on the next body. */
 export async function closeParseThreads(): Promise<void> {
   const running = pool
   pool = undefined
-  await running?.destroy()
+  await Promise.all([running?.destroy(), elsewhere?.close()])
 }

@@ -42,7 +42,7 @@ export const GROUPS: Readonly<Record<string, readonly string[]>> = {
   ],
   workers: ['isolation-offloop', 'isolation-request-surface', 'request-json-thread', 'authoring-examples', 'authoring-explain'],
   validation: ['validation-linear', 'validation-properties', 'validation-report-bounds', 'validation-rules'],
-  isolation: ['isolation'],
+  isolation: ['helper-process', 'isolation'],
   'bench-http': ['bench-http-smoke'],
   'request-hardening': ['request-hardening'],
   'hostile-inputs': ['hostile-inputs'],

@@ -1,0 +1,159 @@
+// The helper process (options.helperProcess, workers/helper-process.ts): the worker threads of
+// isolation and the parse threads of the request plugin run in one child process, every thread of
+// it at the lowest priority; it is started on first use, started again when it ends, and ends with
+// the service. Through real servers and a real child process; the extensions come from a module
+// written to a temp dir (as EXTENSIONS would be), whose transformers tell which process ran them.
+//
+// First in its group: it counts the helper processes of this process, which a server an earlier
+// file kept open would hold.
+import { createServer, type Server } from 'node:http'
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { FastifyInstance } from 'fastify'
+import t from 'tap'
+import { loadExtensions } from '../sources/extensions.js'
+import { ConfigError, resolveConfig } from '../config/resolve.js'
+import { buildServer } from '../server.js'
+import { closeParseThreads } from '../extensions/request/index.js'
+import { stockExtensions } from '../extensions/stock.js'
+import { exchange, freePort, spawnEntryPoint, waitForHealth, waitUntil } from './startup-support.js'
+import { children, running, statFields } from './process-support.js'
+
+const LINUX = process.platform === 'linux'
+
+const dir = mkdtempSync(join(tmpdir(), 'mapper-helper-'))
+t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+const MODULE = join(dir, 'extensions.mjs')
+writeFileSync(
+  MODULE,
+  `import { getPriority } from 'node:os'
+export default {
+  transformers: {
+    pid: () => process.pid,
+    ppid: () => process.ppid,
+    nice: () => getPriority(),
+  },
+  plugins: {
+    hold: () => new Promise(() => {}),
+  },
+}
+`
+)
+
+const WHO = { mapping: { '/pid': { source: '/x', transform: 'pid' }, '/ppid': { source: '/x', transform: 'ppid' }, '/nice': { source: '/x', transform: 'nice' } } }
+const HOLD = { mapping: { '/held': { source: '/x', hold: {} } } }
+
+/** The helper processes this process runs now. */
+const helpers = (): number[] => children('helper-entry')
+
+async function service(options: Record<string, unknown>, mappings: unknown[] = []): Promise<FastifyInstance> {
+  return buildServer({ mappings: mappings as never, extensions: await loadExtensions(MODULE), extensionsModule: MODULE, options: { underPressure: false, map: { explicit: true }, ...options } })
+}
+
+/** Which process ran an explicit document, its parent, and its thread's nice value. */
+async function who(app: FastifyInstance): Promise<{ pid: number; ppid: number; nice: number }> {
+  const response = await app.inject({ method: 'POST', url: '/map', payload: { mapping: WHO, input: { x: 1 } } })
+  if (response.statusCode !== 200) throw new Error(`the explicit document answered ${response.statusCode}: ${response.body}`)
+  return response.json()
+}
+
+t.test('options.helperProcess: on by default, for isolation and the parse threads alike; validated', async (t) => {
+  t.equal(resolveConfig({}).helperProcess, true)
+  t.match(resolveConfig({ map: { explicit: true } }).isolation, { helperProcess: true })
+  t.equal(resolveConfig({ helperProcess: false }).helperProcess, false)
+  t.match(resolveConfig({ map: { explicit: true }, helperProcess: false }).isolation, { helperProcess: false })
+  t.throws(() => resolveConfig({ helperProcess: 'yes' } as never), ConfigError)
+})
+
+t.test('an upstream body parsed off the event loop is parsed in the helper process, and its value comes back whole', { skip: !LINUX && 'reads /proc' }, async (t) => {
+  // 300 KB of JSON: above the size parsed inline.
+  const items = Array.from({ length: 6000 }, (_, i) => ({ id: i, name: `item ${i}`, tags: ['a', 'b'] }))
+  const upstream: Server = createServer((_request, response) => {
+    response.setHeader('content-type', 'application/json')
+    response.end(JSON.stringify({ items }))
+  })
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => upstream.close(() => resolve())))
+  const origin = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`
+  t.same(helpers(), [], 'no helper process before the first task')
+  // Isolation off: the only pool is the parse threads'.
+  const app = await buildServer({
+    extensions: stockExtensions({ REQUEST_ALLOW_HOSTS: '127.0.0.1' }),
+    mappings: [{ $id: 'fetch', mapping: { '/first': { request: { origin, pathname: '/items', pointer: '/json/items/0' } }, '/last': { request: { origin, pathname: '/items', pointer: '/json/items/5999' } } } }] as never,
+    options: { underPressure: false, isolation: false },
+  })
+  t.teardown(() => app.close())
+  const response = await app.inject({ method: 'POST', url: '/map/fetch', payload: {} })
+  t.equal(response.statusCode, 200, response.body)
+  t.match(response.json(), { first: items[0], last: items[5999] })
+  t.equal(helpers().length, 1, 'the parse ran in a helper process')
+  await closeParseThreads()
+  await waitUntil('the helper process to end once no pool is open', () => helpers().length === 0, 10_000)
+})
+
+t.test('isolated work runs in the helper process, at the lowest priority; helperProcess: false keeps it in this process', async (t) => {
+  const app = await service({})
+  const there = await who(app)
+  t.not(there.pid, process.pid, 'not this process')
+  t.equal(there.ppid, process.pid, 'a child of this process')
+  if (LINUX) {
+    t.equal(there.nice, 19, 'the lowest priority')
+    t.same(helpers(), [there.pid])
+    // Every thread of it: V8's own, which collect and compile for the worker threads, included.
+    const threads = readdirSync(`/proc/${there.pid}/task`).map((thread) => {
+      const fields = statFields(`/proc/${there.pid}/task/${thread}/stat`)
+      // /proc stat's fields 19 and 41: nice and scheduling policy.
+      return { nice: Number(fields[16]), policy: Number(fields[38]) }
+    })
+    t.ok(threads.length > 3)
+    t.same(new Set(threads.map((thread) => thread.nice)), new Set([19]), 'every thread of the helper process runs at nice 19')
+    // SCHED_IDLE (5) where util-linux's chrt is installed, as the service's images have it.
+    if (['/usr/bin/chrt', '/bin/chrt'].some((path) => existsSync(path))) t.same(new Set(threads.map((thread) => thread.policy)), new Set([5]), 'and under SCHED_IDLE')
+  }
+  const validated = await app.inject({ method: 'POST', url: '/validate', payload: { mapping: { '/a': { source: '/b', transform: 'nope' } } } })
+  t.equal(validated.statusCode, 200)
+  t.equal(validated.json().valid, false, 'POST /validate answers through it too')
+  await app.close()
+  if (LINUX) await waitUntil('the helper process to end once the service closed', () => !running(there.pid), 10_000)
+
+  const inProcess = await service({ helperProcess: false })
+  t.teardown(() => inProcess.close())
+  const here = await who(inProcess)
+  t.equal(here.pid, process.pid, 'a worker thread of this process')
+})
+
+t.test('the helper process ends mid-evaluation: that request answers 503 and the next one starts a new helper', { skip: !LINUX && 'signals a process by id' }, async (t) => {
+  const app = await service({ limits: { explicit: { timeMs: 20_000 } } })
+  t.teardown(() => app.close())
+  const first = await who(app)
+  const held = app.inject({ method: 'POST', url: '/map', payload: { mapping: HOLD, input: { x: 1 } } })
+  // The held evaluation has reached its worker once the plugin call is pending: give it a moment.
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  process.kill(first.pid, 'SIGKILL')
+  const answer = await held
+  t.equal(answer.statusCode, 503, answer.body)
+  t.match(answer.json(), { code: 'Unavailable' })
+  const next = await who(app)
+  t.not(next.pid, first.pid, 'a new helper process')
+  t.equal(next.ppid, process.pid)
+})
+
+t.test('the helper process ends with the service, even when the service is killed', { skip: !LINUX && 'reads /proc' }, async (t) => {
+  const port = await freePort()
+  const mappings = join(dir, 'mappings')
+  rmSync(mappings, { recursive: true, force: true })
+  writeFileSync(join(dir, 'who.json'), JSON.stringify({ $id: 'who', ...WHO }))
+  const served = spawnEntryPoint(t, { PORT: String(port), MAPPINGS: join(dir, 'who.json'), EXTENSIONS: MODULE, OPTIONS: JSON.stringify({ host: '127.0.0.1', map: { explicit: true }, underPressure: false }) }, 120_000)
+  await waitForHealth(served, port)
+  const response = await exchange(port, 'POST', '/map', { mapping: WHO, input: { x: 1 } })
+  t.equal(response.status, 200, response.body)
+  const { pid, ppid } = JSON.parse(response.body) as { pid: number; ppid: number }
+  t.equal(ppid, served.child.pid, "the service's child")
+  t.ok(running(pid))
+  served.child.kill('SIGKILL')
+  await served.exited
+  await waitUntil('the helper process to end after its service was killed', () => !running(pid), 10_000)
+  t.pass('ended')
+})

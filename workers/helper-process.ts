@@ -1,0 +1,237 @@
+// The worker pools in a process of their own (README "Isolation", options.helperProcess). A worker
+// thread can be given a low priority, but the threads V8 collects and compiles with are one pool
+// per process, at the main thread's priority: measured, a registered 1 MiB echo cost its isolation
+// worker 140 ms of CPU at nice 19 and V8's threads 70 ms more at nice 0, beside 20 ms of the main
+// thread's own (docs/reliability.md). In a child process at the lowest priority, every thread that
+// works for the pools gives way to the service's main thread; a native crash in a parser ends the
+// child, not the service. The child is started on the first task and stopped when idle.
+//
+// The parent holds what each pool is (`open`): a child that ended is started again with them.
+// Tasks and answers cross the IPC channel with V8's serializer (what postMessage uses too); a
+// failure crosses as plain data (`CrossedError`).
+import { fork, type ChildProcess } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import type { ParseAnswer, ParseRunner, ParseTask } from '../extensions/request/parse-thread.js'
+
+/** What a pool in the helper process is: made there from plain data (helper-entry.ts). */
+export type PoolSpec = { readonly kind: 'isolation'; readonly config: unknown; readonly data: unknown } | { readonly kind: 'parse' }
+
+/** What the parent sends. */
+export type HelperRequest =
+  | { readonly op: 'open'; readonly pool: number; readonly spec: PoolSpec }
+  | { readonly op: 'run'; readonly pool: number; readonly id: number; readonly task: unknown; readonly timeMs: number }
+  | { readonly op: 'abort'; readonly id: number }
+  | { readonly op: 'retire'; readonly pool: number }
+  | { readonly op: 'destroy'; readonly pool: number; readonly id: number }
+
+/** A failure as it crosses: its name, message and code, and the answer it declares (service/errors.ts), when it does. */
+export interface CrossedError {
+  readonly name: string
+  readonly message: string
+  readonly code?: string
+  readonly declared?: { readonly status: number; readonly code: string; readonly extra: Record<string, unknown>; readonly budget?: string }
+}
+
+/** What the child sends: a task's answer or failure, or a pool's warning. */
+export type HelperReply =
+  | { readonly id: number; readonly answer: unknown }
+  | { readonly id: number; readonly error: CrossedError }
+  | { readonly pool: number; readonly warn: string }
+
+/** A task's failure in the helper process, made again on this side (`crossed` as it came). */
+export class HelperTaskError extends Error {
+  override readonly name: string
+  readonly code: string | undefined
+
+  constructor(readonly crossed: CrossedError) {
+    super(crossed.message)
+    this.name = crossed.name
+    this.code = crossed.code
+  }
+}
+
+/** The code of the failure every task in flight gets when the helper process ends. */
+export const HELPER_ENDED = 'ERR_HELPER_PROCESS_ENDED'
+
+/** How long the helper process is kept once no task is in flight (its threads stop sooner). */
+const IDLE_MS = 90_000
+
+const ENTRY = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? './helper-entry.ts' : './helper-entry.js', import.meta.url))
+
+interface Pending {
+  /** The process it was sent to: only its end fails the task. */
+  readonly child: ChildProcess
+  readonly resolve: (answer: unknown) => void
+  readonly reject: (error: Error) => void
+}
+
+interface OpenPool {
+  readonly spec: PoolSpec
+  readonly warn: (message: string) => void
+}
+
+/**
+ * The node flags the child is started with: the parent's, but for a debugger's (whose port the
+ * parent holds) and a CPU profile's directory stays as given.
+ */
+function childFlags(): string[] {
+  return process.execArgv.filter((flag) => !/^--(inspect|debug)/.test(flag))
+}
+
+class HelperProcess {
+  #child: ChildProcess | undefined
+  readonly #pools = new Map<number, OpenPool>()
+  readonly #pending = new Map<number, Pending>()
+  #ids = 0
+  #idle: NodeJS.Timeout | undefined
+
+  /** Register a pool; made in the child now if it runs, or when it starts. */
+  open(spec: PoolSpec, warn: (message: string) => void): number {
+    const pool = ++this.#ids
+    this.#pools.set(pool, { spec, warn })
+    this.#child?.send({ op: 'open', pool, spec } satisfies HelperRequest)
+    return pool
+  }
+
+  /** Run `task` in `pool`; `signal` aborts it. Rejects with HelperTaskError for what failed there. */
+  async run(pool: number, task: unknown, timeMs: number, signal?: AbortSignal | null): Promise<unknown> {
+    if (!this.#pools.has(pool)) throw new HelperTaskError({ name: 'Error', message: 'the pool is closed' })
+    signal?.throwIfAborted()
+    const child = this.#started()
+    const id = ++this.#ids
+    return await new Promise<unknown>((resolve, reject) => {
+      const abort = (): void => {
+        child.send({ op: 'abort', id } satisfies HelperRequest)
+      }
+      signal?.addEventListener('abort', abort, { once: true })
+      const settle = (): void => {
+        signal?.removeEventListener('abort', abort)
+        this.#pending.delete(id)
+        this.#quiet()
+      }
+      this.#pending.set(id, {
+        child,
+        resolve: (answer) => {
+          settle()
+          resolve(answer)
+        },
+        reject: (error) => {
+          settle()
+          reject(signal?.aborted === true ? (signal.reason as Error) : error)
+        },
+      })
+      this.#busy()
+      child.send({ op: 'run', pool, id, task, timeMs } satisfies HelperRequest, (error) => {
+        if (error !== null && error !== undefined) this.#pending.get(id)?.reject(new HelperTaskError({ name: 'Error', message: `the task could not be handed to the helper process: ${error.message}` }))
+      })
+    })
+  }
+
+  /** The pool's tasks finish, then its threads stop; it is not made again. */
+  retire(pool: number): void {
+    if (!this.#pools.delete(pool)) return
+    this.#child?.send({ op: 'retire', pool } satisfies HelperRequest)
+    this.#quiet()
+  }
+
+  /** Stop the pool's threads now (its tasks in flight fail). */
+  async destroy(pool: number): Promise<void> {
+    if (!this.#pools.delete(pool)) return
+    if (this.#child !== undefined) {
+      const child = this.#child
+      const id = ++this.#ids
+      await new Promise<unknown>((resolve) => {
+        this.#pending.set(id, { child, resolve, reject: resolve })
+        this.#busy()
+        child.send({ op: 'destroy', pool, id } satisfies HelperRequest)
+      }).finally(() => this.#pending.delete(id))
+    }
+    this.#quiet()
+  }
+
+  #started(): ChildProcess {
+    if (this.#child !== undefined) return this.#child
+    const child = fork(ENTRY, [], { execArgv: childFlags(), serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    this.#child = child
+    // The child keeps this process alive only while a task is in flight (#busy, #quiet).
+    child.unref()
+    child.channel?.unref()
+    child.on('message', (message: HelperReply) => {
+      if ('warn' in message) {
+        this.#pools.get(message.pool)?.warn(message.warn)
+        return
+      }
+      const pending = this.#pending.get(message.id)
+      if (pending === undefined) return
+      if ('error' in message) pending.reject(new HelperTaskError(message.error))
+      else pending.resolve(message.answer)
+    })
+    // An 'error' nobody hears would end this process; a send that fails is answered by its callback.
+    child.on('error', () => {})
+    child.on('exit', (code, signal) => {
+      if (this.#child === child) this.#child = undefined
+      const failure = new HelperTaskError({ name: 'Error', message: `the helper process ended (${signal ?? `exit code ${code}`})`, code: HELPER_ENDED })
+      for (const pending of [...this.#pending.values()]) if (pending.child === child) pending.reject(failure)
+    })
+    for (const [pool, { spec }] of this.#pools) child.send({ op: 'open', pool, spec } satisfies HelperRequest)
+    return child
+  }
+
+  #busy(): void {
+    clearTimeout(this.#idle)
+    this.#idle = undefined
+    if (this.#pending.size !== 1) return
+    this.#child?.ref()
+    this.#child?.channel?.ref()
+  }
+
+  /** No task in flight: the channel no longer holds the process; with no pool open the child stops now, else once idle. */
+  #quiet(): void {
+    if (this.#pending.size > 0) return
+    const child = this.#child
+    if (child === undefined) return
+    child.unref()
+    child.channel?.unref()
+    clearTimeout(this.#idle)
+    if (this.#pools.size === 0) {
+      this.#stop(child)
+      return
+    }
+    this.#idle = setTimeout(() => {
+      if (this.#pending.size === 0 && this.#child === child) this.#stop(child)
+    }, IDLE_MS).unref()
+  }
+
+  #stop(child: ChildProcess): void {
+    this.#child = undefined
+    // The child ends when its channel closes (helper-entry.ts); its threads with it.
+    if (child.connected) child.disconnect()
+  }
+}
+
+let helper: HelperProcess | undefined
+
+/** The process's one helper process (started on its first task). */
+export function helperProcess(): HelperProcess {
+  helper ??= new HelperProcess()
+  return helper
+}
+
+export type { HelperProcess }
+
+/** The pool's number in the helper process, once a parse opened it. */
+let parsePool: number | undefined
+
+/** The request plugin's parse threads in the helper process (extensions/request/parse-thread.ts `parseElsewhere`). */
+export const helperParsing: ParseRunner = {
+  async run(task: ParseTask, signal: AbortSignal): Promise<ParseAnswer> {
+    const helper = helperProcess()
+    parsePool ??= helper.open({ kind: 'parse' }, () => {})
+    return (await helper.run(parsePool, task, 0, signal)) as ParseAnswer
+  },
+  async close(): Promise<void> {
+    const open = parsePool
+    parsePool = undefined
+    if (open !== undefined) await helperProcess().destroy(open)
+  },
+}
