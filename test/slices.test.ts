@@ -68,6 +68,36 @@ t.test('with other requests arriving, the next slice waits for the rest of the s
   arriving = false
 })
 
+t.test('a pause in the arrivals shorter than a quiet stretch does not end the wait (a client collecting its garbage)', async (t) => {
+  const slice = new Slice(4)
+  spin(4)
+  setImmediate(() => {
+    noteArrival()
+    noteArrival()
+  })
+  // A steady load that stops for 10 ms once, 5 ms into the wait, then goes on.
+  let arriving = true
+  let paused = false
+  const arrive = (): void => {
+    if (!arriving) return
+    if (!paused) noteArrival()
+    setImmediate(arrive)
+  }
+  setImmediate(arrive)
+  const pause = setTimeout(() => {
+    paused = true
+    setTimeout(() => {
+      paused = false
+    }, 10)
+  }, 5)
+  const ended = performance.now()
+  await slice.next()
+  const waited = performance.now() - ended
+  arriving = false
+  clearTimeout(pause)
+  t.ok(waited >= 4 * ((1 - SHARE) / SHARE) * 0.9, `waited ${waited.toFixed(1)} ms, the rest of the share, through the pause`)
+})
+
 t.test('a quiet stretch ends the wait: the loop is free again', async (t) => {
   const slice = new Slice(4)
   spin(4)
