@@ -4,10 +4,11 @@
 // upstream body's assembly, upstream calls starting. Two rules:
 //
 // 1. A slice runs at most SLICE_MS (or what its caller asks), then the loop gets a turn.
-// 2. While other requests are waiting (several arrived during the slice: the server reports each
-//    arrival, `noteArrival`), sliced work as a whole takes at most SHARE of the loop's time: after
-//    a slice it waits, with a timer, long enough for the rest of the loop to have the other part,
-//    and stops waiting early once a short stretch passes with no arrival. With nothing else
+// 2. While other requests keep arriving (at a rate of BUSY_PER_MS or more over the last
+//    BUSY_WINDOW_MS: the server reports each arrival, `noteArrival`), sliced work as a whole takes
+//    at most SHARE of the loop's time: after a slice it waits, with a timer, long enough for the
+//    rest of the loop to have the other part, and stops waiting early once the rate falls below
+//    that. With nothing else
 //    waiting it runs back to back: a stream alone goes at full speed, a stream beside a steady
 //    load of interactive requests at a twentieth. (Time is not the signal: the kernel's socket work
 //    runs outside any slice.) A slice is charged with everything its piece does on the thread,
@@ -37,23 +38,39 @@ export const SLICE_MS = 8
  */
 export const SHARE = 0.05
 
-/** Requests arriving in the turn after a slice that say others are waiting (/health polled every 10 ms is not a load). */
-const BUSY_ARRIVALS = 2
+/**
+ * Others are waiting when requests arrive at this rate or more (per ms: 4 in 20 ms), counted over
+ * the last BUSY_WINDOW_MS: a trickle (/health polled every 10 ms) is not a load.
+ */
+const BUSY_PER_MS = 4 / 20
 
 /**
- * While waiting for the rest of the share: a stretch (ms) with no arrival ends the wait early.
- * Long enough to outlast a client's own pauses (a load generator's garbage collection): at 2 ms,
- * bench:soak's streams found a stretch of quiet in a saturating load 30 to 60 times a second and
- * took 6–10% of the loop instead of SHARE.
+ * The stretch (ms) arrivals are counted over. Long enough to outlast a client's own pauses (a load
+ * generator collecting its garbage): judged by whether any request came within 2 ms, bench:soak's
+ * streams found a quiet stretch in a saturating load 30 to 60 times a second and took 6–10% of the
+ * loop instead of SHARE; judged by no request within 20 ms, a /health poll every 10 ms held twelve
+ * upstream bodies being assembled at their share until their evaluation ran out of time.
  */
-const QUIET_MS = 20
+const BUSY_WINDOW_MS = 20
+
+/** While waiting for the rest of the share, the rate is judged again every this many ms. */
+const WAIT_STEP_MS = 2
 
 /** Requests the server has received, process-wide (`noteArrival`). */
 let arrivals = 0
-/** Whether the latest turn after a slice found others waiting. */
-let contended = false
-/** While contended: the earliest time the next slice may start. */
+/** While others keep arriving: the earliest time the next slice may start. */
 let nextSliceAt = -Infinity
+/** The arrivals counted so far at some recent times, oldest first: the last one at least BUSY_WINDOW_MS old, and those after it. */
+const counts: Array<readonly [at: number, arrivals: number]> = []
+
+/** Whether requests arrive at BUSY_PER_MS or more, over the last BUSY_WINDOW_MS (or since the first count, as if over that long). */
+function busy(): boolean {
+  const now = performance.now()
+  counts.push([now, arrivals])
+  while (counts.length > 2 && now - counts[1]![0] >= BUSY_WINDOW_MS) counts.shift()
+  const [at, then] = counts[0]!
+  return (arrivals - then) / Math.max(now - at, BUSY_WINDOW_MS) >= BUSY_PER_MS
+}
 
 /** The server received a request (its 'request' event): the signal that others want the loop. */
 export function noteArrival(): void {
@@ -109,21 +126,17 @@ export class Slice {
     const before = arrivals
     await nextTurn()
     // A slice that ended in the loop's poll phase is back within the same turn, before the poll
-    // that reads what arrived while it ran: one more turn sees it.
-    if (arrivals - before < BUSY_ARRIVALS) await nextTurn()
-    contended = arrivals - before >= BUSY_ARRIVALS || (contended && arrivals !== before)
-    if (contended) {
+    // that reads what arrived while it ran: one more turn reads it.
+    if (arrivals === before) await nextTurn()
+    if (busy()) {
       nextSliceAt = Math.max(nextSliceAt, end) + (ran * (1 - SHARE)) / SHARE
       for (let now = performance.now(); now + 1 <= nextSliceAt; now = performance.now()) {
-        const seen = arrivals
-        const stretch = Math.min(QUIET_MS, nextSliceAt - now)
-        await sleep(stretch)
+        await sleep(Math.min(WAIT_STEP_MS, nextSliceAt - now))
         // Timers run before the poll that reads requests: another slice that held the loop
         // meanwhile left them unread, not absent. The turn's poll reads them.
         await nextTurn()
-        if (arrivals === seen && stretch >= QUIET_MS) {
-          // Nobody came: the loop is free again.
-          contended = false
+        if (!busy()) {
+          // The load is gone: the loop is free again.
           nextSliceAt = -Infinity
           break
         }

@@ -67,28 +67,37 @@ t.test('options.helperProcess: on by default, for isolation and the parse thread
   t.throws(() => resolveConfig({ helperProcess: 'yes' } as never), ConfigError)
 })
 
-t.test('an upstream body parsed off the event loop is parsed in the helper process, and its value comes back whole', { skip: !LINUX && 'reads /proc' }, async (t) => {
-  // 300 KB of JSON: above the size parsed inline.
-  const items = Array.from({ length: 6000 }, (_, i) => ({ id: i, name: `item ${i}`, tags: ['a', 'b'] }))
-  const upstream: Server = createServer((_request, response) => {
-    response.setHeader('content-type', 'application/json')
-    response.end(JSON.stringify({ items }))
+t.test('upstream XML and HTML are parsed in the helper process; large JSON in a thread of this process, its bytes moved, not copied', { skip: !LINUX && 'reads /proc' }, async (t) => {
+  const items = Array.from({ length: 6000 }, (_, i) => ({ id: i, name: `item ${i}` }))
+  const xml = `<items>${items.map((item) => `<item><id>${item.id}</id><name>${item.name}</name></item>`).join('')}</items>`
+  // 200 KB of JSON: above the size parsed inline.
+  const json = JSON.stringify({ items })
+  const upstream: Server = createServer((request, response) => {
+    response.setHeader('content-type', request.url === '/xml' ? 'application/xml' : 'application/json')
+    response.end(request.url === '/xml' ? xml : json)
   })
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve))
   t.teardown(() => new Promise<void>((resolve) => upstream.close(() => resolve())))
   const origin = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`
   t.same(helpers(), [], 'no helper process before the first task')
-  // Isolation off: the only pool is the parse threads'.
+  // Isolation off: the only pool in the helper process is the parse threads'.
   const app = await buildServer({
     extensions: stockExtensions({ REQUEST_ALLOW_HOSTS: '127.0.0.1' }),
-    mappings: [{ $id: 'fetch', mapping: { '/first': { request: { origin, pathname: '/items', pointer: '/json/items/0' } }, '/last': { request: { origin, pathname: '/items', pointer: '/json/items/5999' } } } }] as never,
+    mappings: [
+      { $id: 'json', mapping: { '/first': { request: { origin, pathname: '/json', pointer: '/json/items/0' } }, '/last': { request: { origin, pathname: '/json', pointer: '/json/items/5999' } } } },
+      { $id: 'xml', mapping: { '/last': { request: { origin, pathname: '/xml', pointer: '/json/items/item/5999' } } } },
+    ] as never,
     options: { underPressure: false, isolation: false },
   })
   t.teardown(() => app.close())
-  const response = await app.inject({ method: 'POST', url: '/map/fetch', payload: {} })
-  t.equal(response.statusCode, 200, response.body)
-  t.match(response.json(), { first: items[0], last: items[5999] })
-  t.equal(helpers().length, 1, 'the parse ran in a helper process')
+  const fromJson = await app.inject({ method: 'POST', url: '/map/json', payload: {} })
+  t.equal(fromJson.statusCode, 200, fromJson.body)
+  t.match(fromJson.json(), { first: items[0], last: items[5999] })
+  t.same(helpers(), [], 'JSON parsed in a thread of this process')
+  const fromXml = await app.inject({ method: 'POST', url: '/map/xml', payload: {} })
+  t.equal(fromXml.statusCode, 200, fromXml.body)
+  t.match(fromXml.json(), { last: { id: 5999, name: 'item 5999' } })
+  t.equal(helpers().length, 1, 'XML parsed in the helper process')
   await closeParseThreads()
   await waitUntil('the helper process to end once no pool is open', () => helpers().length === 0, 10_000)
 })

@@ -38,16 +38,8 @@ t.test('alone, the next slice starts after one turn of the loop, not a timer', a
   t.ok(idle < 90, `five slices ran without waiting for the share (loop idle ${idle.toFixed(1)} ms, a wait would be 180)`)
 })
 
-t.test('with other requests arriving, the next slice waits for the rest of the share', async (t) => {
-  const slice = new Slice(4)
-  spin(4)
-  // Requests that arrived while the slice ran, and more arriving all along: a steady load.
-  setImmediate(() => {
-    noteArrival()
-    noteArrival()
-  })
-  // One arrival every turn of the loop, as on a busy server: a timer of 1 ms may not fire between
-  // two of the slice's checks on a loaded machine, and a check that sees none ends the wait.
+/** A steady load: one arrival every turn of the loop until the returned function stops it. */
+function steadyLoad(): () => void {
   let arriving = true
   const arrive = (): void => {
     if (!arriving) return
@@ -55,26 +47,36 @@ t.test('with other requests arriving, the next slice waits for the rest of the s
     setImmediate(arrive)
   }
   setImmediate(arrive)
+  return () => {
+    arriving = false
+  }
+}
+
+/** Let what earlier tests counted leave the window arrivals are counted over. */
+const forget = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 50))
+
+t.test('with other requests arriving, the next slice waits for the rest of the share', async (t) => {
+  await forget()
+  // One arrival every turn of the loop, as on a busy server, from before the slice on.
+  const stop = steadyLoad()
+  await new Promise((resolve) => setTimeout(resolve, 25))
+  const slice = new Slice(4)
+  spin(4)
   const ended = performance.now()
   await slice.next()
   const waited = performance.now() - ended
-  // The slice ran about 4 ms; its share is SHARE of the loop, so the rest (4 × 9 ms) goes to others.
+  // The slice ran about 4 ms; its share is SHARE of the loop, so the rest (4 × 19 ms) goes to others.
   t.ok(waited >= 4 * ((1 - SHARE) / SHARE) * 0.9, `waited ${waited.toFixed(1)} ms, at least the rest of the share`)
   const other = new Slice(4)
   spin(4)
   const second = performance.now()
   await other.next()
   t.ok(performance.now() - second >= 4 * ((1 - SHARE) / SHARE) * 0.9, 'and again for the next slice (of any sliced work) while requests keep arriving')
-  arriving = false
+  stop()
 })
 
-t.test('a pause in the arrivals shorter than a quiet stretch does not end the wait (a client collecting its garbage)', async (t) => {
-  const slice = new Slice(4)
-  spin(4)
-  setImmediate(() => {
-    noteArrival()
-    noteArrival()
-  })
+t.test('a pause in the arrivals shorter than the window they are counted over does not end the wait (a client collecting its garbage)', async (t) => {
+  await forget()
   // A steady load that stops for 10 ms once, 5 ms into the wait, then goes on.
   let arriving = true
   let paused = false
@@ -84,6 +86,9 @@ t.test('a pause in the arrivals shorter than a quiet stretch does not end the wa
     setImmediate(arrive)
   }
   setImmediate(arrive)
+  await new Promise((resolve) => setTimeout(resolve, 25))
+  const slice = new Slice(4)
+  spin(4)
   const pause = setTimeout(() => {
     paused = true
     setTimeout(() => {
@@ -98,29 +103,43 @@ t.test('a pause in the arrivals shorter than a quiet stretch does not end the wa
   t.ok(waited >= 4 * ((1 - SHARE) / SHARE) * 0.9, `waited ${waited.toFixed(1)} ms, the rest of the share, through the pause`)
 })
 
-t.test('a quiet stretch ends the wait: the loop is free again', async (t) => {
+t.test('the load stops: the wait ends early, and the next slice is not held at all', async (t) => {
+  await forget()
+  const stop = steadyLoad()
+  await new Promise((resolve) => setTimeout(resolve, 25))
   const slice = new Slice(4)
   spin(4)
-  setImmediate(() => {
-    noteArrival()
-    noteArrival()
-  })
+  // The load goes on for 5 ms into the wait, then stops.
+  setTimeout(stop, 5)
   let shareOver = false
   const timer = setTimeout(() => {
     shareOver = true
   }, 4 * ((1 - SHARE) / SHARE))
+  const ended = performance.now()
   await slice.next()
-  t.notOk(shareOver, 'no arrival during the wait: the next slice starts before the rest of the share is over')
+  const waited = performance.now() - ended
+  t.notOk(shareOver, `the next slice starts before the rest of the share is over (waited ${waited.toFixed(1)} ms)`)
   clearTimeout(timer)
-  // And the next slice is not held at all.
-  let timerFired = false
-  const later = setTimeout(() => {
-    timerFired = true
-  }, 20)
+  await forget()
+  const before = performance.eventLoopUtilization()
   spin(4)
   await slice.next()
-  t.notOk(timerFired, 'alone again: after one turn')
-  clearTimeout(later)
+  t.ok(performance.eventLoopUtilization(before).idle < 10, 'alone again: after one turn, no timer')
+})
+
+t.test('a trickle of requests (a probe every 10 ms) is not a load: the slices run back to back', async (t) => {
+  await forget()
+  const probe = setInterval(noteArrival, 10)
+  const slice = new Slice(4)
+  const before = performance.eventLoopUtilization()
+  for (let i = 0; i < 10; i++) {
+    spin(4)
+    await slice.next()
+  }
+  clearInterval(probe)
+  const { idle } = performance.eventLoopUtilization(before)
+  // At the share, ten slices of 4 ms would leave the loop idle 10 × 76 ms.
+  t.ok(idle < 100, `ten slices beside the probe, the loop idle ${idle.toFixed(1)} ms`)
 })
 
 t.test('upstream calls start at most STARTS_PER_TURN in a turn, in order', async (t) => {
