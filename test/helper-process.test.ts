@@ -17,6 +17,7 @@ import { loadExtensions } from '../sources/extensions.js'
 import { ConfigError, resolveConfig } from '../config/resolve.js'
 import { buildServer } from '../server.js'
 import { closeParseThreads } from '../extensions/request/index.js'
+import { HEAVY_TASK_BYTES } from '../workers/isolation.js'
 import { stockExtensions } from '../extensions/stock.js'
 import { exchange, freePort, spawnEntryPoint, waitForHealth, waitUntil } from './startup-support.js'
 import { children, running, statFields } from './process-support.js'
@@ -52,9 +53,12 @@ async function service(options: Record<string, unknown>, mappings: unknown[] = [
   return buildServer({ mappings: mappings as never, extensions: await loadExtensions(MODULE), extensionsModule: MODULE, options: { underPressure: false, map: { explicit: true }, ...options } })
 }
 
-/** Which process ran an explicit document, its parent, and its thread's nice value. */
-async function who(app: FastifyInstance): Promise<{ pid: number; ppid: number; nice: number }> {
-  const response = await app.inject({ method: 'POST', url: '/map', payload: { mapping: WHO, input: { x: 1 } } })
+/** Padding that makes a request heavy (HEAVY_TASK_BYTES or more): its isolated work runs in the helper process. */
+const HEAVY = 'x'.repeat(HEAVY_TASK_BYTES)
+
+/** Which process ran an explicit document (`heavy`: with a request of HEAVY_TASK_BYTES or more), its parent, and its thread's nice value. */
+async function who(app: FastifyInstance, heavy = true): Promise<{ pid: number; ppid: number; nice: number }> {
+  const response = await app.inject({ method: 'POST', url: '/map', payload: { mapping: WHO, input: { x: 1, ...(heavy ? { pad: HEAVY } : {}) } } })
   if (response.statusCode !== 200) throw new Error(`the explicit document answered ${response.statusCode}: ${response.body}`)
   return response.json()
 }
@@ -102,10 +106,13 @@ t.test('upstream XML and HTML are parsed in the helper process; large JSON in a 
   await waitUntil('the helper process to end once no pool is open', () => helpers().length === 0, 10_000)
 })
 
-t.test('isolated work runs in the helper process, at the lowest priority; helperProcess: false keeps it in this process', async (t) => {
+t.test('heavy isolated work runs in the helper process, at the lowest priority, light work in threads of this process; helperProcess: false keeps all of it here', async (t) => {
   const app = await service({})
+  const light = await who(app, false)
+  t.equal(light.pid, process.pid, 'a request under HEAVY_TASK_BYTES: a worker thread of this process')
+  t.same(helpers(), [], 'no helper process for it')
   const there = await who(app)
-  t.not(there.pid, process.pid, 'not this process')
+  t.not(there.pid, process.pid, 'a heavy one: not this process')
   t.equal(there.ppid, process.pid, 'a child of this process')
   if (LINUX) {
     t.equal(there.nice, 19, 'the lowest priority')
@@ -121,23 +128,23 @@ t.test('isolated work runs in the helper process, at the lowest priority; helper
     // SCHED_IDLE (5) where util-linux's chrt is installed, as the service's images have it.
     if (['/usr/bin/chrt', '/bin/chrt'].some((path) => existsSync(path))) t.same(new Set(threads.map((thread) => thread.policy)), new Set([5]), 'and under SCHED_IDLE')
   }
-  const validated = await app.inject({ method: 'POST', url: '/validate', payload: { mapping: { '/a': { source: '/b', transform: 'nope' } } } })
+  const validated = await app.inject({ method: 'POST', url: '/validate', payload: { mapping: { description: HEAVY, mapping: { '/a': { source: '/b', transform: 'nope' } } } } })
   t.equal(validated.statusCode, 200)
-  t.equal(validated.json().valid, false, 'POST /validate answers through it too')
+  t.equal(validated.json().valid, false, 'POST /validate of a heavy document answers through it too')
   await app.close()
   if (LINUX) await waitUntil('the helper process to end once the service closed', () => !running(there.pid), 10_000)
 
   const inProcess = await service({ helperProcess: false })
   t.teardown(() => inProcess.close())
   const here = await who(inProcess)
-  t.equal(here.pid, process.pid, 'a worker thread of this process')
+  t.equal(here.pid, process.pid, 'helperProcess: false: a heavy request in a worker thread of this process')
 })
 
 t.test('the helper process ends mid-evaluation: that request answers 503 and the next one starts a new helper', { skip: !LINUX && 'signals a process by id' }, async (t) => {
   const app = await service({ limits: { explicit: { timeMs: 20_000 } } })
   t.teardown(() => app.close())
   const first = await who(app)
-  const held = app.inject({ method: 'POST', url: '/map', payload: { mapping: HOLD, input: { x: 1 } } })
+  const held = app.inject({ method: 'POST', url: '/map', payload: { mapping: HOLD, input: { x: 1, pad: HEAVY } } })
   // The held evaluation has reached its worker once the plugin call is pending: give it a moment.
   await new Promise((resolve) => setTimeout(resolve, 300))
   process.kill(first.pid, 'SIGKILL')
@@ -156,7 +163,7 @@ t.test('the helper process ends with the service, even when the service is kille
   writeFileSync(join(dir, 'who.json'), JSON.stringify({ $id: 'who', ...WHO }))
   const served = spawnEntryPoint(t, { PORT: String(port), MAPPINGS: join(dir, 'who.json'), EXTENSIONS: MODULE, OPTIONS: JSON.stringify({ host: '127.0.0.1', map: { explicit: true }, underPressure: false }) }, 120_000)
   await waitForHealth(served, port)
-  const response = await exchange(port, 'POST', '/map', { mapping: WHO, input: { x: 1 } })
+  const response = await exchange(port, 'POST', '/map', { mapping: WHO, input: { x: 1, pad: HEAVY } })
   t.equal(response.status, 200, response.body)
   const { pid, ppid } = JSON.parse(response.body) as { pid: number; ppid: number }
   t.equal(ppid, served.child.pid, "the service's child")

@@ -55,6 +55,7 @@ lowerProcessPriority()
 const { IsolationPool } = await import('./isolation.js')
 const { parsePoolOptions } = await import('../extensions/request/parse-thread.js')
 const { Piscina } = await import('piscina')
+const { Outbox } = await import('./helper-process.js')
 
 /** A pool as this side drives it: the same three calls whatever it is. */
 interface Pool {
@@ -66,9 +67,14 @@ interface Pool {
 const pools = new Map<number, Pool>()
 const running = new Map<number, AbortController>()
 
-function send(reply: HelperReply): void {
+/** The replies of a turn, sent as one message (helper-process.ts `Outbox`). */
+const replies = new Outbox<HelperReply>((batch) => {
   // A parent gone: nothing to answer (the channel's close ends this process).
-  if (process.connected) process.send!(reply)
+  if (process.connected) process.send!(batch)
+})
+
+function send(reply: HelperReply): void {
+  replies.send(reply)
 }
 
 function open(pool: number, spec: PoolSpec): Pool {
@@ -122,10 +128,21 @@ async function run(request: Extract<HelperRequest, { op: 'run' }>): Promise<void
   }
 }
 
-process.on('message', (request: HelperRequest) => {
+process.on('message', (requests: HelperRequest[]) => {
+  for (const request of requests) handle(request)
+})
+
+function handle(request: HelperRequest): void {
   switch (request.op) {
     case 'open':
-      pools.set(request.pool, open(request.pool, request.spec))
+      try {
+        pools.set(request.pool, open(request.pool, request.spec))
+      } catch (error) {
+        // A pool that cannot be made fails each of its tasks, not this process (and with it every other pool).
+        const failed = Promise.reject(error instanceof Error ? error : new Error(String(error)))
+        failed.catch(() => {})
+        pools.set(request.pool, { run: () => failed, retire: () => {}, destroy: async () => {} })
+      }
       return
     case 'run':
       void run(request)
@@ -143,7 +160,7 @@ process.on('message', (request: HelperRequest) => {
       void (pool?.destroy() ?? Promise.resolve()).catch(() => {}).then(() => send({ id: request.id, answer: null }))
     }
   }
-})
+}
 
 // The parent gone (closed the channel, or ended): so does this process, its threads with it.
 process.on('disconnect', () => process.exit(0))

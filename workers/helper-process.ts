@@ -78,8 +78,36 @@ function childFlags(): string[] {
   return process.execArgv.filter((flag) => !/^--(inspect|debug)/.test(flag))
 }
 
+/**
+ * The messages one side sends in a turn of the event loop, sent as one: each IPC message costs a
+ * serializer, a write and a read of its own (at 7,500 explicit requests a second, the helper's
+ * hop cost the main thread a third of the throughput with one message per task).
+ */
+export class Outbox<T> {
+  #queued: T[] = []
+
+  constructor(private readonly deliver: (batch: T[]) => void) {}
+
+  send(message: T): void {
+    if (this.#queued.length === 0) setImmediate(this.#flush)
+    this.#queued.push(message)
+  }
+
+  readonly #flush = (): void => {
+    const batch = this.#queued
+    this.#queued = []
+    this.deliver(batch)
+  }
+}
+
+/** The helper process as this side talks to it. */
+interface Connection {
+  readonly child: ChildProcess
+  readonly outbox: Outbox<HelperRequest>
+}
+
 class HelperProcess {
-  #child: ChildProcess | undefined
+  #connection: Connection | undefined
   readonly #pools = new Map<number, OpenPool>()
   readonly #pending = new Map<number, Pending>()
   #ids = 0
@@ -89,7 +117,7 @@ class HelperProcess {
   open(spec: PoolSpec, warn: (message: string) => void): number {
     const pool = ++this.#ids
     this.#pools.set(pool, { spec, warn })
-    this.#child?.send({ op: 'open', pool, spec } satisfies HelperRequest)
+    this.#connection?.outbox.send({ op: 'open', pool, spec })
     return pool
   }
 
@@ -97,11 +125,11 @@ class HelperProcess {
   async run(pool: number, task: unknown, timeMs: number, signal?: AbortSignal | null): Promise<unknown> {
     if (!this.#pools.has(pool)) throw new HelperTaskError({ name: 'Error', message: 'the pool is closed' })
     signal?.throwIfAborted()
-    const child = this.#started()
+    const { child, outbox } = this.#started()
     const id = ++this.#ids
     return await new Promise<unknown>((resolve, reject) => {
       const abort = (): void => {
-        child.send({ op: 'abort', id } satisfies HelperRequest)
+        outbox.send({ op: 'abort', id })
       }
       signal?.addEventListener('abort', abort, { once: true })
       const settle = (): void => {
@@ -121,74 +149,82 @@ class HelperProcess {
         },
       })
       this.#busy()
-      child.send({ op: 'run', pool, id, task, timeMs } satisfies HelperRequest, (error) => {
-        if (error !== null && error !== undefined) this.#pending.get(id)?.reject(new HelperTaskError({ name: 'Error', message: `the task could not be handed to the helper process: ${error.message}` }))
-      })
+      outbox.send({ op: 'run', pool, id, task, timeMs })
     })
   }
 
   /** The pool's tasks finish, then its threads stop; it is not made again. */
   retire(pool: number): void {
     if (!this.#pools.delete(pool)) return
-    this.#child?.send({ op: 'retire', pool } satisfies HelperRequest)
+    this.#connection?.outbox.send({ op: 'retire', pool })
     this.#quiet()
   }
 
   /** Stop the pool's threads now (its tasks in flight fail). */
   async destroy(pool: number): Promise<void> {
     if (!this.#pools.delete(pool)) return
-    if (this.#child !== undefined) {
-      const child = this.#child
+    const connection = this.#connection
+    if (connection !== undefined) {
       const id = ++this.#ids
       await new Promise<unknown>((resolve) => {
-        this.#pending.set(id, { child, resolve, reject: resolve })
+        this.#pending.set(id, { child: connection.child, resolve, reject: resolve })
         this.#busy()
-        child.send({ op: 'destroy', pool, id } satisfies HelperRequest)
+        connection.outbox.send({ op: 'destroy', pool, id })
       }).finally(() => this.#pending.delete(id))
     }
     this.#quiet()
   }
 
-  #started(): ChildProcess {
-    if (this.#child !== undefined) return this.#child
+  #started(): Connection {
+    if (this.#connection !== undefined) return this.#connection
     const child = fork(ENTRY, [], { execArgv: childFlags(), serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-    this.#child = child
+    const outbox = new Outbox<HelperRequest>((batch) => {
+      child.send(batch, (error) => {
+        if (error === null || error === undefined) return
+        const failure = new HelperTaskError({ name: 'Error', message: `the task could not be handed to the helper process: ${error.message}` })
+        for (const request of batch) if ('id' in request && request.op !== 'abort') this.#pending.get(request.id)?.reject(failure)
+      })
+    })
+    const connection = { child, outbox }
+    this.#connection = connection
     // The child keeps this process alive only while a task is in flight (#busy, #quiet).
     child.unref()
     child.channel?.unref()
-    child.on('message', (message: HelperReply) => {
-      if ('warn' in message) {
-        this.#pools.get(message.pool)?.warn(message.warn)
-        return
+    child.on('message', (replies: HelperReply[]) => {
+      for (const reply of replies) {
+        if ('warn' in reply) {
+          this.#pools.get(reply.pool)?.warn(reply.warn)
+          continue
+        }
+        const pending = this.#pending.get(reply.id)
+        if (pending === undefined) continue
+        if ('error' in reply) pending.reject(new HelperTaskError(reply.error))
+        else pending.resolve(reply.answer)
       }
-      const pending = this.#pending.get(message.id)
-      if (pending === undefined) return
-      if ('error' in message) pending.reject(new HelperTaskError(message.error))
-      else pending.resolve(message.answer)
     })
     // An 'error' nobody hears would end this process; a send that fails is answered by its callback.
     child.on('error', () => {})
     child.on('exit', (code, signal) => {
-      if (this.#child === child) this.#child = undefined
+      if (this.#connection === connection) this.#connection = undefined
       const failure = new HelperTaskError({ name: 'Error', message: `the helper process ended (${signal ?? `exit code ${code}`})`, code: HELPER_ENDED })
       for (const pending of [...this.#pending.values()]) if (pending.child === child) pending.reject(failure)
     })
-    for (const [pool, { spec }] of this.#pools) child.send({ op: 'open', pool, spec } satisfies HelperRequest)
-    return child
+    for (const [pool, { spec }] of this.#pools) outbox.send({ op: 'open', pool, spec })
+    return connection
   }
 
   #busy(): void {
     clearTimeout(this.#idle)
     this.#idle = undefined
     if (this.#pending.size !== 1) return
-    this.#child?.ref()
-    this.#child?.channel?.ref()
+    this.#connection?.child.ref()
+    this.#connection?.child.channel?.ref()
   }
 
   /** No task in flight: the channel no longer holds the process; with no pool open the child stops now, else once idle. */
   #quiet(): void {
     if (this.#pending.size > 0) return
-    const child = this.#child
+    const child = this.#connection?.child
     if (child === undefined) return
     child.unref()
     child.channel?.unref()
@@ -198,12 +234,12 @@ class HelperProcess {
       return
     }
     this.#idle = setTimeout(() => {
-      if (this.#pending.size === 0 && this.#child === child) this.#stop(child)
+      if (this.#pending.size === 0 && this.#connection?.child === child) this.#stop(child)
     }, IDLE_MS).unref()
   }
 
   #stop(child: ChildProcess): void {
-    this.#child = undefined
+    this.#connection = undefined
     // The child ends when its channel closes (helper-entry.ts); its threads with it.
     if (child.connected) child.disconnect()
   }

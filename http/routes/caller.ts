@@ -44,6 +44,12 @@ class RequestCaller implements Caller {
     this.request.log.debug({ requestId: this.request.requestId, stdout: text }, 'mapping stdout')
   }
 
+  /** The body's Content-Length (0 without one): asked only by an isolated evaluation. */
+  get bodyBytes(): number {
+    const length = Number(this.request.headers['content-length'])
+    return Number.isFinite(length) ? length : 0
+  }
+
   /** Asked only by an isolated evaluation (pino's level getter is not free). */
   get wantsStdout(): boolean {
     const level = this.request.log.level
