@@ -305,7 +305,7 @@ export const OptionsSchema = Type.Object(
     helperProcess: Type.Optional(
       Type.Boolean({
         description:
-          "Run the service's worker threads (isolation, and the parsing of upstream HTML and XML) in one child process at the lowest scheduling priority, started on first use, stopped when idle and ended with the service, so that V8's own threads working for them give way to the event loop too (default true; false: the threads run in the service's process).",
+          "Run heavy worker-thread work (isolated tasks of a request of 64 KiB or more, and the parsing of upstream HTML and XML) in one child process at the lowest scheduling priority, started on first use, stopped when idle and ended with the service, so that V8's own threads working for it give way to the event loop too (default true; false: every worker thread runs in the service's process).",
       })
     ),
     stream: Type.Optional(StreamOptionsSchema),
