@@ -38,12 +38,12 @@ t.test('alone, the next slice starts after one turn of the loop, not a timer', a
   t.ok(idle < 90, `five slices ran without waiting for the share (loop idle ${idle.toFixed(1)} ms, a wait would be 180)`)
 })
 
-/** A steady load: one arrival every turn of the loop until the returned function stops it. */
-function steadyLoad(): () => void {
+/** A steady load: one arrival every turn of the loop (but while `paused` says so) until the returned function stops it. */
+function steadyLoad(paused: () => boolean = () => false): () => void {
   let arriving = true
   const arrive = (): void => {
     if (!arriving) return
-    noteArrival()
+    if (!paused()) noteArrival()
     setImmediate(arrive)
   }
   setImmediate(arrive)
@@ -55,13 +55,19 @@ function steadyLoad(): () => void {
 /** Let what earlier tests counted leave the window arrivals are counted over. */
 const forget = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 50))
 
-t.test('with other requests arriving, the next slice waits for the rest of the share', async (t) => {
+/** A slice of 4 ms that has just run beside a steady load, begun 25 ms before it (`steadyLoad`). */
+async function sliceUnderLoad(paused?: () => boolean): Promise<{ slice: Slice; stop: () => void }> {
   await forget()
-  // One arrival every turn of the loop, as on a busy server, from before the slice on.
-  const stop = steadyLoad()
+  const stop = steadyLoad(paused)
   await new Promise((resolve) => setTimeout(resolve, 25))
   const slice = new Slice(4)
   spin(4)
+  return { slice, stop }
+}
+
+t.test('with other requests arriving, the next slice waits for the rest of the share', async (t) => {
+  // One arrival every turn of the loop, as on a busy server, from before the slice on.
+  const { slice, stop } = await sliceUnderLoad()
   const ended = performance.now()
   await slice.next()
   const waited = performance.now() - ended
@@ -76,19 +82,9 @@ t.test('with other requests arriving, the next slice waits for the rest of the s
 })
 
 t.test('a pause in the arrivals shorter than the window they are counted over does not end the wait (a client collecting its garbage)', async (t) => {
-  await forget()
   // A steady load that stops for 10 ms once, 5 ms into the wait, then goes on.
-  let arriving = true
   let paused = false
-  const arrive = (): void => {
-    if (!arriving) return
-    if (!paused) noteArrival()
-    setImmediate(arrive)
-  }
-  setImmediate(arrive)
-  await new Promise((resolve) => setTimeout(resolve, 25))
-  const slice = new Slice(4)
-  spin(4)
+  const { slice, stop } = await sliceUnderLoad(() => paused)
   const pause = setTimeout(() => {
     paused = true
     setTimeout(() => {
@@ -98,17 +94,13 @@ t.test('a pause in the arrivals shorter than the window they are counted over do
   const ended = performance.now()
   await slice.next()
   const waited = performance.now() - ended
-  arriving = false
+  stop()
   clearTimeout(pause)
   t.ok(waited >= 4 * ((1 - SHARE) / SHARE) * 0.9, `waited ${waited.toFixed(1)} ms, the rest of the share, through the pause`)
 })
 
 t.test('the load stops: the wait ends early, and the next slice is not held at all', async (t) => {
-  await forget()
-  const stop = steadyLoad()
-  await new Promise((resolve) => setTimeout(resolve, 25))
-  const slice = new Slice(4)
-  spin(4)
+  const { slice, stop } = await sliceUnderLoad()
   // The load goes on for 5 ms into the wait, then stops.
   setTimeout(stop, 5)
   let shareOver = false
