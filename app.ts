@@ -131,7 +131,7 @@ const arrivalsCounted = new WeakSet<object>()
 
 const servicePlugin: FastifyPluginAsync<ServerPluginOptions> = async (app, opts) => {
   const config = opts.config ?? resolveConfig(opts.options)
-  // Upstream bodies parsed off the event loop are parsed in the helper process (process-wide).
+  // Upstream HTML and XML bodies are parsed in the helper process (process-wide).
   if (config.helperProcess) parseElsewhere(helperParsing)
   const entries: MappingEntry[] = mappingEntries(opts.mappings)
   // Observation is decided once, here: metrics by the options, tracing by whether an OpenTelemetry

@@ -1,4 +1,4 @@
-// The worker pools in a process of their own (README "Isolation", options.helperProcess). A worker
+// Heavy worker-thread work in a process of its own (README "Isolation", options.helperProcess). A worker
 // thread can be given a low priority, but the threads V8 collects and compiles with are one pool
 // per process, at the main thread's priority: measured, a registered 1 MiB echo cost its isolation
 // worker 140 ms of CPU at nice 19 and V8's threads 70 ms more at nice 0, beside 20 ms of the main
@@ -70,18 +70,15 @@ interface OpenPool {
   readonly warn: (message: string) => void
 }
 
-/**
- * The node flags the child is started with: the parent's, but for a debugger's (whose port the
- * parent holds) and a CPU profile's directory stays as given.
- */
+/** The node flags the child is started with: the parent's, less a debugger's (the parent holds its port). */
 function childFlags(): string[] {
   return process.execArgv.filter((flag) => !/^--(inspect|debug)/.test(flag))
 }
 
 /**
  * The messages one side sends in a turn of the event loop, sent as one: each IPC message costs a
- * serializer, a write and a read of its own (at 7,500 explicit requests a second, the helper's
- * hop cost the main thread a third of the throughput with one message per task).
+ * serializer, a write and a read of its own, and a burst (the tasks of an `each` over upstream
+ * pages, their answers) crosses in one of each.
  */
 export class Outbox<T> {
   #queued: T[] = []

@@ -74,7 +74,7 @@ export function parsePoolOptions() {
 /** The parse threads in this process, when they are here. */
 let pool: Piscina<ParseTask, ParseAnswer> | undefined
 
-/** Parse tasks run elsewhere than in threads of this process: the service's helper process. */
+/** Where parse tasks run other than in threads of this process: the service's helper process. */
 export interface ParseRunner {
   run(task: ParseTask, signal: AbortSignal): Promise<ParseAnswer>
   /** Stop its threads (started again by the next task). */
@@ -94,9 +94,9 @@ async function parsePool(): Promise<Piscina<ParseTask, ParseAnswer>> {
 }
 
 /**
- * From now on this process parses upstream bodies off its thread with `runner` (the service's
- * helper process, workers/helper-process.ts, options.helperProcess) instead of threads of its own:
- * the service's choice, made as it starts; process-wide, as the parse threads are.
+ * From now on this process parses upstream HTML and XML bodies with `runner` (the service's helper
+ * process, workers/helper-process.ts, options.helperProcess) instead of threads of its own: the
+ * service's choice, made as it starts; process-wide, as the parse threads are.
  */
 export function parseElsewhere(runner: ParseRunner): void {
   elsewhere = runner
