@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
+import pino from 'pino'
 import t from 'tap'
 import { loadExtensions } from '../sources/extensions.js'
 import { ConfigError, resolveConfig } from '../config/resolve.js'
@@ -172,4 +173,35 @@ t.test('the helper process ends with the service, even when the service is kille
   await served.exited
   await waitUntil('the helper process to end after its service was killed', () => !running(pid), 10_000)
   t.pass('ended')
+})
+
+t.test('a helper process that cannot start: its tasks answer 503, and after three in a row heavy work runs in this process, with a warning', async (t) => {
+  const warnings: string[] = []
+  const app = await buildServer({
+    extensions: await loadExtensions(MODULE),
+    extensionsModule: MODULE,
+    options: { underPressure: false, map: { explicit: true } },
+    logger: pino({ level: 'warn' }, { write: (line: string) => warnings.push(JSON.parse(line).msg as string) }),
+  })
+  t.teardown(() => app.close())
+  // A NODE_OPTIONS that Node refuses: every process started with it ends at once, as a sandbox
+  // that forbids the fork or a crash at start would.
+  const options = process.env.NODE_OPTIONS
+  const restore = (): void => {
+    if (options === undefined) delete process.env.NODE_OPTIONS
+    else process.env.NODE_OPTIONS = options
+  }
+  process.env.NODE_OPTIONS = `${options ?? ''} --no-such-flag-for-the-helper`
+  t.teardown(restore)
+  const heavy = { mapping: WHO, input: { x: 1, pad: HEAVY } }
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const refused = await app.inject({ method: 'POST', url: '/map', payload: heavy })
+    t.equal(refused.statusCode, 503, `attempt ${attempt}: 503, the helper process ended`)
+  }
+  // This process's worker threads read NODE_OPTIONS too: the environment mended, before they start.
+  restore()
+  t.match(warnings.join('\n'), /the helper process ended before its first answer 3 times in a row .*heavy work runs in this process's threads/, 'said once, in the log')
+  const served = await app.inject({ method: 'POST', url: '/map', payload: heavy })
+  t.equal(served.statusCode, 200, served.body)
+  t.equal(served.json().pid, process.pid, 'the fourth runs in a worker thread of this process')
 })

@@ -53,6 +53,12 @@ export class HelperTaskError extends Error {
 /** The code of the failure every task in flight gets when the helper process ends. */
 export const HELPER_ENDED = 'ERR_HELPER_PROCESS_ENDED'
 
+/** Helper processes in a row that may end before their first answer; then the helper is down for DOWN_MS. */
+const FAILED_STARTS = 3
+
+/** How long the helper process is not started again after FAILED_STARTS in a row (its work runs in this process meanwhile). */
+const DOWN_MS = 60_000
+
 /** How long the helper process is kept once no task is in flight (its threads stop sooner). */
 const IDLE_MS = 90_000
 
@@ -101,6 +107,8 @@ export class Outbox<T> {
 interface Connection {
   readonly child: ChildProcess
   readonly outbox: Outbox<HelperRequest>
+  /** Whether it has answered anything: one that ends before it does failed to start. */
+  answered: boolean
 }
 
 class HelperProcess {
@@ -109,6 +117,20 @@ class HelperProcess {
   readonly #pending = new Map<number, Pending>()
   #ids = 0
   #idle: NodeJS.Timeout | undefined
+  /** Helper processes in a row that ended before their first answer. */
+  #failedStarts = 0
+  /** Until when (performance.now()) no helper process is started. */
+  #downUntil = -Infinity
+
+  /**
+   * Whether heavy work may go to the helper process: false for DOWN_MS after FAILED_STARTS of them
+   * in a row ended before their first answer (a broken NODE_OPTIONS, a sandbox that forbids the
+   * fork, a crash at start), so that every heavy request does not start another. The callers run
+   * the work in threads of this process meanwhile.
+   */
+  get available(): boolean {
+    return performance.now() >= this.#downUntil
+  }
 
   /** Register a pool; made in the child now if it runs, or when it starts. */
   open(spec: PoolSpec, warn: (message: string) => void): number {
@@ -182,12 +204,14 @@ class HelperProcess {
         for (const request of batch) if ('id' in request && request.op !== 'abort') this.#pending.get(request.id)?.reject(failure)
       })
     })
-    const connection = { child, outbox }
+    const connection: Connection = { child, outbox, answered: false }
     this.#connection = connection
     // The child keeps this process alive only while a task is in flight (#busy, #quiet).
     child.unref()
     child.channel?.unref()
     child.on('message', (replies: HelperReply[]) => {
+      connection.answered = true
+      this.#failedStarts = 0
       for (const reply of replies) {
         if ('warn' in reply) {
           this.#pools.get(reply.pool)?.warn(reply.warn)
@@ -203,6 +227,12 @@ class HelperProcess {
     child.on('error', () => {})
     child.on('exit', (code, signal) => {
       if (this.#connection === connection) this.#connection = undefined
+      if (!connection.answered && ++this.#failedStarts >= FAILED_STARTS) {
+        this.#failedStarts = 0
+        this.#downUntil = performance.now() + DOWN_MS
+        const said = `the helper process ended before its first answer ${FAILED_STARTS} times in a row (last: ${signal ?? `exit code ${code}`}); heavy work runs in this process's threads for the next ${DOWN_MS / 1000} s`
+        for (const { warn } of new Set(this.#pools.values())) warn(said)
+      }
       const failure = new HelperTaskError({ name: 'Error', message: `the helper process ended (${signal ?? `exit code ${code}`})`, code: HELPER_ENDED })
       for (const pending of [...this.#pending.values()]) if (pending.child === child) pending.reject(failure)
     })
@@ -257,6 +287,9 @@ let parsePool: number | undefined
 
 /** The request plugin's parse threads in the helper process (extensions/request/parse-thread.ts `parseElsewhere`). */
 export const helperParsing: ParseRunner = {
+  get available(): boolean {
+    return helperProcess().available
+  },
   async run(task: ParseTask, signal: AbortSignal): Promise<ParseAnswer> {
     const helper = helperProcess()
     parsePool ??= helper.open({ kind: 'parse' }, () => {})

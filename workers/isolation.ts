@@ -220,7 +220,7 @@ class SplitIsolation implements Isolation {
   }
 
   run(task: Task, timeMs: number, signal?: AbortSignal, heavy = false): Promise<TaskAnswer> {
-    return (heavy ? this.#helper : this.#here).run(task, timeMs, signal)
+    return (heavy && helperProcess().available ? this.#helper : this.#here).run(task, timeMs, signal)
   }
 
   retire(): void {

@@ -76,6 +76,8 @@ let pool: Piscina<ParseTask, ParseAnswer> | undefined
 
 /** Where parse tasks run other than in threads of this process: the service's helper process. */
 export interface ParseRunner {
+  /** Whether it takes tasks now (else they run in threads of this process). */
+  readonly available: boolean
   run(task: ParseTask, signal: AbortSignal): Promise<ParseAnswer>
   /** Stop its threads (started again by the next task). */
   close(): Promise<void>
@@ -113,7 +115,7 @@ export function parseElsewhere(runner: ParseRunner): void {
 function offThread(contentType: string | string[] | undefined, size: number): 'elsewhere' | 'thread' | undefined {
   if (!isMainThread) return undefined
   const kind = bodyKind(mediaType(contentType).essence)
-  if (kind === 'html' || kind === 'xml') return elsewhere === undefined ? 'thread' : 'elsewhere'
+  if (kind === 'html' || kind === 'xml') return elsewhere?.available === true ? 'elsewhere' : 'thread'
   return kind === 'json' && size > JSON_OFF_THREAD_BYTES ? 'thread' : undefined
 }
 
