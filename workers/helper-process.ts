@@ -223,19 +223,26 @@ class HelperProcess {
         else pending.resolve(reply.answer)
       }
     })
-    // An 'error' nobody hears would end this process; a send that fails is answered by its callback.
-    child.on('error', () => {})
-    child.on('exit', (code, signal) => {
+    let over = false
+    const ended = (how: string): void => {
+      if (over) return
+      over = true
       if (this.#connection === connection) this.#connection = undefined
       if (!connection.answered && ++this.#failedStarts >= FAILED_STARTS) {
         this.#failedStarts = 0
         this.#downUntil = performance.now() + DOWN_MS
-        const said = `the helper process ended before its first answer ${FAILED_STARTS} times in a row (last: ${signal ?? `exit code ${code}`}); heavy work runs in this process's threads for the next ${DOWN_MS / 1000} s`
-        for (const { warn } of new Set(this.#pools.values())) warn(said)
+        const said = `the helper process ended before its first answer ${FAILED_STARTS} times in a row (last: ${how}); heavy work runs in this process's threads for the next ${DOWN_MS / 1000} s`
+        for (const warn of new Set([...this.#pools.values()].map((pool) => pool.warn))) warn(said)
       }
-      const failure = new HelperTaskError({ name: 'Error', message: `the helper process ended (${signal ?? `exit code ${code}`})`, code: HELPER_ENDED })
+      const failure = new HelperTaskError({ name: 'Error', message: `the helper process ended (${how})`, code: HELPER_ENDED })
       for (const pending of [...this.#pending.values()]) if (pending.child === child) pending.reject(failure)
+    }
+    // A process that could not be started (EAGAIN, say) reports only an 'error', never an 'exit';
+    // any other 'error' (a send that failed is answered by its callback) must not end this process.
+    child.on('error', (error) => {
+      if (child.pid === undefined) ended(`not started: ${error.message}`)
     })
+    child.on('exit', (code, signal) => ended(signal ?? `exit code ${code}`))
     for (const [pool, { spec }] of this.#pools) outbox.send({ op: 'open', pool, spec })
     return connection
   }
