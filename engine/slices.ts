@@ -199,10 +199,17 @@ export const HELPER_NICE_STEPS = 19
  * should not (on other systems it would lower the process: the call is skipped there).
  */
 export function lowerHelperPriority(): void {
-  if (process.platform !== 'linux') return
+  if (process.platform === 'linux') lowerPriority(0)
+}
+
+/**
+ * Lower thread (or, off Linux, process) `id` by HELPER_NICE_STEPS, at most to 19; 0 is the caller.
+ * A thread that ended meanwhile, or a sandbox that forbids it, keeps its priority.
+ */
+export function lowerPriority(id: number): void {
   try {
-    setPriority(Math.min(19, getPriority() + HELPER_NICE_STEPS))
+    setPriority(id, Math.min(19, getPriority(id) + HELPER_NICE_STEPS))
   } catch {
-    // A sandbox that forbids it: the thread keeps its priority.
+    // Left as it is.
   }
 }

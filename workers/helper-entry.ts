@@ -1,11 +1,10 @@
 // The helper process (workers/helper-process.ts): every thread lowered to the lowest priority
-// first, then the pools the parent opens, made here as the service would make them in its own
+// first, then the pools the parent sends with their first task, made here as the service would make them in its own
 // process (an IsolationPool, the parse threads), and the tasks it sends run in them. The process
 // ends when the parent closes the channel (or ends itself).
 import { execFileSync } from 'node:child_process'
 import { existsSync, readdirSync } from 'node:fs'
-import { getPriority, setPriority } from 'node:os'
-import { HELPER_NICE_STEPS } from '../engine/slices.js'
+import { lowerPriority } from '../engine/slices.js'
 import type { CrossedError, HelperReply, HelperRequest, PoolSpec } from './helper-process.js'
 
 /**
@@ -16,23 +15,16 @@ const CHRT = process.platform === 'linux' ? ['/usr/bin/chrt', '/bin/chrt'].find(
 
 /**
  * Lower every thread of this process to the lowest priority, before anything else is loaded. On
- * Linux each thread that runs already (V8's, libuv's) is lowered by HELPER_NICE_STEPS one by one,
- * then, where chrt is installed and the system allows it, put under
- * the SCHED_IDLE policy, which the scheduler preempts the moment a thread of the normal policy
- * wakes: at nice 19 alone a helper thread kept a core for up to its time slice (some ms) after the
- * event loop woke, and bench:soak measured the main thread waiting, runnable, 1.4–3.3 s of a 20 s
- * phase. Threads made later inherit both. Elsewhere the process as a whole is lowered.
+ * Linux each thread that runs already (V8's, libuv's) is lowered one by one, then, where chrt is
+ * installed and the system allows it, put under the SCHED_IDLE policy, which the scheduler
+ * preempts the moment a thread of the normal policy wakes: at nice 19 alone a helper thread kept a
+ * core for up to its time slice (some ms) after the event loop woke, and bench:soak measured the
+ * main thread waiting, runnable, 1.4–3.3 s of a 20 s phase. Threads made later inherit both.
+ * Elsewhere the process as a whole is lowered.
  */
 function lowerProcessPriority(): void {
-  const lower = (thread: number): void => {
-    try {
-      setPriority(thread, Math.min(19, getPriority(thread) + HELPER_NICE_STEPS))
-    } catch {
-      // A thread that ended meanwhile, or a sandbox that forbids it.
-    }
-  }
   if (process.platform !== 'linux') {
-    lower(0)
+    lowerPriority(0)
     return
   }
   let threads: string[]
@@ -41,7 +33,7 @@ function lowerProcessPriority(): void {
   } catch {
     threads = [String(process.pid)]
   }
-  for (const thread of threads) lower(Number(thread))
+  for (const thread of threads) lowerPriority(Number(thread))
   if (CHRT === undefined) return
   try {
     execFileSync(CHRT, ['--all-tasks', '--idle', '--pid', '0', String(process.pid)], { stdio: 'ignore', timeout: 5000 })

@@ -6,7 +6,8 @@
 // works for the pools gives way to the service's main thread; a native crash in a parser ends the
 // child, not the service. The child is started on the first task and stopped when idle.
 //
-// The parent holds what each pool is (`open`): a child that ended is started again with them.
+// The parent holds what each pool is (`open`) and sends it to a child with the pool's first task
+// there: a child that ended is started again, and makes the pools again as their tasks come.
 // Tasks and answers cross the IPC channel with V8's serializer (what postMessage uses too); a
 // failure crosses as plain data (`CrossedError`).
 import { fork, type ChildProcess } from 'node:child_process'
@@ -109,6 +110,8 @@ interface Connection {
   readonly outbox: Outbox<HelperRequest>
   /** Whether it has answered anything: one that ends before it does failed to start. */
   answered: boolean
+  /** The pools made in it: a pool is sent there with its first task, not before (a served set's mappings cross only when it has heavy work). */
+  readonly opened: Set<number>
 }
 
 class HelperProcess {
@@ -132,19 +135,23 @@ class HelperProcess {
     return performance.now() >= this.#downUntil
   }
 
-  /** Register a pool; made in the child now if it runs, or when it starts. */
+  /** Register a pool; it is made in the helper process with its first task there. */
   open(spec: PoolSpec, warn: (message: string) => void): number {
     const pool = ++this.#ids
     this.#pools.set(pool, { spec, warn })
-    this.#connection?.outbox.send({ op: 'open', pool, spec })
     return pool
   }
 
   /** Run `task` in `pool`; `signal` aborts it. Rejects with HelperTaskError for what failed there. */
   async run(pool: number, task: unknown, timeMs: number, signal?: AbortSignal | null): Promise<unknown> {
-    if (!this.#pools.has(pool)) throw new HelperTaskError({ name: 'Error', message: 'the pool is closed' })
+    const open = this.#pools.get(pool)
+    if (open === undefined) throw new HelperTaskError({ name: 'Error', message: 'the pool is closed' })
     signal?.throwIfAborted()
-    const { child, outbox } = this.#started()
+    const { child, outbox, opened } = this.#started()
+    if (!opened.has(pool)) {
+      opened.add(pool)
+      outbox.send({ op: 'open', pool, spec: open.spec })
+    }
     const id = ++this.#ids
     return await new Promise<unknown>((resolve, reject) => {
       const abort = (): void => {
@@ -175,7 +182,7 @@ class HelperProcess {
   /** The pool's tasks finish, then its threads stop; it is not made again. */
   retire(pool: number): void {
     if (!this.#pools.delete(pool)) return
-    this.#connection?.outbox.send({ op: 'retire', pool })
+    if (this.#connection?.opened.delete(pool) === true) this.#connection.outbox.send({ op: 'retire', pool })
     this.#quiet()
   }
 
@@ -183,7 +190,7 @@ class HelperProcess {
   async destroy(pool: number): Promise<void> {
     if (!this.#pools.delete(pool)) return
     const connection = this.#connection
-    if (connection !== undefined) {
+    if (connection?.opened.delete(pool) === true) {
       const id = ++this.#ids
       await new Promise<unknown>((resolve) => {
         this.#pending.set(id, { child: connection.child, resolve, reject: resolve })
@@ -204,7 +211,7 @@ class HelperProcess {
         for (const request of batch) if ('id' in request && request.op !== 'abort') this.#pending.get(request.id)?.reject(failure)
       })
     })
-    const connection: Connection = { child, outbox, answered: false }
+    const connection: Connection = { child, outbox, answered: false, opened: new Set() }
     this.#connection = connection
     // The child keeps this process alive only while a task is in flight (#busy, #quiet).
     child.unref()
@@ -243,7 +250,6 @@ class HelperProcess {
       if (child.pid === undefined) ended(`not started: ${error.message}`)
     })
     child.on('exit', (code, signal) => ended(signal ?? `exit code ${code}`))
-    for (const [pool, { spec }] of this.#pools) outbox.send({ op: 'open', pool, spec })
     return connection
   }
 
