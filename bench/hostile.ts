@@ -656,7 +656,7 @@ async function runSoak(seconds: number): Promise<void> {
   const threadCpu = (): Map<string, { readonly nice: number; readonly cpuMs: number }> => new Map(threadsOf(target.child.pid!).map(({ id, nice, cpuMs }) => [id, { nice, cpuMs }]))
   /** What every party has used so far: a phase's CPU is the difference of two of these. */
   const mark = () => ({ service: cpuMs(target.child.pid!), script: ownCpu(), sched: mainSched(), threads: threadCpu() })
-  const cpuLine = (load: { cpuMs: number }, from: ReturnType<typeof mark>): string => {
+  const cpuLine = (load: Measured, from: ReturnType<typeof mark>): string => {
     const to = mark()
     const [run, wait] = [to.sched[0] - from.sched[0], to.sched[1] - from.sched[1]]
     // Each thread alive at the end, by priority, what it used since the phase began (or since it started).
@@ -669,7 +669,7 @@ async function runSoak(seconds: number): Promise<void> {
       .sort((a, b) => a[0] - b[0])
       .map(([nice, ms]) => `${nice === -100 ? 'main' : `nice ${nice}`} ${(ms / 1000).toFixed(1)} s`)
       .join(', ')
-    return `CPU: service ${((to.service - from.service) / 1000).toFixed(1)} s (every thread; threads alive now: ${threads}; its main thread ran ${(run / 1000).toFixed(1)} s and waited runnable ${(wait / 1000).toFixed(1)} s), load generator ${(load.cpuMs / 1000).toFixed(1)} s, this script (attacks, upstreams, probes) ${((to.script - from.script) / 1000).toFixed(1)} s`
+    return `CPU: service ${((to.service - from.service) / 1000).toFixed(1)} s (every thread; threads alive now: ${threads}; its main thread ran ${(run / 1000).toFixed(1)} s and waited runnable ${(wait / 1000).toFixed(1)} s), load generator ${(load.cpuMs / 1000).toFixed(1)} s${load.waitMs === undefined ? '' : ` (its main thread waited runnable ${(load.waitMs / 1000).toFixed(1)} s)`}, this script (attacks, upstreams, probes) ${((to.script - from.script) / 1000).toFixed(1)} s`
   }
   const loadFor = () => runLoad({ url: `${target.base}/map`, body, connections: 10, duration: phaseSeconds, priority: CLIENT_PRIORITY, ...(split === undefined ? {} : { cpus: split.clients }) })
   const describe = (measured: Measured): string =>

@@ -143,7 +143,7 @@ for (let round = 0; round < rounds; round++) {
 }
 /** Each figure of a scenario: the median of its rounds. */
 const medianOf = (runs: Measured[]): Measured => {
-  const pick = (field: keyof Measured): number => median(runs.map((run) => run[field]))
+  const pick = (field: Exclude<keyof Measured, 'waitMs'>): number => median(runs.map((run) => run[field]))
   return { requests: pick('requests'), latencyP50: pick('latencyP50'), latencyP99: pick('latencyP99'), errors: pick('errors'), non2xx: pick('non2xx'), total: pick('total'), cpuMs: pick('cpuMs') }
 }
 const results: Record<string, Measured> = Object.fromEntries(Object.entries(measured).map(([name, runs]) => [name, medianOf(runs)]))

@@ -17,6 +17,12 @@ export interface Measured {
   total: number
   /** CPU time (ms) the load generator's process used, start-up included. */
   cpuMs: number
+  /**
+   * Time (ms) the load generator's main thread, which sends every request, waited for a CPU while
+   * it was runnable during the load (Linux's schedstat; absent elsewhere): a starved client is the
+   * bench machine's limit, not the service's.
+   */
+  waitMs?: number
 }
 
 export interface Scenario {

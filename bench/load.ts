@@ -1,7 +1,8 @@
 // Load generator for `npm run bench:http`, run in its own process so it does not share an event
 // loop with the servers it measures: reads one scenario as JSON from argv, runs autocannon
-// against 127.0.0.1, prints one JSON line { requests, latencyP50, latencyP99, errors, non2xx }.
+// against 127.0.0.1, prints one JSON line (`Measured`, bench/load-client.ts).
 import autocannon from 'autocannon'
+import { readFileSync } from 'node:fs'
 import { raisePriority, type Scenario } from './load-client.js'
 
 const scenario = JSON.parse(process.argv[2] ?? '{}') as Scenario
@@ -10,6 +11,15 @@ if (typeof scenario.url !== 'string' || !scenario.url.startsWith('http://127.0.0
   process.exit(2)
 }
 if (scenario.priority !== undefined) raisePriority(scenario.priority)
+/** This thread's time runnable but waiting for a CPU (ms; Linux), or undefined. */
+function waited(): number | undefined {
+  try {
+    return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[1]) / 1e6
+  } catch {
+    return undefined
+  }
+}
+const waitedBefore = waited()
 const result = await autocannon({
   url: scenario.url,
   method: 'POST',
@@ -31,5 +41,6 @@ process.stdout.write(
     non2xx: result.non2xx,
     total: result.requests.total,
     cpuMs: Math.round((process.cpuUsage().user + process.cpuUsage().system) / 1000),
+    waitMs: waitedBefore === undefined ? undefined : Math.round(waited()! - waitedBefore),
   })}\n`
 )
