@@ -5,18 +5,17 @@
 //
 // 1. A slice runs at most SLICE_MS (or what its caller asks), then the loop gets a turn.
 // 2. While other requests keep arriving (at a rate of BUSY_PER_MS or more over the last
-//    BUSY_WINDOW_MS: the server reports each arrival, `noteArrival`) and keep the loop busy (their
-//    work, not the sliced work's, at least BUSY_UTILIZATION of the loop's time over the last
-//    UTILIZATION_WINDOW_MS), sliced work as a whole takes at most SHARE of the loop's time: after
-//    a slice it waits, with a timer, long enough for the rest of the loop to have the other part,
-//    and stops waiting early once either falls below its bar. With nothing else waiting it runs
-//    back to back: a stream alone, or beside a light load, goes at full speed, a stream beside a
-//    load that saturates the loop at a twentieth. While requests keep arriving, slices run at most
-//    SHORT_SLICE_MS, so that none of them waits long for its turn. (Time alone is not the signal: the kernel's
-//    socket work runs outside any slice; nor arrivals alone: 400 /health checks a second, 3% of
-//    the loop, held a stream of a million lines to a twentieth of its speed.) A slice is charged
-//    with everything its piece does on the thread, writing its output included; only its waits are
-//    not its.
+//    BUSY_WINDOW_MS: the server reports each arrival, `noteArrival`), sliced work as a whole takes
+//    at most SHARE of the loop's time: after a slice it waits, with a timer, long enough for the
+//    rest of the loop to have the other part, and stops waiting early once the rate falls below
+//    that, or once the loop sits idle through much of the wait (IDLE_ENDS_WAIT: the others need
+//    little of it). With nothing else waiting it runs back to back: a stream alone goes at full
+//    speed, beside a light load at a good part of it, beside a load that saturates the loop at a
+//    twentieth. While requests keep arriving, slices run at most SHORT_SLICE_MS, so that none of
+//    them waits long for its turn. (Time alone is not the signal: the kernel's socket work runs
+//    outside any slice. Nor are arrivals alone: 400 /health checks a second, a few percent of the
+//    loop, held a stream to a twentieth of its speed.) A slice is charged with everything its piece
+//    does on the thread, writing its output included; only its waits are not its.
 //
 // Fairness is per process, not per piece of work: sixty streams share one twentieth, they do not
 // each take one.
@@ -35,9 +34,9 @@ import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promi
 export const SLICE_MS = 8
 
 /**
- * Time (ms) a slice runs at most while requests keep arriving but leave the loop mostly idle (see
- * rule 2): the sliced work then runs back to back, and each of them waits at most this long for
- * its turn. (With 8 ms slices, /health checks beside a stream waited up to 17 ms.)
+ * Time (ms) a slice runs at most while requests keep arriving (rule 2), whatever its caller asks:
+ * each of them waits at most about this long for its turn, and a wait that ends early because
+ * they need little of the loop (IDLE_ENDS_WAIT) gives them a turn this often.
  */
 export const SHORT_SLICE_MS = 2
 
@@ -65,19 +64,17 @@ const BUSY_PER_MS = 4 / 20
 const BUSY_WINDOW_MS = 20
 
 /**
- * Others keep the loop busy when their work (the loop's active time, sliced work's own left out)
- * takes at least this part of its time, over the last UTILIZATION_WINDOW_MS. Below it, what they
- * need leaves the loop idle more than half the time, and a wait for the rest of the share would
- * only leave it idler: the sliced work runs, and they are served in the turns between its slices.
+ * A wait for the rest of the share ends early once the loop has sat idle (blocked with nothing to
+ * do but the wait's timer) for at least this part of the wait so far, judged from IDLE_JUDGE_MS on:
+ * requests keep arriving, but need little of the loop, and the wait would only leave it idler. It
+ * is judged while the sliced work waits, never over its slices: a client that sends its next
+ * request only once answered (a load generator's connections) arrives more slowly the more the
+ * slices hold the loop, and judged over them, it looked light exactly when it was held back.
  */
-const BUSY_UTILIZATION = 0.5
+const IDLE_ENDS_WAIT = 0.5
 
-/**
- * The stretch (ms) the others' use of the loop is judged over: long enough that a saturating
- * client's own pause (a collection of its garbage, 2 to 12 ms measured) keeps it above
- * BUSY_UTILIZATION.
- */
-const UTILIZATION_WINDOW_MS = 50
+/** The least time (ms) a wait runs before its idleness is judged (`IDLE_ENDS_WAIT`). */
+const IDLE_JUDGE_MS = 4
 
 /** While waiting for the rest of the share, the rate is judged again every this many ms. */
 const WAIT_STEP_MS = 2
@@ -89,15 +86,6 @@ let nextSliceAt = -Infinity
 /** The arrivals counted so far at some recent times, oldest first: the last one at least BUSY_WINDOW_MS old, and those after it. */
 const counts: Array<readonly [at: number, arrivals: number]> = []
 
-/** Main-thread time (ms) sliced work has run so far, process-wide: its slices, not their waits. */
-let slicedMs = 0
-/**
- * The loop's active time and sliced work's time noted at some recent times (at most one every
- * WAIT_STEP_MS: on arrivals, and when a slice asks), oldest first: the first at most about
- * UTILIZATION_WINDOW_MS old, unless nothing newer is old enough to judge by.
- */
-const uses: Array<readonly [at: number, active: number, sliced: number]> = []
-
 /** Whether requests arrive at BUSY_PER_MS or more, over the last BUSY_WINDOW_MS (or since the first count, as if over that long). */
 function arriving(now: number): boolean {
   counts.push([now, arrivals])
@@ -106,44 +94,18 @@ function arriving(now: number): boolean {
   return (arrivals - then) / Math.max(now - at, BUSY_WINDOW_MS) >= BUSY_PER_MS
 }
 
-/** Note the loop's use so far (`uses`), unless a note was taken less than WAIT_STEP_MS ago. */
-function noteUse(now: number): void {
-  const last = uses.at(-1)
-  if (last !== undefined && now - last[0] < WAIT_STEP_MS) return
-  uses.push([now, performance.eventLoopUtilization().active, slicedMs])
-  // A note from before a quiet spell is not what the last window held: a newer one, if old enough, takes its place.
-  while (uses.length > 1 && now - uses[0]![0] > UTILIZATION_WINDOW_MS && now - uses[1]![0] >= WAIT_STEP_MS) uses.shift()
-}
-
-/**
- * Whether work other than sliced work kept the loop active BUSY_UTILIZATION of the time or more,
- * over about the last UTILIZATION_WINDOW_MS (`uses`).
- */
-function loopBusy(now: number): boolean {
-  noteUse(now)
-  const [at, activeThen, slicedThen] = uses[0]!
-  // Nothing to judge by yet: the others are taken to be waiting.
-  if (now - at < WAIT_STEP_MS) return true
-  const { active } = performance.eventLoopUtilization()
-  return (active - activeThen - (slicedMs - slicedThen)) / (now - at) >= BUSY_UTILIZATION
-}
-
 /** Whether requests kept arriving when a slice last ended (`busy`): slices are short then (SHORT_SLICE_MS). */
 let othersArriving = false
 
-/** Whether others are waiting: requests keep arriving, and keep the loop busy. */
+/** Whether others are waiting: requests keep arriving. */
 function busy(): boolean {
-  const now = performance.now()
-  // Both noted every time, so that each window is there when the other says yes.
-  othersArriving = arriving(now)
-  const use = loopBusy(now)
-  return othersArriving && use
+  othersArriving = arriving(performance.now())
+  return othersArriving
 }
 
 /** The server received a request (its 'request' event): the signal that others want the loop. */
 export function noteArrival(): void {
   arrivals++
-  noteUse(performance.now())
 }
 
 /**
@@ -192,7 +154,6 @@ export class Slice {
   async next(): Promise<void> {
     const end = performance.now()
     const ran = this.#ran + end - this.#start
-    slicedMs += ran
     const before = arrivals
     await nextTurn()
     // A slice that ended in the loop's poll phase is back within the same turn, before the poll
@@ -200,12 +161,14 @@ export class Slice {
     if (arrivals === before) await nextTurn()
     if (busy()) {
       nextSliceAt = Math.max(nextSliceAt, end) + (ran * (1 - SHARE)) / SHARE
+      const waitFrom = performance.eventLoopUtilization()
       for (let now = performance.now(); now + 1 <= nextSliceAt; now = performance.now()) {
         await sleep(Math.min(WAIT_STEP_MS, nextSliceAt - now))
         // Timers run before the poll that reads requests: another slice that held the loop
         // meanwhile left them unread, not absent. The turn's poll reads them.
         await nextTurn()
-        if (!busy()) {
+        const { idle, active } = performance.eventLoopUtilization(waitFrom)
+        if (!busy() || (idle + active >= IDLE_JUDGE_MS && idle >= (idle + active) * IDLE_ENDS_WAIT)) {
           // The load is gone, or leaves the loop idle: it is free again.
           nextSliceAt = -Infinity
           break
