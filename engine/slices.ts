@@ -4,8 +4,8 @@
 // upstream body's assembly, upstream calls starting. Two rules:
 //
 // 1. A slice runs at most SLICE_MS (or what its caller asks), then the loop gets a turn.
-// 2. While other requests keep arriving (at a rate of BUSY_PER_MS or more over the last
-//    BUSY_WINDOW_MS: the server reports each arrival, `noteArrival`), sliced work as a whole takes
+// 2. While other requests keep arriving (BUSY_ARRIVALS or more within the last BUSY_WINDOW_MS:
+//    the server reports each arrival, `noteArrival`), sliced work as a whole takes
 //    at most SHARE of the loop's time: after a slice it waits, with a timer, long enough for the
 //    rest of the loop to have the other part, and stops waiting early once the rate falls below
 //    that, or once the loop sits idle through much of the wait (IDLE_ENDS_WAIT: the others need
@@ -49,10 +49,10 @@ export const SHORT_SLICE_MS = 2
 export const SHARE = 0.05
 
 /**
- * Others are waiting when requests arrive at this rate or more (per ms: 4 in 20 ms), counted over
- * the last BUSY_WINDOW_MS: a trickle (/health polled every 10 ms) is not a load.
+ * Others are waiting when at least this many requests arrived within the last BUSY_WINDOW_MS (4 in
+ * 20 ms): a trickle (/health polled every 10 ms) is not a load.
  */
-const BUSY_PER_MS = 4 / 20
+const BUSY_ARRIVALS = 4
 
 /**
  * The stretch (ms) arrivals are counted over. Long enough to outlast a client's own pauses (a load
@@ -83,15 +83,17 @@ const WAIT_STEP_MS = 2
 let arrivals = 0
 /** While others keep arriving: the earliest time the next slice may start. */
 let nextSliceAt = -Infinity
-/** The arrivals counted so far at some recent times, oldest first: the last one at least BUSY_WINDOW_MS old, and those after it. */
-const counts: Array<readonly [at: number, arrivals: number]> = []
+/**
+ * When the last BUSY_ARRIVALS requests arrived, a ring: the oldest of them at `oldestArrival`. (A
+ * count of arrivals against the time it was last read, which this replaced, averaged over however
+ * long ago that was: a burst seconds before a quiet spell counted as a load now.)
+ */
+const lastArrivals = new Float64Array(BUSY_ARRIVALS).fill(-Infinity)
+let oldestArrival = 0
 
-/** Whether requests arrive at BUSY_PER_MS or more, over the last BUSY_WINDOW_MS (or since the first count, as if over that long). */
+/** Whether BUSY_ARRIVALS requests or more arrived within the last BUSY_WINDOW_MS. */
 function arriving(now: number): boolean {
-  counts.push([now, arrivals])
-  while (counts.length > 2 && now - counts[1]![0] >= BUSY_WINDOW_MS) counts.shift()
-  const [at, then] = counts[0]!
-  return (arrivals - then) / Math.max(now - at, BUSY_WINDOW_MS) >= BUSY_PER_MS
+  return now - lastArrivals[oldestArrival]! <= BUSY_WINDOW_MS
 }
 
 /** Whether requests kept arriving when a slice last ended (`busy`): slices are short then (SHORT_SLICE_MS). */
@@ -106,6 +108,8 @@ function busy(): boolean {
 /** The server received a request (its 'request' event): the signal that others want the loop. */
 export function noteArrival(): void {
   arrivals++
+  lastArrivals[oldestArrival] = performance.now()
+  oldestArrival = (oldestArrival + 1) % BUSY_ARRIVALS
 }
 
 /**

@@ -137,6 +137,30 @@ t.test('a trickle of requests (a probe every 10 ms) is not a load: the slices ru
   t.ok(idle < 100, `ten slices beside the probe, the loop idle ${idle.toFixed(1)} ms`)
 })
 
+t.test('a burst of requests that is over is not a load: the next slice is not held', async (t) => {
+  // A slice ends during a burst (and is held), the burst goes on and ends; 60 ms later, with no
+  // request since, the next slice starts after one turn and runs its whole time. (Counted against
+  // the time the arrivals were last read, the burst was averaged over the quiet that followed it,
+  // and still counted as a load.)
+  const stop = steadyLoad()
+  await new Promise((resolve) => setTimeout(resolve, 25))
+  const held = new Slice(1)
+  spin(1)
+  await held.next()
+  for (let i = 0; i < 2000; i++) noteArrival()
+  stop()
+  await new Promise((resolve) => setTimeout(resolve, 60))
+  const slice = new Slice(4)
+  spin(4)
+  const before = performance.eventLoopUtilization()
+  await slice.next()
+  const { idle } = performance.eventLoopUtilization(before)
+  t.ok(idle < 10, `after one turn, no timer (the loop idle ${idle.toFixed(1)} ms; held, up to 76)`)
+  const whole = new Slice(8)
+  spin(SHORT_SLICE_MS + 0.5)
+  t.notOk(whole.due(), 'and a slice runs its whole time, as when alone')
+})
+
 t.test('a light load (requests arriving fast, but leaving the loop mostly idle) does not hold the slices', async (t) => {
   // 1,600 cheap requests a second, in eights every 5 ms: 32 in 20 ms, well above the rate that
   // counts as others arriving, yet a few percent of the loop. Held to the share, a stream beside
