@@ -51,7 +51,7 @@ export class HelperTaskError extends Error {
   }
 }
 
-/** The code of the failure every task in flight gets when the helper process ends. */
+/** The code of the failure every task in flight gets when the helper process ends (or its channel closes). */
 export const HELPER_ENDED = 'ERR_HELPER_PROCESS_ENDED'
 
 /** Helper processes in a row that may end before their first answer; then the helper is down for DOWN_MS. */
@@ -206,9 +206,10 @@ class HelperProcess {
     const child = fork(ENTRY, [], { execArgv: childFlags(), serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
     const outbox = new Outbox<HelperRequest>((batch) => {
       child.send(batch, (error) => {
-        if (error === null || error === undefined) return
-        const failure = new HelperTaskError({ name: 'Error', message: `the task could not be handed to the helper process: ${error.message}` })
-        for (const request of batch) if ('id' in request && request.op !== 'abort') this.#pending.get(request.id)?.reject(failure)
+        // The channel closed under it: the process ended, or is ending, before it took the tasks.
+        // It is over for every task it holds, and the next task starts a new one (a start that
+        // never answered is counted once, whichever of this and its 'exit' comes first).
+        if (error !== null && error !== undefined) ended(`its channel closed: ${error.message}`)
       })
     })
     const connection: Connection = { child, outbox, answered: false, opened: new Set() }
