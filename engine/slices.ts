@@ -8,14 +8,11 @@
 //    the server reports each arrival, `noteArrival`), sliced work as a whole takes
 //    at most SHARE of the loop's time: after a slice it waits, with a timer, long enough for the
 //    rest of the loop to have the other part, and stops waiting early once the rate falls below
-//    that, or once the loop sits idle through much of the wait (IDLE_ENDS_WAIT: the others need
-//    little of it). With nothing else waiting it runs back to back: a stream alone goes at full
-//    speed, beside a light load at a good part of it, beside a load that saturates the loop at a
-//    twentieth. While requests keep arriving, slices run at most SHORT_SLICE_MS, so that none of
-//    them waits long for its turn. (Time alone is not the signal: the kernel's socket work runs
-//    outside any slice. Nor are arrivals alone: 400 /health checks a second, a few percent of the
-//    loop, held a stream to a twentieth of its speed.) A slice is charged with everything its piece
-//    does on the thread, writing its output included; only its waits are not its.
+//    that. With nothing else
+//    waiting it runs back to back: a stream alone goes at full speed, a stream beside a steady
+//    load of interactive requests at a twentieth. (Time is not the signal: the kernel's socket work
+//    runs outside any slice.) A slice is charged with everything its piece does on the thread,
+//    writing its output included; only its waits are not its.
 //
 // Fairness is per process, not per piece of work: sixty streams share one twentieth, they do not
 // each take one.
@@ -32,13 +29,6 @@ import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promi
 
 /** Time (ms) a slice may run before the event loop gets a turn. */
 export const SLICE_MS = 8
-
-/**
- * Time (ms) a slice runs at most while requests keep arriving (rule 2), whatever its caller asks:
- * each of them waits at most about this long for its turn, and a wait that ends early because
- * they need little of the loop (IDLE_ENDS_WAIT) gives them a turn this often.
- */
-export const SHORT_SLICE_MS = 2
 
 /**
  * The part of the loop's time sliced work takes while other work is waiting. Its real cost to the
@@ -63,19 +53,6 @@ const BUSY_ARRIVALS = 4
  */
 const BUSY_WINDOW_MS = 20
 
-/**
- * A wait for the rest of the share ends early once the loop has sat idle (blocked with nothing to
- * do but the wait's timer) for at least this part of the wait so far, judged from IDLE_JUDGE_MS on:
- * requests keep arriving, but need little of the loop, and the wait would only leave it idler. It
- * is judged while the sliced work waits, never over its slices: a client that sends its next
- * request only once answered (a load generator's connections) arrives more slowly the more the
- * slices hold the loop, and judged over them, it looked light exactly when it was held back.
- */
-const IDLE_ENDS_WAIT = 0.5
-
-/** The least time (ms) a wait runs before its idleness is judged (`IDLE_ENDS_WAIT`). */
-const IDLE_JUDGE_MS = 4
-
 /** While waiting for the rest of the share, the rate is judged again every this many ms. */
 const WAIT_STEP_MS = 2
 
@@ -92,17 +69,8 @@ const lastArrivals = new Float64Array(BUSY_ARRIVALS).fill(-Infinity)
 let oldestArrival = 0
 
 /** Whether BUSY_ARRIVALS requests or more arrived within the last BUSY_WINDOW_MS. */
-function arriving(now: number): boolean {
-  return now - lastArrivals[oldestArrival]! <= BUSY_WINDOW_MS
-}
-
-/** Whether requests kept arriving when a slice last ended (`busy`): slices are short then (SHORT_SLICE_MS). */
-let othersArriving = false
-
-/** Whether others are waiting: requests keep arriving. */
 function busy(): boolean {
-  othersArriving = arriving(performance.now())
-  return othersArriving
+  return performance.now() - lastArrivals[oldestArrival]! <= BUSY_WINDOW_MS
 }
 
 /** The server received a request (its 'request' event): the signal that others want the loop. */
@@ -131,7 +99,7 @@ export class Slice {
 
   /** Whether the current slice has run its time. */
   due(): boolean {
-    return this.elapsed() >= (othersArriving ? Math.min(this.ms, SHORT_SLICE_MS) : this.ms)
+    return this.elapsed() >= this.ms
   }
 
   /** The work waits for something outside the thread (a read, a write, an answer): the wait is not the slice's time. */
@@ -165,15 +133,13 @@ export class Slice {
     if (arrivals === before) await nextTurn()
     if (busy()) {
       nextSliceAt = Math.max(nextSliceAt, end) + (ran * (1 - SHARE)) / SHARE
-      const waitFrom = performance.eventLoopUtilization()
       for (let now = performance.now(); now + 1 <= nextSliceAt; now = performance.now()) {
         await sleep(Math.min(WAIT_STEP_MS, nextSliceAt - now))
         // Timers run before the poll that reads requests: another slice that held the loop
         // meanwhile left them unread, not absent. The turn's poll reads them.
         await nextTurn()
-        const { idle, active } = performance.eventLoopUtilization(waitFrom)
-        if (!busy() || (idle + active >= IDLE_JUDGE_MS && idle >= (idle + active) * IDLE_ENDS_WAIT)) {
-          // The load is gone, or leaves the loop idle: it is free again.
+        if (!busy()) {
+          // The load is gone: the loop is free again.
           nextSliceAt = -Infinity
           break
         }
