@@ -6,7 +6,7 @@ import type { ServiceConfig } from '../config/resolve.js'
 import { InvalidMappingDocument, unknownMapping } from './errors.js'
 import type { EngineService } from './mapping-service.js'
 import { evaluateRequest, runCompiled, validateDocument, type MapOutcome, type MapRequest, type Report } from './evaluation.js'
-import { HEAVY_TASK_BYTES, IsolatedFailure, type Isolation, type TaskAnswer } from '../workers/isolation.js'
+import { isHeavy, IsolatedFailure, type Isolation, type TaskAnswer } from '../workers/isolation.js'
 import { documentOf, JsonText } from './json-text.js'
 import { EXPLICIT, UNKNOWN, type EvaluationObserver } from '../observability/observer.js'
 
@@ -100,7 +100,7 @@ export class Evaluator {
         : request.mappingText === undefined
           ? request
           : { mapping, mappingText: request.mappingText, input: request.input, explain: request.explain }
-      const heavy = Math.max(caller.bodyBytes ?? 0, crossing.inputText?.length ?? 0, crossing.mappingText?.length ?? 0) >= HEAVY_TASK_BYTES
+      const heavy = isHeavy(caller.bodyBytes, crossing.inputText, crossing.mappingText)
       const answer = await pool.run({ kind: 'map', request: crossing, identity: caller.identity, stdout: caller.wantsStdout }, limits.timeMs, caller.signal(), heavy)
       this.observer.isolated(label, answer)
       const settled = this.#settle(answer, caller)
@@ -166,7 +166,7 @@ export class Evaluator {
     }
     const documentText = document instanceof JsonText ? document.text : text
     const task = { kind: 'validate', document: documentText === undefined ? document : null, documentText, printed: true, mayEvaluate, identity: caller.identity, stdout: caller.wantsStdout } as const
-    const heavy = Math.max(caller.bodyBytes ?? 0, documentText?.length ?? 0) >= HEAVY_TASK_BYTES
+    const heavy = isHeavy(caller.bodyBytes, documentText)
     const settled = this.#settle(await pool.run(task, engine.settings.limits.explicit.timeMs, caller.signal(), heavy), caller)
     if (!('reportText' in settled)) throw new Error('an isolated validation answered without its printed report')
     return settled.reportText

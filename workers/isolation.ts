@@ -180,6 +180,14 @@ interface InFlight {
  */
 export const HEAVY_TASK_BYTES = 64 * 1024
 
+/**
+ * Whether a task is heavy (HEAVY_TASK_BYTES or more): the request's body, or either text that
+ * crosses in its place. Two fixed arguments rather than a list: it runs once per isolated request.
+ */
+export function isHeavy(bodyBytes: number | undefined, text: string | undefined, otherText?: string): boolean {
+  return (bodyBytes ?? 0) >= HEAVY_TASK_BYTES || (text?.length ?? 0) >= HEAVY_TASK_BYTES || (otherText?.length ?? 0) >= HEAVY_TASK_BYTES
+}
+
 /** Where isolated tasks run: a pool of threads in this process (IsolationPool), in the helper process (HelperIsolation), or both (SplitIsolation). */
 export interface Isolation {
   readonly config: IsolationConfig
