@@ -19,7 +19,6 @@ import { ConfigError, resolveConfig } from '../config/resolve.js'
 import { buildServer } from '../server.js'
 import { closeParseThreads } from '../extensions/request/index.js'
 import { HEAVY_TASK_BYTES } from '../workers/isolation.js'
-import { Outbox, TURN_BYTES } from '../workers/helper-process.js'
 import { stockExtensions } from '../extensions/stock.js'
 import { exchange, freePort, spawnEntryPoint, waitForHealth, waitUntil } from './startup-support.js'
 import { children, running, statFields } from './process-support.js'
@@ -140,36 +139,6 @@ t.test('heavy isolated work runs in the helper process, at the lowest priority, 
   t.teardown(() => inProcess.close())
   const here = await who(inProcess)
   t.equal(here.pid, process.pid, 'helperProcess: false: a heavy request in a worker thread of this process')
-})
-
-t.test('the channel takes at most TURN_BYTES a turn: a burst crosses over several turns, in order, small messages together', async (t) => {
-  const batches: number[][] = []
-  const outbox = new Outbox<number>((batch) => batches.push(batch))
-  const sizes = [0.4, 0.4, 0.4, 0.4, 0.4, 0, 0, 3, 0, 0.1].map((share) => Math.round(share * TURN_BYTES))
-  sizes.forEach((bytes, i) => outbox.send(i, bytes))
-  t.same(batches, [], 'nothing is sent in the turn the messages were given')
-  await new Promise((resolve) => setImmediate(resolve))
-  t.same(batches, [[0, 1]], 'one turn: what fits in TURN_BYTES')
-  for (let turn = 0; turn < 6; turn++) await new Promise((resolve) => setImmediate(resolve))
-  t.same(batches, [[0, 1], [2, 3], [4, 5, 6], [7], [8, 9]], 'in order; a message over TURN_BYTES alone; small ones join a batch')
-  batches.length = 0
-  for (let i = 0; i < 200; i++) outbox.send(i)
-  await new Promise((resolve) => setImmediate(resolve))
-  t.equal(batches.length, 1, "small messages of one turn cross as one (an each's tasks)")
-  t.equal(batches[0]!.length, 200)
-})
-
-t.test('a burst of heavy requests larger than a turn of the channel all answer, each its own', async (t) => {
-  const app = await service({})
-  t.teardown(() => app.close())
-  // 12 × 300 KB: more than three turns' worth of TURN_BYTES.
-  const pad = 'y'.repeat(300_000)
-  const answers = await Promise.all(
-    Array.from({ length: 12 }, (_, i) => app.inject({ method: 'POST', url: '/map', payload: { mapping: { mapping: { '/n': '/n', '/pid': { source: '/n', transform: 'pid' } } }, input: { n: i, pad } } }))
-  )
-  t.same(answers.map((answer) => answer.statusCode), Array(12).fill(200))
-  t.same(answers.map((answer) => answer.json().n), Array.from({ length: 12 }, (_, i) => i), 'each request its own answer')
-  t.ok(answers.every((answer) => answer.json().pid !== process.pid), 'from the helper process')
 })
 
 t.test('the helper process ends mid-evaluation: that request answers 503 and the next one starts a new helper', { skip: !LINUX && 'signals a process by id' }, async (t) => {

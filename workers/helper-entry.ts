@@ -47,7 +47,7 @@ lowerProcessPriority()
 const { IsolationPool } = await import('./isolation.js')
 const { parsePoolOptions } = await import('../extensions/request/parse-thread.js')
 const { Piscina } = await import('piscina')
-const { Outbox, byteLengths } = await import('./helper-process.js')
+const { Outbox } = await import('./helper-process.js')
 
 /** A pool as this side drives it: the same three calls whatever it is. */
 interface Pool {
@@ -65,19 +65,8 @@ const replies = new Outbox<HelperReply>((batch) => {
   if (process.connected) process.send!(batch)
 })
 
-function send(reply: HelperReply, bytes = 0): void {
-  replies.send(reply, bytes)
-}
-
-/**
- * What an answer carries back, in bytes: an evaluation's printed envelope or report, a parse's
- * packed batches (isolation.ts TaskAnswer, request/parse-thread.ts ParseAnswer).
- */
-function answerBytes(answer: unknown): number {
-  const { outcome, reportText, batches } = (answer ?? {}) as { outcome?: { text?: unknown }; reportText?: unknown; batches?: unknown }
-  if (typeof reportText === 'string') return reportText.length
-  if (typeof outcome?.text === 'string') return outcome.text.length
-  return Array.isArray(batches) ? byteLengths(batches as Uint8Array[]) : 0
+function send(reply: HelperReply): void {
+  replies.send(reply)
 }
 
 function open(pool: number, spec: PoolSpec): Pool {
@@ -123,8 +112,7 @@ async function run(request: Extract<HelperRequest, { op: 'run' }>): Promise<void
   const controller = new AbortController()
   running.set(request.id, controller)
   try {
-    const answer = await pool.run(request.task, request.timeMs, controller.signal)
-    send({ id: request.id, answer }, answerBytes(answer))
+    send({ id: request.id, answer: await pool.run(request.task, request.timeMs, controller.signal) })
   } catch (error) {
     send({ id: request.id, error: crossed(error) })
   } finally {

@@ -83,48 +83,24 @@ function childFlags(): string[] {
 }
 
 /**
- * What one turn of the event loop may hand to the IPC channel, in bytes of the texts and byte
- * arrays its messages carry: each send serializes its batch in one go, on the thread that sends it.
- */
-export const TURN_BYTES = 1024 * 1024
-
-/**
- * The messages one side sends, batched: each IPC message costs a serializer, a write and a read of
- * its own, so the messages of a turn (the tasks of an `each` over upstream pages, their answers)
- * cross as one. A batch holds messages until their `bytes` reach TURN_BYTES (and at least one);
- * what is left waits for the next turn. A burst of large tasks or answers (150 bodies of 900 KB
- * completing together) is serialized a megabyte or so a turn, never all at once, and the other
- * side reads it the same way.
+ * The messages one side sends in a turn of the event loop, sent as one: each IPC message costs a
+ * serializer, a write and a read of its own, and a burst (the tasks of an `each` over upstream
+ * pages, their answers) crosses in one of each.
  */
 export class Outbox<T> {
   #queued: T[] = []
-  #sizes: number[] = []
-  /** Where the next batch starts in #queued. */
-  #head = 0
 
   constructor(private readonly deliver: (batch: T[]) => void) {}
 
-  /** `bytes`: what the message carries (its texts and byte arrays), as its sender knows it; 0 for a small one. */
-  send(message: T, bytes = 0): void {
-    if (this.#queued.length === this.#head) setImmediate(this.#flush)
+  send(message: T): void {
+    if (this.#queued.length === 0) setImmediate(this.#flush)
     this.#queued.push(message)
-    this.#sizes.push(bytes)
   }
 
   readonly #flush = (): void => {
-    const queued = this.#queued
-    const start = this.#head
-    let end = start
-    for (let bytes = 0; end < queued.length && (end === start || bytes + this.#sizes[end]! <= TURN_BYTES); end++) bytes += this.#sizes[end]!
-    if (end === queued.length) {
-      this.#queued = []
-      this.#sizes = []
-      this.#head = 0
-    } else {
-      this.#head = end
-      setImmediate(this.#flush)
-    }
-    this.deliver(start === 0 && end === queued.length ? queued : queued.slice(start, end))
+    const batch = this.#queued
+    this.#queued = []
+    this.deliver(batch)
   }
 }
 
@@ -166,19 +142,15 @@ class HelperProcess {
     return pool
   }
 
-  /**
-   * Run `task` in `pool`; `signal` aborts it. Rejects with HelperTaskError for what failed there.
-   * `bytes`: what the task carries (texts, byte arrays), for the channel's share per turn (`Outbox`).
-   */
-  async run(pool: number, task: unknown, timeMs: number, signal?: AbortSignal | null, bytes = 0): Promise<unknown> {
+  /** Run `task` in `pool`; `signal` aborts it. Rejects with HelperTaskError for what failed there. */
+  async run(pool: number, task: unknown, timeMs: number, signal?: AbortSignal | null): Promise<unknown> {
     const open = this.#pools.get(pool)
     if (open === undefined) throw new HelperTaskError({ name: 'Error', message: 'the pool is closed' })
     signal?.throwIfAborted()
     const { child, outbox, opened } = this.#started()
     if (!opened.has(pool)) {
       opened.add(pool)
-      // A served set's mappings, of a size not known here: counted as a turn's worth, so no large task crosses with them.
-      outbox.send({ op: 'open', pool, spec: open.spec }, TURN_BYTES)
+      outbox.send({ op: 'open', pool, spec: open.spec })
     }
     const id = ++this.#ids
     return await new Promise<unknown>((resolve, reject) => {
@@ -203,7 +175,7 @@ class HelperProcess {
         },
       })
       this.#busy()
-      outbox.send({ op: 'run', pool, id, task, timeMs }, bytes)
+      outbox.send({ op: 'run', pool, id, task, timeMs })
     })
   }
 
@@ -316,13 +288,6 @@ class HelperProcess {
 
 let helper: HelperProcess | undefined
 
-/** The bytes of `arrays` together. */
-export function byteLengths(arrays: readonly Uint8Array[]): number {
-  let bytes = 0
-  for (const array of arrays) bytes += array.byteLength
-  return bytes
-}
-
 /** The process's one helper process (started on its first task). */
 export function helperProcess(): HelperProcess {
   helper ??= new HelperProcess()
@@ -342,7 +307,7 @@ export const helperParsing: ParseRunner = {
   async run(task: ParseTask, signal: AbortSignal): Promise<ParseAnswer> {
     const helper = helperProcess()
     parsePool ??= helper.open({ kind: 'parse' }, () => {})
-    return (await helper.run(parsePool, task, 0, signal, byteLengths(task.parts))) as ParseAnswer
+    return (await helper.run(parsePool, task, 0, signal)) as ParseAnswer
   },
   async close(): Promise<void> {
     const open = parsePool

@@ -188,11 +188,6 @@ export function isHeavy(bodyBytes: number | undefined, text: string | undefined,
   return (bodyBytes ?? 0) >= HEAVY_TASK_BYTES || (text?.length ?? 0) >= HEAVY_TASK_BYTES || (otherText?.length ?? 0) >= HEAVY_TASK_BYTES
 }
 
-/** The texts a task carries across (a large request crosses as its text, service/evaluator.ts). */
-function taskBytes(task: Task): number {
-  return task.kind === 'map' ? (task.request.mappingText?.length ?? 0) + (task.request.inputText?.length ?? 0) : (task.documentText?.length ?? 0)
-}
-
 /** Where isolated tasks run: a pool of threads in this process (IsolationPool), in the helper process (HelperIsolation), or both (SplitIsolation). */
 export interface Isolation {
   readonly config: IsolationConfig
@@ -265,7 +260,7 @@ class HelperIsolation implements Isolation {
 
   async run(task: Task, timeMs: number, signal?: AbortSignal): Promise<TaskAnswer> {
     try {
-      return (await helperProcess().run(this.#pool, task, timeMs, signal, taskBytes(task))) as TaskAnswer
+      return (await helperProcess().run(this.#pool, task, timeMs, signal)) as TaskAnswer
     } catch (error) {
       if (!(error instanceof HelperTaskError)) throw error
       const { declared } = error.crossed
