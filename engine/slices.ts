@@ -7,7 +7,7 @@
 // 2. While other requests keep arriving (BUSY_ARRIVALS or more within the last BUSY_WINDOW_MS:
 //    the server reports each arrival, `noteArrival`), sliced work as a whole takes
 //    at most SHARE of the loop's time: after a slice it waits, with a timer, long enough for the
-//    rest of the loop to have the other part, and stops waiting early once the rate falls below
+//    rest of the loop to have the other part, and stops waiting early once fewer arrive than
 //    that. With nothing else
 //    waiting it runs back to back: a stream alone goes at full speed, a stream beside a steady
 //    load of interactive requests at a twentieth. (Time is not the signal: the kernel's socket work

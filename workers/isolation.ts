@@ -182,7 +182,7 @@ export const HEAVY_TASK_BYTES = 64 * 1024
 
 /**
  * Whether a task is heavy (HEAVY_TASK_BYTES or more): the request's body, or either text that
- * crosses in its place. Two fixed arguments rather than a list: it runs once per isolated request.
+ * crosses in its place. Fixed parameters rather than a list: it runs once per isolated request.
  */
 export function isHeavy(bodyBytes: number | undefined, text: string | undefined, otherText?: string): boolean {
   return (bodyBytes ?? 0) >= HEAVY_TASK_BYTES || (text?.length ?? 0) >= HEAVY_TASK_BYTES || (otherText?.length ?? 0) >= HEAVY_TASK_BYTES
